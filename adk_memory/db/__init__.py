@@ -1,0 +1,1 @@
+"""Database layer: URLs, engines, the embedded server and migrations. Knows nothing of ADK."""

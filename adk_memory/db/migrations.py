@@ -1,0 +1,129 @@
+"""Ordered, append-only SQL migrations and the runner that applies them.
+
+Owns: the version table and the rule that a migration, once released, is never edited or
+reordered: a list's index + 1 is its version. Each component (sessions, memory) has its own list,
+so a deployment that only uses sessions never needs the pgvector extension. The runner holds a
+transaction-scoped advisory lock, so ten replicas starting at once migrate exactly once and the
+other nine wait, then see the work done. It never runs a statement built from user input: the
+only substitution is the validated schema name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+
+class SchemaVersionError(RuntimeError):
+    """The database's schema is newer than this code, or older and migrations are disabled."""
+
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS {schema}.schema_versions (
+    component  text        NOT NULL,
+    version    integer     NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (component, version)
+)
+"""
+
+SESSION_MIGRATIONS: tuple[str, ...] = (
+    # 1: app, user and session state; events stored whole as JSON.
+    """
+    CREATE TABLE {schema}.app_states (
+        app_name    text        PRIMARY KEY,
+        state       jsonb       NOT NULL DEFAULT '{{}}',
+        update_time timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE {schema}.user_states (
+        app_name    text        NOT NULL,
+        user_id     text        NOT NULL,
+        state       jsonb       NOT NULL DEFAULT '{{}}',
+        update_time timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (app_name, user_id)
+    );
+    -- No secondary indexes: every append rewrites this row, and without indexed columns
+    -- changing the update stays HOT (no index writes, little bloat).
+    CREATE TABLE {schema}.sessions (
+        app_name         text             NOT NULL,
+        user_id          text             NOT NULL,
+        id               text             NOT NULL,
+        state            jsonb            NOT NULL DEFAULT '{{}}',
+        revision         bigint           NOT NULL DEFAULT 0,
+        last_update_time double precision NOT NULL,
+        create_time      timestamptz      NOT NULL DEFAULT now(),
+        active_time      timestamptz      NOT NULL DEFAULT now(),
+        PRIMARY KEY (app_name, user_id, id)
+    );
+    -- The key is also the read order: timestamp, then append order (seq) for ties.
+    -- `data` is json, not jsonb: stored verbatim, so every field and number round-trips exactly.
+    CREATE TABLE {schema}.events (
+        app_name      text             NOT NULL,
+        user_id       text             NOT NULL,
+        session_id    text             NOT NULL,
+        "timestamp"   double precision NOT NULL,
+        seq           bigint           NOT NULL,
+        id            text             NOT NULL,
+        invocation_id text             NOT NULL,
+        data          json             NOT NULL,
+        PRIMARY KEY (app_name, user_id, session_id, "timestamp", seq),
+        FOREIGN KEY (app_name, user_id, session_id)
+            REFERENCES {schema}.sessions (app_name, user_id, id) ON DELETE CASCADE
+    );
+    -- Finds an event by id: idempotent re-delivery, provenance lookups.
+    CREATE INDEX events_by_id ON {schema}.events (app_name, user_id, session_id, id);
+    """,
+)
+
+MIGRATIONS: dict[str, tuple[str, ...]] = {"sessions": SESSION_MIGRATIONS}
+"""Every component's migration list, by component name."""
+
+
+async def current_version(conn: asyncpg.Connection, schema: str, component: str) -> int:
+    """The version `component` is at in `schema`; 0 when nothing was ever applied."""
+    exists = await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", f"{schema}.schema_versions")
+    if not exists:
+        return 0
+    query = f"SELECT coalesce(max(version), 0) FROM {schema}.schema_versions WHERE component = $1"
+    return int(await conn.fetchval(query, component))
+
+
+async def migrate(
+    conn: asyncpg.Connection,
+    schema: str,
+    component: str,
+    steps: Sequence[str],
+    *,
+    apply: bool = True,
+) -> int:
+    """Apply `component`'s missing `steps` in one transaction; return the resulting version.
+
+    With `apply=False` nothing is written: a schema that is not exactly current is an error that
+    says which command brings it up to date.
+    """
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}")
+        version = await current_version(conn, schema, component)
+        if version > len(steps):
+            raise SchemaVersionError(
+                f"The {component!r} tables in schema {schema!r} are at version {version}, newer "
+                f"than this adk-memory knows ({len(steps)}). Upgrade adk-memory."
+            )
+        if version == len(steps):
+            return version
+        if not apply:
+            raise SchemaVersionError(
+                f"The {component!r} tables in schema {schema!r} are at version {version} of "
+                f"{len(steps)} and automatic migration is off: run `adk-memory migrate`."
+            )
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        await conn.execute(_VERSION_TABLE.format(schema=schema))
+        for number, step in enumerate(steps[version:], start=version + 1):
+            await conn.execute(step.format(schema=schema))
+            await conn.execute(
+                f"INSERT INTO {schema}.schema_versions (component, version) VALUES ($1, $2)",
+                component,
+                number,
+            )
+        return len(steps)

@@ -1,0 +1,98 @@
+"""Event and state <-> JSON text, exactly as ADK's models define them.
+
+Owns: the one JSON form an event is stored in (the whole pydantic model, so fields ADK adds later
+survive a round trip untouched), ADK's coercion of state values that are not JSON, and the
+sanitising that keeps Postgres from ever rejecting a write (NUL characters and lone surrogates
+become U+FFFD). It must never drop a field or a `None` value, and never touch the database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.sessions import _session_util
+from pydantic import TypeAdapter
+from pydantic_core import PydanticSerializationError, to_json
+
+from .redaction import Redactor, redact_json
+
+_EVENTS = TypeAdapter(list[Event])
+_UNSAFE_CHARS = re.compile("[\x00\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
+
+
+def sanitise_text(text: str) -> str:
+    """Replace what Postgres text and jsonb cannot hold (NUL, lone surrogates) with U+FFFD."""
+    return _UNSAFE_CHARS.sub(_REPLACEMENT, text)
+
+
+def _sanitise(value: Any) -> Any:
+    if isinstance(value, str):
+        return sanitise_text(value)
+    if isinstance(value, dict):
+        return {sanitise_text(str(k)): _sanitise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sanitise(v) for v in value]
+    return value
+
+
+def dump_json(value: Any) -> str:
+    """JSON text of a JSON-safe value that Postgres accepts; sanitises only when it must."""
+    try:
+        text = to_json(value).decode()
+    except PydanticSerializationError:  # lone surrogates cannot be encoded as UTF-8
+        return to_json(_sanitise(value)).decode()
+    if "\\u0000" in text:
+        return to_json(_sanitise(value)).decode()
+    return text
+
+
+def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """State by scope ("app", "user", "session"), prefixes removed, `temp:` keys dropped, and
+    values coerced to JSON the way ADK's own database service coerces them."""
+    return _session_util.extract_json_safe_state_delta(state)
+
+
+def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str | None:
+    """JSON text of one scope's delta, redacted; None when there is nothing to write."""
+    if not delta:
+        return None
+    return dump_json(redact_json(delta, redactor) if redactor else delta)
+
+
+def dump_event(event: Event, redactor: Redactor | None) -> str:
+    """The whole event as JSON text (None-valued fields left out, as ADK stores them).
+
+    With a redactor, text in the content (parts' text, function-call arguments and responses)
+    and in the state delta is redacted before it is written.
+    """
+    if redactor is None:
+        try:
+            text = event.model_dump_json(exclude_none=True)
+        except PydanticSerializationError:
+            return dump_json(event.model_dump(mode="json", exclude_none=True))
+        if "\\u0000" in text:
+            return dump_json(event.model_dump(mode="json", exclude_none=True))
+        return text
+    data = event.model_dump(mode="json", exclude_none=True)
+    if "content" in data:
+        data["content"] = redact_json(data["content"], redactor)
+    actions = data.get("actions")
+    if actions and actions.get("state_delta"):
+        actions["state_delta"] = redact_json(actions["state_delta"], redactor)
+    return dump_json(data)
+
+
+def load_events(events_json: str | None) -> list[Event]:
+    """Events from a JSON array text, validated in one pass (None means no events)."""
+    if not events_json:
+        return []
+    return _EVENTS.validate_json(events_json)
+
+
+def load_state(state_json: str | None) -> dict[str, Any]:
+    """A state dict from JSON text (None means empty)."""
+    return json.loads(state_json) if state_json else {}

@@ -1,0 +1,343 @@
+"""PostgresSessionService: ADK's `BaseSessionService` on PostgreSQL.
+
+Owns: ADK's session contract (the behaviour `InMemorySessionService` defines: scoped state,
+temp state never stored, partial events never persisted, idempotent re-delivery, ordering,
+`GetSessionConfig`, ADK's error types) plus what ADK lacks: optimistic concurrency across
+replicas, TTL sweeps, PII redaction and strict per-user keys. It never writes SQL itself (the
+store does) and never imports the memory service.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.platform import time as platform_time
+from google.adk.platform import uuid as platform_uuid
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+from sqlalchemy.ext.asyncio import AsyncEngine
+from typing_extensions import override
+
+from ..db.engine import DEFAULT_SCHEMA, Database
+from . import codec
+from .redaction import Redactor
+from .store import SessionRow, SessionStore
+
+logger = logging.getLogger(__name__)
+
+MAX_ID_LENGTH = 128
+"""Longest app name, user id or session id accepted (the limit ADK's database service uses)."""
+
+_STALE_MESSAGE = (
+    "The session has been modified in storage since it was loaded. "
+    "Reload it with get_session before appending more events."
+)
+
+
+def _check_key(name: str, value: object) -> str:
+    """App names and user ids are identities: they are checked, never rewritten."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputValidationError(f"{name} must be a non-empty string, got {value!r}.")
+    if len(value) > MAX_ID_LENGTH:
+        raise InputValidationError(f"{name} is longer than {MAX_ID_LENGTH} characters.")
+    if codec.sanitise_text(value) != value:
+        raise InputValidationError(f"{name} contains a NUL character or a lone surrogate.")
+    return value
+
+
+def _clean_session_id(value: object) -> str:
+    """Session ids are whitespace-stripped, as ADK's services strip them; '' means none."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputValidationError(f"session_id must be a string, got {type(value).__name__}.")
+    return _check_key("session_id", value.strip()) if value.strip() else ""
+
+
+def _marker_revision(session: Session) -> int | None:
+    """The stored revision a session object was loaded at, if this service loaded it."""
+    marker = session._storage_update_marker
+    return int(marker) if marker is not None and marker.isdigit() else None
+
+
+def _to_session(app_name: str, row: SessionRow, events: list[Event]) -> Session:
+    """Build the ADK session: session state, then `app:` and `user:` state under their prefixes."""
+    state = codec.load_state(row.state_json)
+    for key, value in codec.load_state(row.app_state_json).items():
+        state[State.APP_PREFIX + key] = value
+    for key, value in codec.load_state(row.user_state_json).items():
+        state[State.USER_PREFIX + key] = value
+    session = Session(
+        id=row.id,
+        app_name=app_name,
+        user_id=row.user_id,
+        state=state,
+        events=events,
+        last_update_time=row.last_update_time,
+    )
+    session._storage_update_marker = str(row.revision)
+    return session
+
+
+class PostgresSessionService(BaseSessionService):
+    """ADK sessions on PostgreSQL: durable, shared by every replica, one round trip per call.
+
+    Args:
+      database_url: `postgresql://...` (any spelling SQLAlchemy/asyncpg accept, Unix sockets
+        included). None and no engine: the embedded PostgreSQL in `data_dir`.
+      engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresMemoryService`).
+      schema: the Postgres schema holding the tables.
+      data_dir: the embedded server's data directory (default `./.adk/pgdata`).
+      auto_migrate: create/upgrade the tables on first use; off, a schema that is not current
+        raises `SchemaVersionError` instead.
+      redactor: applied to event text and state before anything is written, e.g.
+        `PiiRedactor()`. The caller's own objects are not changed; what is read back later is
+        the redacted form.
+      session_ttl: sessions idle (no append) longer than this are deleted by
+        `sweep_expired_sessions()`; None keeps sessions forever.
+      engine_kwargs: passed to `create_async_engine` (pool_size, max_overflow, ...).
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        data_dir: str | None = None,
+        auto_migrate: bool = True,
+        redactor: Redactor | None = None,
+        session_ttl: timedelta | None = None,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if session_ttl is not None and session_ttl <= timedelta(0):
+            raise InputValidationError("session_ttl must be a positive duration.")
+        self.database = Database(
+            database_url,
+            engine=engine,
+            schema=schema,
+            data_dir=data_dir,
+            auto_migrate=auto_migrate,
+            engine_kwargs=engine_kwargs,
+        )
+        self._store = SessionStore(self.database)
+        self._redactor = redactor
+        self.session_ttl = session_ttl
+
+    @override
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        **kwargs: Any,
+    ) -> Session:
+        """Create a session; `app:`/`user:` keys of `state` go to their scopes, `temp:` keys are
+        dropped. Extra keyword arguments (other services' options) are accepted and ignored."""
+        _check_key("app_name", app_name)
+        _check_key("user_id", user_id)
+        if state is not None and not isinstance(state, dict):
+            raise InputValidationError(f"state must be a dict, got {type(state).__name__}.")
+        if kwargs:
+            logger.debug("create_session ignores unsupported options: %s", sorted(kwargs))
+        session_id = _clean_session_id(session_id) or platform_uuid.new_uuid()
+        deltas = codec.split_state(state or {})
+        session_json = codec.dump_state(deltas["session"], self._redactor) or "{}"
+        row = await self._store.create(
+            app_name,
+            user_id,
+            session_id,
+            session_json,
+            platform_time.get_time(),
+            codec.dump_state(deltas["app"], self._redactor),
+            codec.dump_state(deltas["user"], self._redactor),
+        )
+        if row is None:
+            raise AlreadyExistsError(f"Session with id {session_id} already exists.")
+        return _to_session(app_name, row, [])
+
+    @override
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """The session with merged state and its events (oldest first), or None."""
+        _check_key("app_name", app_name)
+        _check_key("user_id", user_id)
+        if config is not None and not isinstance(config, GetSessionConfig):
+            raise InputValidationError("config must be a GetSessionConfig.")
+        session_id = _clean_session_id(session_id)
+        if not session_id:
+            return None
+        row = await self._store.get(
+            app_name,
+            user_id,
+            session_id,
+            config.num_recent_events if config else None,
+            config.after_timestamp if config else None,
+        )
+        if row is None:
+            return None
+        return _to_session(app_name, row, codec.load_events(row.events_json))
+
+    @override
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        """Sessions without events, oldest update first; every user's when `user_id` is None."""
+        _check_key("app_name", app_name)
+        if user_id is not None:
+            _check_key("user_id", user_id)
+        rows = await self._store.list(app_name, user_id)
+        return ListSessionsResponse(sessions=[_to_session(app_name, row, []) for row in rows])
+
+    @override
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session and its events; deleting a missing session is a no-op."""
+        _check_key("app_name", app_name)
+        _check_key("user_id", user_id)
+        session_id = _clean_session_id(session_id)
+        if session_id:
+            await self._store.delete(app_name, user_id, session_id)
+
+    @override
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        """The user's state with raw (unprefixed) keys; {} when none was stored."""
+        _check_key("app_name", app_name)
+        _check_key("user_id", user_id)
+        return codec.load_state(await self._store.user_state(app_name, user_id))
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Persist `event` and apply it to `session`, atomically.
+
+        Raises:
+          SessionNotFoundError: the session does not exist (or was deleted).
+          StaleSessionError: another writer appended since `session` was loaded.
+        """
+        if not isinstance(session, Session):
+            raise InputValidationError("session must be an ADK Session.")
+        if not isinstance(event, Event):
+            raise InputValidationError("event must be an ADK Event.")
+        if event.partial:
+            return event
+        _check_key("app_name", session.app_name)
+        _check_key("user_id", session.user_id)
+        _check_key("session_id", session.id)
+        # Re-delivery of an event this session object already holds is a no-op, as in ADK.
+        if any(e == event for e in session.events if e.id == event.id):
+            return event
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
+
+        delta = event.actions.state_delta if event.actions else None
+        deltas = codec.split_state(delta) if delta else {}
+        event_json = codec.dump_event(event, self._redactor)
+        expected = _marker_revision(session)
+        if expected is None:
+            expected = await self._revision_of_unmarked(session)
+        revision = await self._store.append(
+            session.app_name,
+            session.user_id,
+            session.id,
+            expected_revision=expected,
+            timestamp=event.timestamp,
+            event_id=codec.sanitise_text(event.id),
+            invocation_id=codec.sanitise_text(event.invocation_id),
+            event_json=event_json,
+            session_delta_json=codec.dump_state(deltas.get("session"), self._redactor),
+            app_delta_json=codec.dump_state(deltas.get("app"), self._redactor),
+            user_delta_json=codec.dump_state(deltas.get("user"), self._redactor),
+        )
+        if revision is None:
+            return await self._resolve_conflict(session, event, event_json)
+        session._storage_update_marker = str(revision)
+        session.last_update_time = event.timestamp
+        return self._commit_event_to_session(session, event)
+
+    async def _revision_of_unmarked(self, session: Session) -> int:
+        """The revision to write against for a session object this service did not load.
+
+        As ADK's database service does, such an object is current unless storage moved past
+        its last update time to an event it does not hold.
+        """
+        head = await self._store.head(session.app_name, session.user_id, session.id)
+        if head is None:
+            raise SessionNotFoundError(f"Session {session.id} not found.")
+        if head.last_update_time > session.last_update_time:
+            last_held = session.events[-1].id if session.events else None
+            if head.last_event_id != last_held:
+                raise StaleSessionError(_STALE_MESSAGE)
+        return head.revision
+
+    async def _resolve_conflict(self, session: Session, event: Event, event_json: str) -> Event:
+        """Nothing was written: say why, unless the event is simply stored already."""
+        keys = (session.app_name, session.user_id, session.id)
+        head = await self._store.head(*keys)
+        if head is None:
+            raise SessionNotFoundError(f"Session {session.id} not found.")
+        wanted = json.loads(event_json)
+        stored = await self._store.events_with_id(*keys, codec.sanitise_text(event.id))
+        if not any(json.loads(text) == wanted for text in stored):
+            raise StaleSessionError(_STALE_MESSAGE)
+        # A retried append whose first attempt committed: catch the session object up if this
+        # event is the newest write, so the caller can go on appending.
+        if head.last_event_id == event.id and head.revision == (_marker_revision(session) or 0) + 1:
+            session._storage_update_marker = str(head.revision)
+            session.last_update_time = event.timestamp
+            return self._commit_event_to_session(session, event)
+        return event
+
+    async def sweep_expired_sessions(
+        self,
+        *,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Delete sessions idle longer than `session_ttl` (events go with them); how many.
+
+        Works in batches so a large sweep never holds long locks; `progress` is called with the
+        running total after each batch.
+        """
+        if self.session_ttl is None:
+            return 0
+        if batch_size < 1:
+            raise InputValidationError("batch_size must be at least 1.")
+        total = 0
+        while True:
+            deleted = await self._store.sweep(self.session_ttl.total_seconds(), batch_size)
+            total += deleted
+            if progress is not None:
+                progress(total)
+            if deleted < batch_size:
+                return total
+
+    async def close(self) -> None:
+        """Release the connection pool (a shared engine is left to its owner)."""
+        await self.database.close()
+
+    async def __aenter__(self) -> PostgresSessionService:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

@@ -1,0 +1,298 @@
+"""SQL for sessions, events and scoped state: one named statement per operation.
+
+Owns: every statement that touches the session tables, each keyed by (app_name, user_id) so no
+call can reach another user's rows, and each a single round trip (the append writes the event,
+the three state scopes and the stale-writer check in one statement). It speaks only strings,
+numbers and JSON text: turning rows into ADK objects is the codec's job, deciding what to write
+is the service's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..db.engine import Database
+from ..db.migrations import SESSION_MIGRATIONS
+
+_CREATE = """
+WITH s AS (
+    INSERT INTO {schema}.sessions (app_name, user_id, id, state, last_update_time)
+    VALUES ($1, $2, $3, $4::jsonb, $5)
+    ON CONFLICT DO NOTHING
+    RETURNING revision
+), a AS (
+    INSERT INTO {schema}.app_states AS t (app_name, state)
+    SELECT $1, $6::jsonb FROM s WHERE $6::jsonb IS NOT NULL
+    ON CONFLICT (app_name) DO UPDATE SET state = t.state || EXCLUDED.state, update_time = now()
+    RETURNING t.state
+), u AS (
+    INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
+    SELECT $1, $2, $7::jsonb FROM s WHERE $7::jsonb IS NOT NULL
+    ON CONFLICT (app_name, user_id) DO UPDATE
+        SET state = t.state || EXCLUDED.state, update_time = now()
+    RETURNING t.state
+)
+SELECT s.revision,
+       coalesce((SELECT state FROM a),
+                (SELECT state FROM {schema}.app_states WHERE app_name = $1))::text,
+       coalesce((SELECT state FROM u),
+                (SELECT state FROM {schema}.user_states
+                  WHERE app_name = $1 AND user_id = $2))::text
+FROM s
+"""
+
+# $4: how many recent events (NULL = all, 0 = none); $5: inclusive lower timestamp bound.
+_GET = """
+SELECT s.state::text, s.revision, s.last_update_time,
+       (SELECT state::text FROM {schema}.app_states WHERE app_name = $1),
+       (SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2),
+       CASE WHEN $4::bigint = 0 THEN NULL ELSE (
+           SELECT json_agg(e.data ORDER BY e."timestamp", e.seq)::text
+           FROM (SELECT data, "timestamp", seq FROM {schema}.events
+                  WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+                    AND ($5::float8 IS NULL OR "timestamp" >= $5::float8)
+                  ORDER BY "timestamp" DESC, seq DESC
+                  LIMIT $4::bigint) e
+       ) END
+FROM {schema}.sessions s
+WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
+"""
+
+_LIST_COLUMNS = """
+SELECT s.user_id, s.id, s.state::text, s.revision, s.last_update_time, u.state::text
+FROM {schema}.sessions s
+LEFT JOIN {schema}.user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+"""
+_LIST_FOR_USER = (
+    _LIST_COLUMNS + "WHERE s.app_name = $1 AND s.user_id = $2 ORDER BY s.last_update_time, s.id"
+)
+_LIST_FOR_APP = _LIST_COLUMNS + "WHERE s.app_name = $1 ORDER BY s.last_update_time, s.user_id, s.id"
+
+_APP_STATE = "SELECT state::text FROM {schema}.app_states WHERE app_name = $1"
+_USER_STATE = "SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2"
+
+_DELETE = "DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AND id = $3"
+
+# Succeeds (returns the new revision) only if the session is still at revision $6 and does not
+# hold this very event already (an equal re-delivery is a no-op, as in ADK): the optimistic
+# check, the event insert and all three state merges commit together or not at all.
+_APPEND = """
+WITH s AS (
+    UPDATE {schema}.sessions
+       SET state = CASE WHEN $4::jsonb IS NULL THEN state ELSE state || $4::jsonb END,
+           revision = revision + 1, last_update_time = $5, active_time = now()
+     WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6
+       AND NOT EXISTS (SELECT 1 FROM {schema}.events
+                        WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $7
+                          AND data::text = ($9::json)::text)
+    RETURNING revision
+), e AS (
+    INSERT INTO {schema}.events
+        (app_name, user_id, session_id, "timestamp", seq, id, invocation_id, data)
+    SELECT $1, $2, $3, $5, revision, $7, $8, $9::json FROM s
+), a AS (
+    INSERT INTO {schema}.app_states AS t (app_name, state)
+    SELECT $1, $10::jsonb FROM s WHERE $10::jsonb IS NOT NULL
+    ON CONFLICT (app_name) DO UPDATE SET state = t.state || EXCLUDED.state, update_time = now()
+), u AS (
+    INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
+    SELECT $1, $2, $11::jsonb FROM s WHERE $11::jsonb IS NOT NULL
+    ON CONFLICT (app_name, user_id) DO UPDATE
+        SET state = t.state || EXCLUDED.state, update_time = now()
+)
+SELECT revision FROM s
+"""
+
+_HEAD = """
+SELECT s.revision, s.last_update_time,
+       (SELECT id FROM {schema}.events
+         WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+         ORDER BY "timestamp" DESC, seq DESC LIMIT 1)
+FROM {schema}.sessions s
+WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
+"""
+
+_EVENTS_WITH_ID = """
+SELECT data::text FROM {schema}.events
+WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $4
+"""
+
+_SWEEP = """
+DELETE FROM {schema}.sessions WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM {schema}.sessions
+     WHERE active_time < now() - make_interval(secs => $1) LIMIT $2))
+"""
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """A stored session as the database returns it: ids, JSON texts and its revision."""
+
+    user_id: str
+    id: str
+    state_json: str
+    revision: int
+    last_update_time: float
+    app_state_json: str | None
+    user_state_json: str | None
+    events_json: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionHead:
+    """What the stale-writer check needs to know about a stored session."""
+
+    revision: int
+    last_update_time: float
+    last_event_id: str | None
+
+
+class SessionStore:
+    """Runs the session statements against one `Database` (and its schema)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        schema = db.schema
+        self._create = _CREATE.format(schema=schema)
+        self._get = _GET.format(schema=schema)
+        self._list_for_user = _LIST_FOR_USER.format(schema=schema)
+        self._list_for_app = _LIST_FOR_APP.format(schema=schema)
+        self._app_state = _APP_STATE.format(schema=schema)
+        self._user_state = _USER_STATE.format(schema=schema)
+        self._delete = _DELETE.format(schema=schema)
+        self._append = _APPEND.format(schema=schema)
+        self._head = _HEAD.format(schema=schema)
+        self._events_with_id = _EVENTS_WITH_ID.format(schema=schema)
+        self._sweep = _SWEEP.format(schema=schema)
+
+    async def ready(self) -> None:
+        """Migrate (or check) the session tables; cheap after the first call."""
+        await self._db.ensure_migrated("sessions", SESSION_MIGRATIONS)
+
+    async def create(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state_json: str,
+        last_update_time: float,
+        app_delta_json: str | None,
+        user_delta_json: str | None,
+    ) -> SessionRow | None:
+        """Insert a session and merge its app/user deltas; None if the id is taken."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            row = await conn.fetchrow(
+                self._create,
+                app_name,
+                user_id,
+                session_id,
+                state_json,
+                last_update_time,
+                app_delta_json,
+                user_delta_json,
+            )
+        if row is None:
+            return None
+        return SessionRow(user_id, session_id, state_json, row[0], last_update_time, row[1], row[2])
+
+    async def get(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        num_recent_events: int | None,
+        after_timestamp: float | None,
+    ) -> SessionRow | None:
+        """One session with merged-state inputs and its selected events, in one statement."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            row = await conn.fetchrow(
+                self._get, app_name, user_id, session_id, num_recent_events, after_timestamp
+            )
+        if row is None:
+            return None
+        return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
+
+    async def list(self, app_name: str, user_id: str | None) -> list[SessionRow]:
+        """Sessions of one user (or of every user of the app), oldest update first."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            if user_id is None:
+                rows = await conn.fetch(self._list_for_app, app_name)
+            else:
+                rows = await conn.fetch(self._list_for_user, app_name, user_id)
+            app_state = await conn.fetchval(self._app_state, app_name) if rows else None
+        return [SessionRow(r[0], r[1], r[2], r[3], r[4], app_state, r[5]) for r in rows]
+
+    async def delete(self, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete one session; its events go with it (ON DELETE CASCADE)."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            await conn.execute(self._delete, app_name, user_id, session_id)
+
+    async def user_state(self, app_name: str, user_id: str) -> str | None:
+        """The user's state as JSON text, or None when nothing was ever stored."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            return await conn.fetchval(self._user_state, app_name, user_id)
+
+    async def append(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        *,
+        expected_revision: int,
+        timestamp: float,
+        event_id: str,
+        invocation_id: str,
+        event_json: str,
+        session_delta_json: str | None,
+        app_delta_json: str | None,
+        user_delta_json: str | None,
+    ) -> int | None:
+        """Append one event if the session is still at `expected_revision`; the new revision.
+
+        None means nothing was written: the session is gone or another writer got there first
+        (`head` tells which).
+        """
+        await self.ready()
+        async with self._db.connection() as conn:
+            return await conn.fetchval(
+                self._append,
+                app_name,
+                user_id,
+                session_id,
+                session_delta_json,
+                timestamp,
+                expected_revision,
+                event_id,
+                invocation_id,
+                event_json,
+                app_delta_json,
+                user_delta_json,
+            )
+
+    async def head(self, app_name: str, user_id: str, session_id: str) -> SessionHead | None:
+        """The stored revision, update time and newest event id of a session, if it exists."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            row = await conn.fetchrow(self._head, app_name, user_id, session_id)
+        return None if row is None else SessionHead(row[0], row[1], row[2])
+
+    async def events_with_id(
+        self, app_name: str, user_id: str, session_id: str, event_id: str
+    ) -> list[str]:
+        """The JSON of every stored event of the session that carries `event_id`."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(self._events_with_id, app_name, user_id, session_id, event_id)
+        return [r[0] for r in rows]
+
+    async def sweep(self, idle_seconds: float, batch_size: int) -> int:
+        """Delete up to `batch_size` sessions idle for longer than `idle_seconds`; how many."""
+        await self.ready()
+        async with self._db.connection() as conn:
+            status = await conn.execute(self._sweep, idle_seconds, batch_size)
+        return int(status.split()[-1])

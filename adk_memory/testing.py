@@ -12,7 +12,7 @@ import math
 import re
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -20,7 +20,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
 
-Reply = Union[str, types.Part, types.Content, LlmResponse, BaseException]
+Reply = str | types.Part | types.Content | LlmResponse | BaseException
 """One scripted answer: text, a part (e.g. a function call), a whole content, a response, or an
 exception to raise (to test retries and error paths)."""
 

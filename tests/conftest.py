@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -62,3 +63,16 @@ async def session_service(
     """A session service on empty tables."""
     await _truncate_all(database_url)
     yield PostgresSessionService(engine=engine, schema=TEST_SCHEMA)
+
+
+@pytest.fixture
+async def make_session_service(
+    engine: AsyncEngine, database_url: str
+) -> AsyncIterator[Callable[..., PostgresSessionService]]:
+    """Build session services with options on the (emptied) test tables: replicas, TTLs, ..."""
+    await _truncate_all(database_url)
+
+    def make(**options: Any) -> PostgresSessionService:
+        return PostgresSessionService(engine=engine, schema=TEST_SCHEMA, **options)
+
+    yield make

@@ -53,7 +53,10 @@ def dump_json(value: Any) -> str:
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """State by scope ("app", "user", "session"), prefixes removed, `temp:` keys dropped, and
     values coerced to JSON the way ADK's own database service coerces them."""
-    return _session_util.extract_json_safe_state_delta(state)
+    try:
+        return _session_util.extract_json_safe_state_delta(state)
+    except UnicodeEncodeError:  # a lone surrogate in a key or value
+        return _session_util.extract_json_safe_state_delta(_sanitise(state))
 
 
 def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str | None:
@@ -72,18 +75,26 @@ def dump_event(event: Event, redactor: Redactor | None) -> str:
     if redactor is None:
         try:
             text = event.model_dump_json(exclude_none=True)
-        except PydanticSerializationError:
-            return dump_json(event.model_dump(mode="json", exclude_none=True))
-        if "\\u0000" in text:
-            return dump_json(event.model_dump(mode="json", exclude_none=True))
-        return text
-    data = event.model_dump(mode="json", exclude_none=True)
+        except (PydanticSerializationError, UnicodeEncodeError):
+            return dump_json(_json_data(event))
+        return dump_json(_json_data(event)) if "\\u0000" in text else text
+    data = _json_data(event)
     if "content" in data:
         data["content"] = redact_json(data["content"], redactor)
     actions = data.get("actions")
     if actions and actions.get("state_delta"):
         actions["state_delta"] = redact_json(actions["state_delta"], redactor)
     return dump_json(data)
+
+
+def _json_data(event: Event) -> dict[str, Any]:
+    """The event as JSON-mode data, sanitised first if a lone surrogate makes ADK's own
+    serialisers fail."""
+    try:
+        return event.model_dump(mode="json", exclude_none=True)
+    except (PydanticSerializationError, UnicodeEncodeError):
+        clean = Event.model_validate(_sanitise(event.model_dump(exclude_none=True)))
+        return clean.model_dump(mode="json", exclude_none=True)
 
 
 def load_events(events_json: str | None) -> list[Event]:

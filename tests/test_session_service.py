@@ -1,0 +1,259 @@
+"""PostgresSessionService beyond ADK's contract: bad input, isolation, concurrency, TTL,
+redaction and the characters Postgres cannot store."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from adk_memory import PiiRedactor, PostgresSessionService
+
+APP = "app"
+
+
+def text_event(text: str, *, delta: dict | None = None, ts: float | None = None) -> Event:
+    fields = {"timestamp": ts} if ts is not None else {}
+    return Event(
+        author="user",
+        invocation_id="inv",
+        content=types.Content(role="user", parts=[types.Part(text=text)]),
+        actions=EventActions(state_delta=delta or {}),
+        **fields,
+    )
+
+
+async def snapshot(service: PostgresSessionService, user_id: str, session_id: str) -> Session:
+    session = await service.get_session(app_name=APP, user_id=user_id, session_id=session_id)
+    assert session is not None
+    return session
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"app_name": "", "user_id": "u"},
+        {"app_name": "a", "user_id": "   "},
+        {"app_name": "a", "user_id": 7},
+        {"app_name": "a" * 129, "user_id": "u"},
+        {"app_name": "a", "user_id": "u\x00"},
+        {"app_name": "a", "user_id": "u", "session_id": "s" * 129},
+        {"app_name": "a", "user_id": "u", "session_id": 12},
+        {"app_name": "a", "user_id": "u", "state": ["not", "a", "dict"]},
+    ],
+)
+async def test_bad_create_input_is_rejected_and_writes_nothing(session_service, kwargs):
+    with pytest.raises(InputValidationError):
+        await session_service.create_session(**kwargs)
+    assert (await session_service.list_sessions(app_name="a")).sessions == []
+
+
+async def test_bad_append_input_is_rejected(session_service):
+    session = await session_service.create_session(app_name=APP, user_id="u")
+    with pytest.raises(InputValidationError):
+        await session_service.append_event(session, {"author": "user"})  # type: ignore[arg-type]
+    with pytest.raises(InputValidationError):
+        await session_service.append_event("s", text_event("x"))  # type: ignore[arg-type]
+    assert (await snapshot(session_service, "u", session.id)).events == []
+
+
+async def test_bad_config_is_rejected(session_service):
+    with pytest.raises(InputValidationError):
+        await session_service.get_session(
+            app_name=APP,
+            user_id="u",
+            session_id="s",
+            config={"num_recent_events": 1},  # type: ignore[arg-type]
+        )
+
+
+async def test_create_session_accepts_extra_keyword_arguments(session_service):
+    session = await session_service.create_session(
+        app_name=APP, user_id="u", session_id="s", expire_time="ignored"
+    )
+    assert session.id == "s"
+
+
+async def test_no_call_with_one_users_id_reaches_another_users_data(session_service):
+    """Same app, same session id, two users: every API call stays inside its own user."""
+    alice = await session_service.create_session(
+        app_name=APP, user_id="alice", session_id="shared", state={"user:k": "a", "s": "a"}
+    )
+    bob = await session_service.create_session(
+        app_name=APP, user_id="bob", session_id="shared", state={"user:k": "b", "s": "b"}
+    )
+    await session_service.append_event(alice, text_event("alice's secret", delta={"user:k": "a2"}))
+    await session_service.append_event(bob, text_event("bob's note"))
+
+    bob_view = await snapshot(session_service, "bob", "shared")
+    assert [e.content.parts[0].text for e in bob_view.events] == ["bob's note"]
+    assert bob_view.state == {"s": "b", "user:k": "b"}
+    assert await session_service.get_user_state(app_name=APP, user_id="bob") == {"k": "b"}
+    listed = await session_service.list_sessions(app_name=APP, user_id="bob")
+    assert [(s.user_id, s.state) for s in listed.sessions] == [("bob", {"s": "b", "user:k": "b"})]
+
+    await session_service.delete_session(app_name=APP, user_id="bob", session_id="shared")
+    alice_view = await snapshot(session_service, "alice", "shared")
+    assert [e.content.parts[0].text for e in alice_view.events] == ["alice's secret"]
+    assert alice_view.state == {"s": "a", "user:k": "a2"}
+    assert (
+        await session_service.get_session(app_name=APP, user_id="bob", session_id="shared") is None
+    )
+    assert (
+        await session_service.get_session(app_name="other", user_id="alice", session_id="shared")
+        is None
+    )
+
+
+async def test_two_replicas_one_session_loser_gets_stale_error_and_nothing_is_lost(
+    make_session_service,
+):
+    session_service = make_session_service()
+    other_replica = make_session_service()
+    created = await session_service.create_session(app_name=APP, user_id="u")
+    first = await snapshot(session_service, "u", created.id)
+    second = await other_replica.get_session(app_name=APP, user_id="u", session_id=created.id)
+
+    results = await asyncio.gather(
+        session_service.append_event(first, text_event("one", delta={"n": 1})),
+        other_replica.append_event(second, text_event("two", delta={"n": 2})),
+        return_exceptions=True,
+    )
+    errors = [r for r in results if isinstance(r, BaseException)]
+    assert len(errors) == 1 and isinstance(errors[0], StaleSessionError)
+    winner = next(r for r in results if isinstance(r, Event))
+
+    stored = await snapshot(session_service, "u", created.id)
+    assert stored.events == [winner]
+    assert stored.state == {"n": winner.actions.state_delta["n"]}
+    # The loser reloads and succeeds: nothing was lost, only retried.
+    loser_handle = second if winner is results[0] else first
+    reloaded = await other_replica.get_session(
+        app_name=APP, user_id="u", session_id=loser_handle.id
+    )
+    await other_replica.append_event(reloaded, text_event("retry", delta={"n": 3}))
+    assert len((await snapshot(session_service, "u", created.id)).events) == 2
+
+
+async def test_concurrent_user_state_updates_from_many_sessions_lose_nothing(session_service):
+    sessions = [await session_service.create_session(app_name=APP, user_id="u") for _ in range(10)]
+    await asyncio.gather(
+        *(
+            session_service.append_event(s, text_event("x", delta={f"user:k{i}": i}))
+            for i, s in enumerate(sessions)
+        )
+    )
+    expected = {f"k{i}": i for i in range(10)}
+    assert await session_service.get_user_state(app_name=APP, user_id="u") == expected
+
+
+async def test_failed_append_leaves_the_session_exactly_as_it_was(session_service):
+    created = await session_service.create_session(app_name=APP, user_id="u", state={"a": 1})
+    handle = await snapshot(session_service, "u", created.id)
+    stale = await snapshot(session_service, "u", created.id)
+    await session_service.append_event(handle, text_event("first", delta={"a": 2}))
+    before = await snapshot(session_service, "u", created.id)
+
+    with pytest.raises(StaleSessionError):
+        await session_service.append_event(
+            stale, text_event("late", delta={"a": 3, "user:x": 1, "app:y": 1})
+        )
+    assert await snapshot(session_service, "u", created.id) == before
+    assert await session_service.get_user_state(app_name=APP, user_id="u") == {}
+
+    await session_service.delete_session(app_name=APP, user_id="u", session_id=created.id)
+    with pytest.raises(SessionNotFoundError):
+        await session_service.append_event(handle, text_event("after delete"))
+
+
+async def test_session_object_built_by_hand_can_append_when_current(session_service):
+    created = await session_service.create_session(app_name=APP, user_id="u", session_id="s")
+    by_hand = Session(app_name=APP, user_id="u", id="s", last_update_time=created.last_update_time)
+    await session_service.append_event(by_hand, text_event("ok", ts=created.last_update_time + 1))
+    # A second hand-built object that has not seen that event is stale.
+    behind = Session(app_name=APP, user_id="u", id="s", last_update_time=created.last_update_time)
+    with pytest.raises(StaleSessionError):
+        await session_service.append_event(behind, text_event("lost"))
+    assert len((await snapshot(session_service, "u", "s")).events) == 1
+
+
+async def test_nul_and_lone_surrogates_are_sanitised_not_rejected(session_service):
+    created = await session_service.create_session(
+        app_name=APP, user_id="u", state={"k\x00": "v\ud800", "user:n": "\x00"}
+    )
+    event = text_event("a\x00b\udc00c", delta={"x": ["\x00", {"y\ud800": "z"}]})
+    await session_service.append_event(created, event)
+    stored = await snapshot(session_service, "u", created.id)
+    assert stored.events[0].content.parts[0].text == "a\ufffdb\ufffdc"
+    assert stored.state == {
+        "k\ufffd": "v\ufffd",
+        "x": ["\ufffd", {"y\ufffd": "z"}],
+        "user:n": "\ufffd",
+    }
+
+
+async def test_non_json_state_values_are_coerced_like_adk(session_service):
+    created = await session_service.create_session(
+        app_name=APP, user_id="u", state={"when": timedelta(seconds=1), "fn": len}
+    )
+    stored = await snapshot(session_service, "u", created.id)
+    assert stored.state["when"] == "PT1S"
+    assert isinstance(stored.state["fn"], str)
+
+
+async def test_redactor_is_applied_before_anything_is_written(make_session_service):
+    service = make_session_service(redactor=PiiRedactor())
+    created = await service.create_session(
+        app_name=APP, user_id="u", state={"user:email": "ann@example.com"}
+    )
+    event = Event(
+        author="user",
+        invocation_id="inv",
+        content=types.Content(
+            role="user",
+            parts=[
+                types.Part(text="mail ann@example.com, card 4111 1111 1111 1111"),
+                types.Part(
+                    function_call=types.FunctionCall(name="f", args={"to": "bob@example.org"})
+                ),
+            ],
+        ),
+        actions=EventActions(state_delta={"phone": "+44 20 7946 0958"}),
+    )
+    returned = await service.append_event(created, event)
+    assert "ann@example.com" in returned.content.parts[0].text  # the caller's object is untouched
+
+    stored = await snapshot(service, "u", created.id)
+    text = stored.events[0].content.parts[0].text
+    assert "ann@example.com" not in text and "4111" not in text
+    assert stored.events[0].content.parts[1].function_call.args == {"to": "[EMAIL]"}
+    assert stored.state["phone"] == "[PHONE]"
+    assert stored.state["user:email"] == "[EMAIL]"
+
+
+async def test_ttl_sweep_deletes_idle_sessions_with_their_events(make_session_service):
+    service = make_session_service(session_ttl=timedelta(seconds=0.3))
+    old = [await service.create_session(app_name=APP, user_id="u") for _ in range(5)]
+    for session in old:
+        await service.append_event(session, text_event("hello"))
+    await asyncio.sleep(0.4)
+    fresh = await service.create_session(app_name=APP, user_id="u")
+
+    seen: list[int] = []
+    deleted = await service.sweep_expired_sessions(batch_size=2, progress=seen.append)
+    assert deleted == 5
+    assert seen == [2, 4, 5]
+    remaining = await service.list_sessions(app_name=APP, user_id="u")
+    assert [s.id for s in remaining.sessions] == [fresh.id]
+
+    assert await make_session_service().sweep_expired_sessions() == 0
+    with pytest.raises(InputValidationError):
+        make_session_service(session_ttl=timedelta(0))

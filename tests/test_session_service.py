@@ -257,3 +257,20 @@ async def test_ttl_sweep_deletes_idle_sessions_with_their_events(make_session_se
     assert await make_session_service().sweep_expired_sessions() == 0
     with pytest.raises(InputValidationError):
         make_session_service(session_ttl=timedelta(0))
+
+
+async def test_service_recovers_when_its_connections_are_killed(make_session_service, engine):
+    """A Postgres restart or failover kills pooled connections; the next call still works."""
+    service = make_session_service()
+    session = await service.create_session(app_name=APP, user_id="u")
+    async with engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        killer = raw.driver_connection
+        await killer.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    handle = await service.get_session(app_name=APP, user_id="u", session_id=session.id)
+    await service.append_event(handle, text_event("after the restart"))
+    stored = await snapshot(service, "u", session.id)
+    assert [e.content.parts[0].text for e in stored.events] == ["after the restart"]

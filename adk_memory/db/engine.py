@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 from google.adk.errors.input_validation_error import InputValidationError
@@ -31,6 +31,21 @@ from .migrations import migrate
 
 _ACCEPTED_SCHEMES = {"postgresql", "postgres", "postgresql+asyncpg"}
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+T = TypeVar("T")
+
+_CONNECTION_LOST = (
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CannotConnectNowError,
+    ConnectionError,
+)
+
+
+def _is_lost(exc: BaseException, conn: asyncpg.Connection) -> bool:
+    """Whether the connection, not the statement, failed: then the pool must drop it."""
+    return isinstance(exc, _CONNECTION_LOST) or conn.is_closed()
+
 
 DEFAULT_SCHEMA = "adk_memory"
 """The Postgres schema holding every adk-memory table, so they never collide with ADK's own
@@ -121,13 +136,36 @@ class Database:
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        """Borrow a pooled asyncpg connection; it goes back to the pool on exit."""
+        """Borrow a pooled asyncpg connection; it goes back to the pool on exit, or is thrown
+        away if it broke (a server restart, a killed backend) so the next caller gets a new one.
+        """
         engine = await self.engine()
         proxied = await engine.raw_connection()
+        while proxied.driver_connection.is_closed():  # died while idle in the pool
+            await greenlet_spawn(proxied.invalidate)
+            proxied = await engine.raw_connection()
+        conn = proxied.driver_connection
         try:
-            yield proxied.driver_connection
+            yield conn
+        except BaseException as exc:
+            if _is_lost(exc, conn):
+                await greenlet_spawn(proxied.invalidate)
+            raise
         finally:
             await greenlet_spawn(proxied.close)
+
+    async def run(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """Run `statement` on a pooled connection, once more on a fresh one if the connection
+        was lost mid-statement. Callers pass only statements that are safe to repeat (reads, and
+        writes whose second attempt finds the first one's result)."""
+        async with self.connection() as conn:
+            try:
+                return await statement(conn)
+            except Exception as exc:
+                if not _is_lost(exc, conn):
+                    raise
+        async with self.connection() as conn:
+            return await statement(conn)
 
     async def ensure_migrated(self, component: str, steps: Sequence[str]) -> None:
         """Bring `component`'s tables up to date (or check them, with auto_migrate off), once."""

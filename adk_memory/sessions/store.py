@@ -181,8 +181,8 @@ class SessionStore:
     ) -> SessionRow | None:
         """Insert a session and merge its app/user deltas; None if the id is taken."""
         await self.ready()
-        async with self._db.connection() as conn:
-            row = await conn.fetchrow(
+        row = await self._db.run(
+            lambda conn: conn.fetchrow(
                 self._create,
                 app_name,
                 user_id,
@@ -192,6 +192,7 @@ class SessionStore:
                 app_delta_json,
                 user_delta_json,
             )
+        )
         if row is None:
             return None
         return SessionRow(user_id, session_id, state_json, row[0], last_update_time, row[1], row[2])
@@ -206,10 +207,11 @@ class SessionStore:
     ) -> SessionRow | None:
         """One session with merged-state inputs and its selected events, in one statement."""
         await self.ready()
-        async with self._db.connection() as conn:
-            row = await conn.fetchrow(
+        row = await self._db.run(
+            lambda conn: conn.fetchrow(
                 self._get, app_name, user_id, session_id, num_recent_events, after_timestamp
             )
+        )
         if row is None:
             return None
         return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
@@ -217,25 +219,28 @@ class SessionStore:
     async def list(self, app_name: str, user_id: str | None) -> list[SessionRow]:
         """Sessions of one user (or of every user of the app), oldest update first."""
         await self.ready()
-        async with self._db.connection() as conn:
-            if user_id is None:
-                rows = await conn.fetch(self._list_for_app, app_name)
-            else:
-                rows = await conn.fetch(self._list_for_user, app_name, user_id)
-            app_state = await conn.fetchval(self._app_state, app_name) if rows else None
+        if user_id is None:
+            rows = await self._db.run(lambda conn: conn.fetch(self._list_for_app, app_name))
+        else:
+            rows = await self._db.run(
+                lambda conn: conn.fetch(self._list_for_user, app_name, user_id)
+            )
+        app_state = (
+            await self._db.run(lambda conn: conn.fetchval(self._app_state, app_name))
+            if rows
+            else None
+        )
         return [SessionRow(r[0], r[1], r[2], r[3], r[4], app_state, r[5]) for r in rows]
 
     async def delete(self, app_name: str, user_id: str, session_id: str) -> None:
         """Delete one session; its events go with it (ON DELETE CASCADE)."""
         await self.ready()
-        async with self._db.connection() as conn:
-            await conn.execute(self._delete, app_name, user_id, session_id)
+        await self._db.run(lambda conn: conn.execute(self._delete, app_name, user_id, session_id))
 
     async def user_state(self, app_name: str, user_id: str) -> str | None:
         """The user's state as JSON text, or None when nothing was ever stored."""
         await self.ready()
-        async with self._db.connection() as conn:
-            return await conn.fetchval(self._user_state, app_name, user_id)
+        return await self._db.run(lambda conn: conn.fetchval(self._user_state, app_name, user_id))
 
     async def append(
         self,
@@ -258,8 +263,8 @@ class SessionStore:
         (`head` tells which).
         """
         await self.ready()
-        async with self._db.connection() as conn:
-            return await conn.fetchval(
+        return await self._db.run(
+            lambda conn: conn.fetchval(
                 self._append,
                 app_name,
                 user_id,
@@ -273,12 +278,14 @@ class SessionStore:
                 app_delta_json,
                 user_delta_json,
             )
+        )
 
     async def head(self, app_name: str, user_id: str, session_id: str) -> SessionHead | None:
         """The stored revision, update time and newest event id of a session, if it exists."""
         await self.ready()
-        async with self._db.connection() as conn:
-            row = await conn.fetchrow(self._head, app_name, user_id, session_id)
+        row = await self._db.run(
+            lambda conn: conn.fetchrow(self._head, app_name, user_id, session_id)
+        )
         return None if row is None else SessionHead(row[0], row[1], row[2])
 
     async def events_with_id(
@@ -286,13 +293,15 @@ class SessionStore:
     ) -> list[str]:
         """The JSON of every stored event of the session that carries `event_id`."""
         await self.ready()
-        async with self._db.connection() as conn:
-            rows = await conn.fetch(self._events_with_id, app_name, user_id, session_id, event_id)
+        rows = await self._db.run(
+            lambda conn: conn.fetch(self._events_with_id, app_name, user_id, session_id, event_id)
+        )
         return [r[0] for r in rows]
 
     async def sweep(self, idle_seconds: float, batch_size: int) -> int:
         """Delete up to `batch_size` sessions idle for longer than `idle_seconds`; how many."""
         await self.ready()
-        async with self._db.connection() as conn:
-            status = await conn.execute(self._sweep, idle_seconds, batch_size)
+        status = await self._db.run(
+            lambda conn: conn.execute(self._sweep, idle_seconds, batch_size)
+        )
         return int(status.split()[-1])

@@ -149,7 +149,11 @@ class Database:
             yield conn
         except BaseException as exc:
             if _is_lost(exc, conn):
+                # One lost connection usually means all of them (restart, failover): start a
+                # fresh pool, as SQLAlchemy does on a disconnect. Connections in use elsewhere
+                # finish their work and are discarded when returned.
                 await greenlet_spawn(proxied.invalidate)
+                await engine.dispose(close=False)
             raise
         finally:
             await greenlet_spawn(proxied.close)
@@ -158,12 +162,15 @@ class Database:
         """Run `statement` on a pooled connection, once more on a fresh one if the connection
         was lost mid-statement. Callers pass only statements that are safe to repeat (reads, and
         writes whose second attempt finds the first one's result)."""
-        async with self.connection() as conn:
-            try:
+        used: asyncpg.Connection | None = None
+        try:
+            async with self.connection() as conn:
+                used = conn
                 return await statement(conn)
-            except Exception as exc:
-                if not _is_lost(exc, conn):
-                    raise
+        except Exception as exc:
+            # Retried only after `connection()` has dropped the broken pool.
+            if used is None or not _is_lost(exc, used):
+                raise
         async with self.connection() as conn:
             return await statement(conn)
 

@@ -29,17 +29,29 @@ CREATE TABLE IF NOT EXISTS {schema}.schema_versions (
 """
 
 SESSION_MIGRATIONS: tuple[str, ...] = (
-    # 1: app, user and session state; events stored whole as JSON.
+    # 1: app, user and session state; events stored whole.
+    # Everything is `json`, not `jsonb`: stored verbatim, so every field and every number
+    # round-trips exactly (jsonb would print the float 1e23 as an integer).
     """
+    -- Top-level replace of `base`'s keys by `delta`'s (ADK's state-delta rule), keeping every
+    -- value's text as written.
+    CREATE FUNCTION {schema}.merge_state(base json, delta json) RETURNS json
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT coalesce(json_object_agg(key, value), '{{}}'::json)
+        FROM (SELECT key, value FROM json_each(base)
+               WHERE key NOT IN (SELECT json_object_keys(delta))
+              UNION ALL
+              SELECT key, value FROM json_each(delta)) merged
+    $$;
     CREATE TABLE {schema}.app_states (
         app_name    text        PRIMARY KEY,
-        state       jsonb       NOT NULL DEFAULT '{{}}',
+        state       json        NOT NULL DEFAULT '{{}}',
         update_time timestamptz NOT NULL DEFAULT now()
     );
     CREATE TABLE {schema}.user_states (
         app_name    text        NOT NULL,
         user_id     text        NOT NULL,
-        state       jsonb       NOT NULL DEFAULT '{{}}',
+        state       json        NOT NULL DEFAULT '{{}}',
         update_time timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (app_name, user_id)
     );
@@ -49,25 +61,25 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
         app_name         text             NOT NULL,
         user_id          text             NOT NULL,
         id               text             NOT NULL,
-        state            jsonb            NOT NULL DEFAULT '{{}}',
+        state            json             NOT NULL DEFAULT '{{}}',
         revision         bigint           NOT NULL DEFAULT 0,
         last_update_time double precision NOT NULL,
         create_time      timestamptz      NOT NULL DEFAULT now(),
         active_time      timestamptz      NOT NULL DEFAULT now(),
         PRIMARY KEY (app_name, user_id, id)
     );
-    -- The key is also the read order: timestamp, then append order (seq) for ties.
-    -- `data` is json, not jsonb: stored verbatim, so every field and number round-trips exactly.
+    -- `seq` is the session revision the event was written at: append order, the order a
+    -- conversation is read back in.
     CREATE TABLE {schema}.events (
         app_name      text             NOT NULL,
         user_id       text             NOT NULL,
         session_id    text             NOT NULL,
-        "timestamp"   double precision NOT NULL,
         seq           bigint           NOT NULL,
         id            text             NOT NULL,
         invocation_id text             NOT NULL,
+        "timestamp"   double precision NOT NULL,
         data          json             NOT NULL,
-        PRIMARY KEY (app_name, user_id, session_id, "timestamp", seq),
+        PRIMARY KEY (app_name, user_id, session_id, seq),
         FOREIGN KEY (app_name, user_id, session_id)
             REFERENCES {schema}.sessions (app_name, user_id, id) ON DELETE CASCADE
     );

@@ -69,12 +69,15 @@ def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str |
 def dump_event(event: Event, redactor: Redactor | None) -> str:
     """The whole event as JSON text (None-valued fields left out, as ADK stores them).
 
+    Field names are written by alias (camelCase, as ADK's API speaks): some nested models only
+    round-trip that way (an API-key auth scheme's `in`, for one).
+
     With a redactor, text in the content (parts' text, function-call arguments and responses)
     and in the state delta is redacted before it is written.
     """
     if redactor is None:
         try:
-            text = event.model_dump_json(exclude_none=True)
+            text = event.model_dump_json(exclude_none=True, by_alias=True)
         except (PydanticSerializationError, UnicodeEncodeError):
             return dump_json(_json_data(event))
         return dump_json(_json_data(event)) if "\\u0000" in text else text
@@ -82,8 +85,8 @@ def dump_event(event: Event, redactor: Redactor | None) -> str:
     if "content" in data:
         data["content"] = redact_json(data["content"], redactor)
     actions = data.get("actions")
-    if actions and actions.get("state_delta"):
-        actions["state_delta"] = redact_json(actions["state_delta"], redactor)
+    if actions and actions.get("stateDelta"):
+        actions["stateDelta"] = redact_json(actions["stateDelta"], redactor)
     return dump_json(data)
 
 
@@ -91,10 +94,10 @@ def _json_data(event: Event) -> dict[str, Any]:
     """The event as JSON-mode data, sanitised first if a lone surrogate makes ADK's own
     serialisers fail."""
     try:
-        return event.model_dump(mode="json", exclude_none=True)
+        return event.model_dump(mode="json", exclude_none=True, by_alias=True)
     except (PydanticSerializationError, UnicodeEncodeError):
-        clean = Event.model_validate(_sanitise(event.model_dump(exclude_none=True)))
-        return clean.model_dump(mode="json", exclude_none=True)
+        clean = Event.model_validate(_sanitise(event.model_dump(exclude_none=True, by_alias=True)))
+        return clean.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
 def load_events(events_json: str | None) -> list[Event]:

@@ -17,19 +17,20 @@ from ..db.migrations import SESSION_MIGRATIONS
 _CREATE = """
 WITH s AS (
     INSERT INTO {schema}.sessions (app_name, user_id, id, state, last_update_time)
-    VALUES ($1, $2, $3, $4::jsonb, $5)
+    VALUES ($1, $2, $3, $4::json, $5)
     ON CONFLICT DO NOTHING
     RETURNING revision
 ), a AS (
     INSERT INTO {schema}.app_states AS t (app_name, state)
-    SELECT $1, $6::jsonb FROM s WHERE $6::jsonb IS NOT NULL
-    ON CONFLICT (app_name) DO UPDATE SET state = t.state || EXCLUDED.state, update_time = now()
+    SELECT $1, $6::json FROM s WHERE $6::json IS NOT NULL
+    ON CONFLICT (app_name) DO UPDATE
+        SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
     RETURNING t.state
 ), u AS (
     INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
-    SELECT $1, $2, $7::jsonb FROM s WHERE $7::jsonb IS NOT NULL
+    SELECT $1, $2, $7::json FROM s WHERE $7::json IS NOT NULL
     ON CONFLICT (app_name, user_id) DO UPDATE
-        SET state = t.state || EXCLUDED.state, update_time = now()
+        SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
     RETURNING t.state
 )
 SELECT s.revision,
@@ -41,18 +42,23 @@ SELECT s.revision,
 FROM s
 """
 
-# $4: how many recent events (NULL = all, 0 = none); $5: inclusive lower timestamp bound.
+# $4: how many recent events (NULL = all, 0 = none). $5: an inclusive lower timestamp bound,
+# applied as ADK applies it: of those events, the newest run whose timestamps are all >= $5.
 _GET = """
 SELECT s.state::text, s.revision, s.last_update_time,
        (SELECT state::text FROM {schema}.app_states WHERE app_name = $1),
        (SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2),
        CASE WHEN $4::bigint = 0 THEN NULL ELSE (
-           SELECT json_agg(e.data ORDER BY e."timestamp", e.seq)::text
-           FROM (SELECT data, "timestamp", seq FROM {schema}.events
-                  WHERE app_name = $1 AND user_id = $2 AND session_id = $3
-                    AND ($5::float8 IS NULL OR "timestamp" >= $5::float8)
-                  ORDER BY "timestamp" DESC, seq DESC
-                  LIMIT $4::bigint) e
+           WITH recent AS (
+               SELECT data, seq, "timestamp" FROM {schema}.events
+                WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+                ORDER BY seq DESC
+                LIMIT $4::bigint
+           )
+           SELECT json_agg(r.data ORDER BY r.seq)::text FROM recent r
+            WHERE $5::float8 IS NULL
+               OR r.seq > (SELECT coalesce(max(seq), -1) FROM recent
+                            WHERE "timestamp" < $5::float8)
        ) END
 FROM {schema}.sessions s
 WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
@@ -79,26 +85,28 @@ _DELETE = "DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AN
 _APPEND = """
 WITH s AS (
     UPDATE {schema}.sessions
-       SET state = CASE WHEN $4::jsonb IS NULL THEN state ELSE state || $4::jsonb END,
+       SET state = CASE WHEN $4::json IS NULL THEN state
+                        ELSE {schema}.merge_state(state, $4::json) END,
            revision = revision + 1, last_update_time = $5, active_time = now()
      WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6
        AND NOT EXISTS (SELECT 1 FROM {schema}.events
                         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $7
-                          AND data::text = ($9::json)::text)
+                          AND data::jsonb = ($9::json)::jsonb)
     RETURNING revision
 ), e AS (
     INSERT INTO {schema}.events
-        (app_name, user_id, session_id, "timestamp", seq, id, invocation_id, data)
-    SELECT $1, $2, $3, $5, revision, $7, $8, $9::json FROM s
+        (app_name, user_id, session_id, seq, id, invocation_id, "timestamp", data)
+    SELECT $1, $2, $3, revision, $7, $8, $5, $9::json FROM s
 ), a AS (
     INSERT INTO {schema}.app_states AS t (app_name, state)
-    SELECT $1, $10::jsonb FROM s WHERE $10::jsonb IS NOT NULL
-    ON CONFLICT (app_name) DO UPDATE SET state = t.state || EXCLUDED.state, update_time = now()
+    SELECT $1, $10::json FROM s WHERE $10::json IS NOT NULL
+    ON CONFLICT (app_name) DO UPDATE
+        SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
 ), u AS (
     INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
-    SELECT $1, $2, $11::jsonb FROM s WHERE $11::jsonb IS NOT NULL
+    SELECT $1, $2, $11::json FROM s WHERE $11::json IS NOT NULL
     ON CONFLICT (app_name, user_id) DO UPDATE
-        SET state = t.state || EXCLUDED.state, update_time = now()
+        SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
 )
 SELECT revision FROM s
 """
@@ -107,7 +115,7 @@ _HEAD = """
 SELECT s.revision, s.last_update_time,
        (SELECT id FROM {schema}.events
          WHERE app_name = $1 AND user_id = $2 AND session_id = $3
-         ORDER BY "timestamp" DESC, seq DESC LIMIT 1)
+         ORDER BY seq DESC LIMIT 1)
 FROM {schema}.sessions s
 WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
 """

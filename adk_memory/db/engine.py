@@ -141,10 +141,11 @@ class Database:
         """
         engine = await self.engine()
         proxied = await engine.raw_connection()
-        while proxied.driver_connection.is_closed():  # died while idle in the pool
+        conn: asyncpg.Connection = proxied.driver_connection
+        while conn.is_closed():  # died while idle in the pool
             await greenlet_spawn(proxied.invalidate)
             proxied = await engine.raw_connection()
-        conn = proxied.driver_connection
+            conn = proxied.driver_connection
         try:
             yield conn
         except BaseException as exc:

@@ -109,6 +109,8 @@ class PostgresSessionService(BaseSessionService):
         the redacted form.
       session_ttl: sessions idle (no append) longer than this are deleted by
         `sweep_expired_sessions()`; None keeps sessions forever.
+      event_cache_size: how many decoded events this process keeps to speed up re-reads (the
+        runtime reloads a session every turn); reads always get independent copies. 0: off.
       engine_kwargs: passed to `create_async_engine` (pool_size, max_overflow, ...).
     """
 
@@ -122,6 +124,7 @@ class PostgresSessionService(BaseSessionService):
         auto_migrate: bool = True,
         redactor: Redactor | None = None,
         session_ttl: timedelta | None = None,
+        event_cache_size: int = 10_000,
         engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if session_ttl is not None and session_ttl <= timedelta(0):
@@ -136,6 +139,7 @@ class PostgresSessionService(BaseSessionService):
         )
         self._store = SessionStore(self.database)
         self._redactor = redactor
+        self._events = codec.EventCache(event_cache_size)
         self.session_ttl = session_ttl
 
     @override
@@ -198,7 +202,7 @@ class PostgresSessionService(BaseSessionService):
         )
         if row is None:
             return None
-        return _to_session(app_name, row, codec.load_events(row.events_json))
+        return _to_session(app_name, row, self._events.load(row.event_texts))
 
     @override
     async def list_sessions(
@@ -208,7 +212,7 @@ class PostgresSessionService(BaseSessionService):
         _check_key("app_name", app_name)
         if user_id is not None:
             _check_key("user_id", user_id)
-        rows = await self._store.list(app_name, user_id)
+        rows = await self._store.list_sessions(app_name, user_id)
         return ListSessionsResponse(sessions=[_to_session(app_name, row, []) for row in rows])
 
     @override
@@ -231,6 +235,9 @@ class PostgresSessionService(BaseSessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         """Persist `event` and apply it to `session`, atomically.
 
+        Re-delivering an event the session already stores (an equal one with the same id) is a
+        no-op, as in ADK: the store checks that in the same statement.
+
         Raises:
           SessionNotFoundError: the session does not exist (or was deleted).
           StaleSessionError: another writer appended since `session` was loaded.
@@ -244,9 +251,6 @@ class PostgresSessionService(BaseSessionService):
         _check_key("app_name", session.app_name)
         _check_key("user_id", session.user_id)
         _check_key("session_id", session.id)
-        # Re-delivery of an event this session object already holds is a no-op, as in ADK.
-        if any(e == event for e in session.events if e.id == event.id):
-            return event
         self._apply_temp_state(session, event)
         event = self._trim_temp_delta_state(event)
 

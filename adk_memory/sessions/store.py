@@ -55,7 +55,7 @@ SELECT s.state::text, s.revision, s.last_update_time,
                 ORDER BY seq DESC
                 LIMIT $4::bigint
            )
-           SELECT json_agg(r.data ORDER BY r.seq)::text FROM recent r
+           SELECT array_agg(r.data::text ORDER BY r.seq) FROM recent r
             WHERE $5::float8 IS NULL
                OR r.seq > (SELECT coalesce(max(seq), -1) FROM recent
                             WHERE "timestamp" < $5::float8)
@@ -134,7 +134,8 @@ DELETE FROM {schema}.sessions WHERE ctid = ANY(ARRAY(
 
 @dataclass(frozen=True)
 class SessionRow:
-    """A stored session as the database returns it: ids, JSON texts and its revision."""
+    """A stored session as the database returns it: ids, JSON texts (state, and one per event
+    when events were asked for) and its revision."""
 
     user_id: str
     id: str
@@ -143,7 +144,7 @@ class SessionRow:
     last_update_time: float
     app_state_json: str | None
     user_state_json: str | None
-    events_json: str | None = None
+    event_texts: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,7 @@ class SessionStore:
             return None
         return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
 
-    async def list(self, app_name: str, user_id: str | None) -> list[SessionRow]:
+    async def list_sessions(self, app_name: str, user_id: str | None) -> list[SessionRow]:
         """Sessions of one user (or of every user of the app), oldest update first."""
         await self.ready()
         if user_id is None:

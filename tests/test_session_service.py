@@ -274,3 +274,24 @@ async def test_service_recovers_when_its_connections_are_killed(make_session_ser
     await service.append_event(handle, text_event("after the restart"))
     stored = await snapshot(service, "u", session.id)
     assert [e.content.parts[0].text for e in stored.events] == ["after the restart"]
+
+
+@pytest.mark.parametrize("cache_size", [0, 1, 10_000])
+async def test_reads_are_independent_copies_whatever_the_event_cache(
+    make_session_service, cache_size
+):
+    """Callers may mutate what they read; the next read (cached or not) is unaffected."""
+    service = make_session_service(event_cache_size=cache_size)
+    session = await service.create_session(app_name=APP, user_id="u")
+    for text in ("one", "two", "three"):
+        await service.append_event(session, text_event(text, delta={"last": text}))
+    first = await snapshot(service, "u", session.id)
+    first.events[0].content.parts[0].text = "mutated"
+    first.events[1].actions.state_delta["last"] = "mutated"
+    first.events.pop()
+
+    again = await snapshot(service, "u", session.id)
+    assert [e.content.parts[0].text for e in again.events] == ["one", "two", "three"]
+    assert again.events[1].actions.state_delta == {"last": "two"}
+    assert again.events == session.events
+    assert again.events[0] is not first.events[0]

@@ -142,3 +142,20 @@ def test_two_processes_share_one_embedded_server(tmp_path):
     # The other process exited; this one still holds the server, so it still answers.
     pid = int((data_dir / "postmaster.pid").read_text().split()[0])
     os.kill(pid, 0)
+
+
+async def test_a_cancelled_statement_does_not_poison_the_pool(make_session_service):
+    """A request cancelled mid-query (client hung up) leaves no busy connection in the pool."""
+    service = make_session_service()
+    await service.create_session(app_name="a", user_id="u", session_id="s")
+
+    async def slow_query(conn):
+        await conn.execute("SELECT pg_sleep(5)")
+
+    task = asyncio.create_task(service.database.run(slow_query))
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(20):  # every pooled connection is usable
+        assert await service.get_session(app_name="a", user_id="u", session_id="s")

@@ -1,18 +1,45 @@
 """adk-memory: durable sessions and long-term memory for Google ADK agents on PostgreSQL."""
 
+from .config import MemoryBankConfig, RetrievalConfig, TtlConfig
 from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
 from .db.migrations import SchemaVersionError
+from .memory.embeddings import Embedder
+from .memory.models import (
+    Memory,
+    MemoryAction,
+    MemoryFilter,
+    MemoryPage,
+    MemoryRevision,
+    RetrievedMemory,
+    SourceType,
+)
+from .memory.service import PostgresMemoryService, to_memory_entry
+from .memory.store import EmbeddingDimensionError
 from .sessions.redaction import PiiRedactor, Redactor
 from .sessions.service import PostgresSessionService
 
 __all__ = [
     "DEFAULT_SCHEMA",
     "EmbeddedPostgresUnavailableError",
+    "Embedder",
+    "EmbeddingDimensionError",
+    "Memory",
+    "MemoryAction",
+    "MemoryBankConfig",
+    "MemoryFilter",
+    "MemoryPage",
+    "MemoryRevision",
     "PiiRedactor",
+    "PostgresMemoryService",
     "PostgresSessionService",
     "Redactor",
+    "RetrievalConfig",
+    "RetrievedMemory",
     "SchemaVersionError",
+    "SourceType",
+    "TtlConfig",
     "embedded_url",
     "normalise_url",
+    "to_memory_entry",
 ]

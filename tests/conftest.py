@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adk_memory import PostgresSessionService, embedded_url, normalise_url
+from adk_memory import PostgresMemoryService, PostgresSessionService, embedded_url, normalise_url
 
 TEST_SCHEMA = "adk_memory_test"
 
@@ -74,5 +74,21 @@ async def make_session_service(
 
     def make(**options: Any) -> PostgresSessionService:
         return PostgresSessionService(engine=engine, schema=TEST_SCHEMA, **options)
+
+    yield make
+
+
+@pytest.fixture
+async def make_memory_service(
+    engine: AsyncEngine, database_url: str
+) -> AsyncIterator[Callable[..., PostgresMemoryService]]:
+    """Build memory services on emptied test tables. A service with an embedder fixes the
+    store's vector dimension, so tests that use one should all use 64 dimensions (the default
+    `HashEmbedder`); `schema=` gives a test its own tables when it needs another."""
+    await _truncate_all(database_url)
+
+    def make(**options: Any) -> PostgresMemoryService:
+        options.setdefault("schema", TEST_SCHEMA)
+        return PostgresMemoryService(engine=engine, **options)
 
     yield make

@@ -88,7 +88,66 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-MIGRATIONS: dict[str, tuple[str, ...]] = {"sessions": SESSION_MIGRATIONS}
+MEMORY_MIGRATIONS: tuple[str, ...] = (
+    # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
+    # index) when a store is first used with an embedder: see memory/store.py.
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE {schema}.memory_settings (
+        name  text PRIMARY KEY,
+        value text NOT NULL
+    );
+    CREATE TABLE {schema}.memories (
+        id                uuid        PRIMARY KEY,
+        scope_key         text        NOT NULL,
+        scope             jsonb       NOT NULL,
+        fact              text        NOT NULL,
+        content           jsonb,
+        topics            text[]      NOT NULL DEFAULT '{{}}',
+        metadata          jsonb       NOT NULL DEFAULT '{{}}',
+        importance        real        CHECK (importance BETWEEN 0 AND 1),
+        confidence        real        CHECK (confidence BETWEEN 0 AND 1),
+        source_type       text        NOT NULL,
+        source_session_id text,
+        source_event_ids  text[]      NOT NULL DEFAULT '{{}}',
+        embedding         vector,
+        fts               tsvector    NOT NULL,
+        create_time       timestamptz NOT NULL DEFAULT now(),
+        update_time       timestamptz NOT NULL DEFAULT now(),
+        expire_time       timestamptz
+    );
+    -- Exact-scope reads: one equality on the canonical scope text, newest first.
+    CREATE INDEX memories_by_scope ON {schema}.memories (scope_key, update_time DESC, id DESC);
+    CREATE INDEX memories_fts ON {schema}.memories USING gin (fts);
+    CREATE INDEX memories_expiry ON {schema}.memories (expire_time)
+        WHERE expire_time IS NOT NULL;
+    -- No foreign key: a revision outlives its memory and explains what happened to it.
+    CREATE TABLE {schema}.memory_revisions (
+        id                uuid        PRIMARY KEY,
+        memory_id         uuid        NOT NULL,
+        scope_key         text        NOT NULL,
+        scope             jsonb       NOT NULL,
+        action            text        NOT NULL CHECK (action IN ('CREATED', 'UPDATED', 'DELETED')),
+        fact              text,
+        extracted_facts   text[]      NOT NULL DEFAULT '{{}}',
+        labels            jsonb       NOT NULL DEFAULT '{{}}',
+        source_type       text,
+        source_session_id text,
+        source_event_ids  text[]      NOT NULL DEFAULT '{{}}',
+        create_time       timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expire_time       timestamptz
+    );
+    CREATE INDEX memory_revisions_by_memory
+        ON {schema}.memory_revisions (scope_key, memory_id, create_time);
+    CREATE INDEX memory_revisions_expiry ON {schema}.memory_revisions (expire_time)
+        WHERE expire_time IS NOT NULL;
+    """,
+)
+
+MIGRATIONS: dict[str, tuple[str, ...]] = {
+    "sessions": SESSION_MIGRATIONS,
+    "memory": MEMORY_MIGRATIONS,
+}
 """Every component's migration list, by component name."""
 
 

@@ -1,0 +1,112 @@
+"""Typed settings for the memory service, one documented field at a time.
+
+Owns: the knobs users turn (TTLs, retrieval weights, text-search language) and their validation,
+so a bad setting fails when the service is built, not in the middle of a turn. It never reads the
+environment or touches the database.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TtlConfig(_Settings):
+    """How long memories live (Memory Bank's TTL semantics). None everywhere: forever.
+
+    A memory's expiry is set when it is written: `now + ttl`. An update resets it to
+    `now + ttl` of the update's kind. A per-call `ttl` overrides all of these.
+    """
+
+    default_ttl: timedelta | None = None
+    """TTL for every memory written, unless a granular TTL below applies."""
+
+    create_ttl: timedelta | None = None
+    """TTL for memories created directly (`create_memory`, `add_memory`); default_ttl if None."""
+
+    generate_created_ttl: timedelta | None = None
+    """TTL for memories created by generation (extraction); default_ttl if None."""
+
+    generate_updated_ttl: timedelta | None = None
+    """TTL given to a memory when generation updates it; default_ttl if None."""
+
+    revision_ttl: timedelta | None = None
+    """How long revisions are kept; None keeps the whole history."""
+
+    @model_validator(mode="after")
+    def _positive(self) -> TtlConfig:
+        for name, value in self:
+            if value is not None and value <= timedelta(0):
+                raise ValueError(f"{name} must be a positive duration")
+        return self
+
+    def for_create(self) -> timedelta | None:
+        """The TTL of a directly created memory."""
+        return self.create_ttl or self.default_ttl
+
+    def for_generated_create(self) -> timedelta | None:
+        """The TTL of a memory created by generation."""
+        return self.generate_created_ttl or self.default_ttl
+
+    def for_update(self) -> timedelta | None:
+        """The TTL a direct update resets expiry to: only `default_ttl` does (with granular TTLs,
+        Memory Bank leaves a directly updated memory's expiry alone)."""
+        return self.default_ttl
+
+    def for_generated_update(self) -> timedelta | None:
+        """The TTL a memory gets when generation updates it."""
+        return self.generate_updated_ttl or self.default_ttl
+
+
+class RetrievalConfig(_Settings):
+    """How search results are ranked: relevance (vector and full-text, fused by reciprocal-rank
+    fusion), blended with recency and importance. Weights are relative; they need not sum to 1.
+    """
+
+    relevance_weight: float = Field(default=1.0, ge=0)
+    """Weight of the fused relevance (normalised so the best possible match scores 1)."""
+
+    recency_weight: float = Field(default=0.1, ge=0)
+    """Weight of recency: 1 for a memory updated now, halving every `recency_half_life`."""
+
+    recency_half_life: timedelta = timedelta(days=30)
+    """How fast recency decays."""
+
+    importance_weight: float = Field(default=0.1, ge=0)
+    """Weight of a memory's importance (0..1; 0.5 when unknown)."""
+
+    rrf_k: int = Field(default=10, ge=1)
+    """Reciprocal-rank-fusion constant: a result at rank r in a list adds 1 / (rrf_k + r).
+    Smaller than the customary 60 because only two short lists are fused here, and the fused
+    relevance must still separate rank 1 from rank 2 once recency and importance are added."""
+
+    candidates: int = Field(default=100, ge=1, le=10_000)
+    """How many candidates each of the vector and full-text searches contributes before fusion."""
+
+    top_k: int = Field(default=3, ge=1, le=100)
+    """How many memories ADK's `search_memory` returns (Memory Bank's default)."""
+
+    text_search_language: str = Field(default="english", pattern=r"^[a-z_]+$")
+    """Postgres text-search configuration for full-text search (e.g. english, simple, german)."""
+
+    @model_validator(mode="after")
+    def _half_life(self) -> RetrievalConfig:
+        if self.recency_half_life <= timedelta(0):
+            raise ValueError("recency_half_life must be a positive duration")
+        return self
+
+
+class MemoryBankConfig(_Settings):
+    """Everything that shapes a memory bank: TTLs and retrieval (generation settings come with
+    memory generation)."""
+
+    ttl: TtlConfig = TtlConfig()
+    """Memory and revision lifetimes."""
+
+    retrieval: RetrievalConfig = RetrievalConfig()
+    """Ranking of search results."""

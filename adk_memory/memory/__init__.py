@@ -1,0 +1,1 @@
+"""Long-term memory on PostgreSQL + pgvector: scopes, the store, retrieval, embeddings."""

@@ -1,0 +1,107 @@
+"""What the memory service hands out: memories, search results, revisions, pages, filters.
+
+Owns: the public shapes of the Memory Bank-style API (ADK's own `MemoryEntry` is produced from
+these by the service). Plain data: no database, no model calls.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MemoryAction(str, Enum):
+    """What a write did to a memory (recorded in its revision)."""
+
+    CREATED = "CREATED"
+    UPDATED = "UPDATED"
+    DELETED = "DELETED"
+
+
+class SourceType(str, Enum):
+    """Where a memory's information came from (provenance)."""
+
+    BOOTSTRAPPED = "bootstrapped"
+    """Written directly by the application (create_memory, add_memory, imports)."""
+    USER_INPUT = "user_input"
+    """Said by the user."""
+    TOOL_OUTPUT = "tool_output"
+    """Returned by a tool."""
+    AGENT = "agent"
+    """Said or decided by the agent."""
+
+
+class Memory(BaseModel):
+    """One memory: a fact about a scope (usually one user of one app)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    scope: dict[str, str]
+    fact: str
+    topics: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    content: dict[str, Any] | None = None
+    """Optional structured form of the fact (for schema-based memories)."""
+    importance: float | None = None
+    confidence: float | None = None
+    source_type: SourceType = SourceType.BOOTSTRAPPED
+    source_session_id: str | None = None
+    source_event_ids: list[str] = Field(default_factory=list)
+    create_time: datetime
+    update_time: datetime
+    expire_time: datetime | None = None
+
+
+class RetrievedMemory(BaseModel):
+    """A search result: the memory, its cosine distance to the query (when it has an embedding
+    and the store an embedder) and the blended ranking score (higher is better)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    distance: float | None = None
+    score: float
+
+
+class MemoryRevision(BaseModel):
+    """An immutable record of one change to a memory; kept after the memory is deleted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    memory_id: str
+    scope: dict[str, str]
+    action: MemoryAction
+    fact: str | None
+    """The fact after the change (the last fact, for a deletion)."""
+    extracted_facts: list[str] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=dict)
+    source_type: SourceType | None = None
+    source_session_id: str | None = None
+    source_event_ids: list[str] = Field(default_factory=list)
+    create_time: datetime
+    expire_time: datetime | None = None
+
+
+class MemoryFilter(BaseModel):
+    """Narrows a listing or a search. Every condition must hold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    topics: list[str] | None = None
+    """Memories with at least one of these topics."""
+    metadata: dict[str, Any] | None = None
+    """Memories whose metadata contains these key/value pairs (JSON containment)."""
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+
+
+class MemoryPage(BaseModel):
+    """One page of a listing; pass `next_page_token` back for the next one (None: the end)."""
+
+    memories: list[Memory]
+    next_page_token: str | None = None

@@ -1,0 +1,54 @@
+"""Memory scopes: validation and the one canonical form they are stored and matched in.
+
+Owns: the rules (1 to 5 string keys and values, no `*`, no NUL) and the canonical key, a JSON
+text with sorted keys, so exact-scope matching is one equality on an indexed column: same keys
+and values, order-free, case-sensitive. It never widens a scope: there are no wildcards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from google.adk.errors.input_validation_error import InputValidationError
+
+MAX_SCOPE_KEYS = 5
+MAX_SCOPE_PART_LENGTH = 256
+
+Scope = dict[str, str]
+
+
+def validate_scope(scope: Any) -> Scope:
+    """A copy of `scope` if it is valid; `InputValidationError` saying why if not."""
+    if not isinstance(scope, Mapping):
+        raise InputValidationError(
+            f"A scope must be a dict of strings, got {type(scope).__name__}."
+        )
+    if not 1 <= len(scope) <= MAX_SCOPE_KEYS:
+        raise InputValidationError(
+            f"A scope has 1 to {MAX_SCOPE_KEYS} keys, got {len(scope)}: {sorted(map(str, scope))}."
+        )
+    checked: Scope = {}
+    for key, value in scope.items():
+        for kind, part in (("key", key), ("value", value)):
+            if not isinstance(part, str) or not part:
+                raise InputValidationError(f"Scope {kind}s must be non-empty strings: {part!r}.")
+            if "*" in part or "\x00" in part:
+                raise InputValidationError(f"Scope {kind} {part!r} contains '*' or NUL.")
+            if len(part) > MAX_SCOPE_PART_LENGTH:
+                raise InputValidationError(
+                    f"Scope {kind} is longer than {MAX_SCOPE_PART_LENGTH} characters."
+                )
+        checked[key] = value
+    return checked
+
+
+def scope_key(scope: Scope) -> str:
+    """The canonical text of a validated scope: equal scopes, and only those, share it."""
+    return json.dumps(scope, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def user_scope(app_name: str, user_id: str) -> Scope:
+    """The scope ADK's memory calls use: one user of one app."""
+    return validate_scope({"app_name": app_name, "user_id": user_id})

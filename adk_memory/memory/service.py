@@ -1,0 +1,575 @@
+"""PostgresMemoryService: ADK's `BaseMemoryService` with Memory Bank-style memory management.
+
+Owns: the API (create / get / list / update / delete / purge / revisions / retrieve, and ADK's
+add_session_to_memory / add_events_to_memory / add_memory / search_memory / delete_memory), scope
+validation, TTLs, embedding of facts and queries, and the mapping to ADK's `MemoryEntry`. With no
+model configured, sessions are remembered as raw events (one memory per event with text, never
+twice). It never writes SQL itself (the store does) and never imports the session service: it
+reads sessions only through ADK's `Session` and `Event` types.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.events.event import Event
+from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.sessions.session import Session
+from google.genai import types
+from sqlalchemy.ext.asyncio import AsyncEngine
+from typing_extensions import override
+
+from ..config import MemoryBankConfig
+from ..db.engine import DEFAULT_SCHEMA, Database
+from .embeddings import Embedder
+from .models import (
+    Memory,
+    MemoryFilter,
+    MemoryPage,
+    MemoryRevision,
+    RetrievedMemory,
+    SourceType,
+)
+from .scope import Scope, scope_key, user_scope, validate_scope
+from .store import MemoryChange, MemoryStore, NewMemory
+
+MAX_FACT_LENGTH = 10_000
+"""Longest fact accepted, in characters: a memory is a fact, not a document."""
+
+MAX_TOP_K = 100
+
+_RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
+
+
+def _seconds(ttl: timedelta | None) -> float | None:
+    if ttl is None:
+        return None
+    if ttl <= timedelta(0):
+        raise InputValidationError("ttl must be a positive duration.")
+    return ttl.total_seconds()
+
+
+def _check_fact(fact: object) -> str:
+    if not isinstance(fact, str) or not fact.strip():
+        raise InputValidationError("A memory's fact must be a non-empty string.")
+    if len(fact) > MAX_FACT_LENGTH:
+        raise InputValidationError(f"A fact is at most {MAX_FACT_LENGTH} characters.")
+    return fact.replace("\x00", "\ufffd")
+
+
+def _check_id(memory_id: object) -> str:
+    try:
+        return str(uuid.UUID(str(memory_id)))
+    except ValueError as exc:
+        raise InputValidationError(f"Not a memory id: {memory_id!r}.") from exc
+
+
+def _check_unit(name: str, value: float | None) -> float | None:
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise InputValidationError(f"{name} must be between 0 and 1.")
+    return value
+
+
+def _event_text(event: Event) -> str:
+    """The text an event says (thoughts left out): what raw-events mode remembers."""
+    if not event.content or not event.content.parts:
+        return ""
+    return "\n".join(p.text for p in event.content.parts if p.text and not p.thought).strip()
+
+
+def _entry_text(entry: MemoryEntry) -> str:
+    return "\n".join(p.text for p in entry.content.parts or [] if p.text).strip()
+
+
+def _encode_token(memory: Memory) -> str:
+    raw = f"{memory.update_time.isoformat()}|{memory.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode_token(token: str) -> tuple[datetime, str]:
+    try:
+        when, memory_id = base64.urlsafe_b64decode(token.encode()).decode().split("|")
+        return datetime.fromisoformat(when), _check_id(memory_id)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputValidationError("Invalid page token.") from exc
+
+
+def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
+    """A memory as ADK's `MemoryEntry`: the fact as text, its id, its update time (UTC ISO 8601)
+    and, in custom_metadata, its score/distance, topics, scope and own metadata."""
+    memory = result.memory if isinstance(result, RetrievedMemory) else result
+    extra: dict[str, Any] = {
+        "topics": list(memory.topics),
+        "scope": dict(memory.scope),
+        "metadata": dict(memory.metadata),
+        "source_type": memory.source_type.value,
+    }
+    if isinstance(result, RetrievedMemory):
+        extra["score"] = result.score
+        extra["distance"] = result.distance
+    return MemoryEntry(
+        id=memory.id,
+        content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
+        author=memory.metadata.get("author"),
+        timestamp=memory.update_time.astimezone(timezone.utc).isoformat(),
+        custom_metadata=extra,
+    )
+
+
+class PostgresMemoryService(BaseMemoryService):
+    """Long-term memory on PostgreSQL + pgvector, scoped exactly, ranked by hybrid search.
+
+    Args:
+      database_url: `postgresql://...`; None and no engine: the embedded PostgreSQL.
+      embedder: makes vectors for facts and queries (e.g. `GeminiEmbedder()`); None: full-text
+        search only (no API key needed).
+      config: TTLs and retrieval weights (`MemoryBankConfig`).
+      engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresSessionService`).
+      schema, data_dir, auto_migrate, engine_kwargs: as for `PostgresSessionService`.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        embedder: Embedder | None = None,
+        config: MemoryBankConfig | None = None,
+        engine: AsyncEngine | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        data_dir: str | None = None,
+        auto_migrate: bool = True,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise InputValidationError("embedder must have `dimensions` and `embed(texts)`.")
+        self.config = config or MemoryBankConfig()
+        self.embedder = embedder
+        self.database = Database(
+            database_url,
+            engine=engine,
+            schema=schema,
+            data_dir=data_dir,
+            auto_migrate=auto_migrate,
+            engine_kwargs=engine_kwargs,
+        )
+        self._store = MemoryStore(
+            self.database, text_search_language=self.config.retrieval.text_search_language
+        )
+        self._prepared = False
+
+    async def _ready(self) -> MemoryStore:
+        """Migrate once, and fix (or check) the vector dimension once, before the first call."""
+        if not self._prepared:
+            await self._store.ready()
+            if self.embedder is not None:
+                await self._store.prepare_embeddings(self.embedder.dimensions)
+            self._prepared = True
+        return self._store
+
+    async def _embed(self, texts: Sequence[str], task: str) -> list[list[float]] | None:
+        if self.embedder is None or not texts:
+            return None
+        vectors = await self.embedder.embed(list(texts), task=task)  # type: ignore[arg-type]
+        if len(vectors) != len(texts) or any(len(v) != self.embedder.dimensions for v in vectors):
+            raise ValueError("The embedder returned vectors of the wrong number or size.")
+        return vectors
+
+    @property
+    def _revision_ttl(self) -> float | None:
+        return _seconds(self.config.ttl.revision_ttl)
+
+    # ------------------------------------------------------------------ Memory Bank-style API
+
+    async def create_memory(
+        self,
+        fact: str,
+        scope: Mapping[str, str],
+        *,
+        topics: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        content: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        ttl: timedelta | None = None,
+        source_type: SourceType = SourceType.BOOTSTRAPPED,
+    ) -> Memory:
+        """Store a fact as a memory of `scope`, as given (no consolidation)."""
+        checked = validate_scope(scope)
+        new = await self._new_memory(
+            str(uuid.uuid4()),
+            checked,
+            fact,
+            topics=topics,
+            metadata=metadata,
+            content=content,
+            importance=importance,
+            confidence=confidence,
+            ttl=ttl if ttl is not None else self.config.ttl.for_create(),
+            source_type=source_type,
+        )
+        store = await self._ready()
+        memory = await store.insert(new, self._revision_ttl)
+        assert memory is not None  # a fresh random id is never taken
+        return memory
+
+    async def _new_memory(
+        self,
+        memory_id: str,
+        scope: Scope,
+        fact: str,
+        *,
+        embedding: Sequence[float] | None = None,
+        ttl: timedelta | None,
+        topics: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        content: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        source_type: SourceType = SourceType.BOOTSTRAPPED,
+        source_session_id: str | None = None,
+        source_event_ids: Sequence[str] = (),
+        create_time: datetime | None = None,
+    ) -> NewMemory:
+        """Validate one memory's fields (and embed its fact unless a vector is given)."""
+        fact = _check_fact(fact)
+        if embedding is None:
+            vectors = await self._embed([fact], "document")
+            embedding = vectors[0] if vectors else None
+        return NewMemory(
+            id=memory_id,
+            scope_key=scope_key(scope),
+            scope=scope,
+            fact=fact,
+            topics=[str(t) for t in topics or ()],
+            metadata=dict(metadata or {}),
+            content=dict(content) if content is not None else None,
+            importance=_check_unit("importance", importance),
+            confidence=_check_unit("confidence", confidence),
+            source_type=SourceType(source_type),
+            source_session_id=source_session_id,
+            source_event_ids=list(source_event_ids),
+            embedding=embedding,
+            create_time=create_time,
+            ttl_seconds=_seconds(ttl),
+        )
+
+    async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
+        """The live memory with this id in this scope, or None (never another scope's)."""
+        checked = validate_scope(scope)
+        store = await self._ready()
+        return await store.get(_check_id(memory_id), scope_key(checked))
+
+    async def list_memories(
+        self,
+        scope: Mapping[str, str] | None = None,
+        *,
+        filter: MemoryFilter | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> MemoryPage:
+        """Live memories of `scope`, newest update first, one page at a time.
+
+        `scope=None` lists every scope: an operator's view (CLI, exports), never one to hand to
+        a model or an end user.
+        """
+        key = scope_key(validate_scope(scope)) if scope is not None else None
+        if not 1 <= page_size <= 1000:
+            raise InputValidationError("page_size must be between 1 and 1000.")
+        after = _decode_token(page_token) if page_token else None
+        store = await self._ready()
+        rows = await store.list_memories(key, filter, after, page_size + 1)
+        more = len(rows) > page_size
+        rows = rows[:page_size]
+        return MemoryPage(
+            memories=rows, next_page_token=_encode_token(rows[-1]) if more and rows else None
+        )
+
+    async def update_memory(
+        self,
+        memory_id: str,
+        scope: Mapping[str, str],
+        *,
+        fact: str | None = None,
+        topics: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        ttl: timedelta | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> Memory:
+        """Change a memory (fields left None are kept) and record an UPDATED revision.
+
+        The expiry is reset to now + `ttl`, else now + the configured default TTL, else kept.
+
+        Raises:
+          KeyError-like `LookupError`: no live memory with this id in this scope.
+        """
+        checked = validate_scope(scope)
+        memory_id = _check_id(memory_id)
+        if fact is not None:
+            fact = _check_fact(fact)
+        vectors = await self._embed([fact], "document") if fact is not None else None
+        change = MemoryChange(
+            fact=fact,
+            topics=[str(t) for t in topics] if topics is not None else None,
+            metadata=dict(metadata) if metadata is not None else None,
+            importance=_check_unit("importance", importance),
+            confidence=_check_unit("confidence", confidence),
+            embedding=vectors[0] if vectors else None,
+            ttl_seconds=_seconds(ttl if ttl is not None else self.config.ttl.for_update()),
+            labels=dict(labels or {}),
+        )
+        store = await self._ready()
+        memory = await store.update(memory_id, scope_key(checked), change, self._revision_ttl)
+        if memory is None:
+            raise LookupError(f"No memory {memory_id} in scope {checked}.")
+        return memory
+
+    @override
+    async def delete_memory(
+        self,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        memory_id: str | None = None,
+        scope: Mapping[str, str] | None = None,
+    ) -> None:
+        """Delete one memory, or with no `memory_id` all of the scope's, keeping revisions.
+
+        ADK's form names the user (`app_name`, `user_id`); Memory Bank's names the `scope`. A
+        memory of another scope is never touched, even with its id.
+        """
+        await self._delete(self._scope_of(app_name, user_id, scope), memory_id)
+
+    async def _delete(self, scope: Scope, memory_id: str | None) -> int:
+        checked_id = _check_id(memory_id) if memory_id is not None else None
+        store = await self._ready()
+        return await store.delete(scope_key(scope), checked_id, None, self._revision_ttl)
+
+    @staticmethod
+    def _scope_of(
+        app_name: str | None, user_id: str | None, scope: Mapping[str, str] | None
+    ) -> Scope:
+        if scope is not None:
+            if app_name is not None or user_id is not None:
+                raise InputValidationError("Pass either scope or app_name and user_id, not both.")
+            return validate_scope(scope)
+        if app_name is None or user_id is None:
+            raise InputValidationError("A scope (or app_name and user_id) is required.")
+        return user_scope(app_name, user_id)
+
+    async def list_revisions(
+        self, memory_id: str, scope: Mapping[str, str]
+    ) -> list[MemoryRevision]:
+        """A memory's history, oldest first; still there after the memory was deleted."""
+        checked = validate_scope(scope)
+        store = await self._ready()
+        return await store.revisions(_check_id(memory_id), scope_key(checked))
+
+    async def purge(self, scope: Mapping[str, str]) -> int:
+        """Forget a scope entirely: its memories and their revisions. Returns rows deleted."""
+        checked = validate_scope(scope)
+        store = await self._ready()
+        return await store.purge(scope_key(checked))
+
+    async def retrieve_memories(
+        self,
+        scope: Mapping[str, str],
+        *,
+        search_query: str | None = None,
+        top_k: int = 3,
+        filter: MemoryFilter | None = None,
+    ) -> list[RetrievedMemory]:
+        """Memories of exactly `scope`. With a query: the `top_k` most relevant, best first
+        (hybrid vector + full-text, blended with recency and importance). Without: all of them,
+        newest first (score 0)."""
+        checked = validate_scope(scope)
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise InputValidationError(f"top_k must be between 1 and {MAX_TOP_K}.")
+        if search_query is None or not search_query.strip():
+            return [
+                RetrievedMemory(memory=m, score=0.0)
+                for m in await self._all_memories(checked, filter)
+            ]
+        retrieval = self.config.retrieval
+        vectors = await self._embed([search_query], "query")
+        store = await self._ready()
+        rows = await store.retrieve(
+            scope_key(checked),
+            query_text=search_query,
+            query_embedding=vectors[0] if vectors else None,
+            top_k=top_k,
+            candidates=max(retrieval.candidates, top_k),
+            rrf_k=retrieval.rrf_k,
+            weights=(
+                retrieval.relevance_weight,
+                retrieval.recency_weight,
+                retrieval.importance_weight,
+            ),
+            half_life_seconds=retrieval.recency_half_life.total_seconds(),
+            flt=filter,
+        )
+        return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
+
+    async def _all_memories(self, scope: Scope, flt: MemoryFilter | None) -> list[Memory]:
+        memories: list[Memory] = []
+        token: str | None = None
+        while True:
+            page = await self.list_memories(scope, filter=flt, page_size=1000, page_token=token)
+            memories.extend(page.memories)
+            if page.next_page_token is None:
+                return memories
+            token = page.next_page_token
+
+    async def sweep_expired(
+        self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Delete expired memories (each with a DELETED revision labelled "expired") and expired
+        revisions, in batches; `progress` gets the running count of memories. Returns it."""
+        if batch_size < 1:
+            raise InputValidationError("batch_size must be at least 1.")
+        store = await self._ready()
+        total = 0
+        while True:
+            memories, revisions = await store.sweep(batch_size, self._revision_ttl)
+            total += memories
+            if progress is not None:
+                progress(total)
+            if memories < batch_size and revisions < batch_size:
+                return total
+
+    # ------------------------------------------------------------------ ADK's memory service
+
+    @override
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
+        """The user's most relevant memories for `query`, as ADK `MemoryEntry`s."""
+        results = await self.retrieve_memories(
+            user_scope(app_name, user_id),
+            search_query=query,
+            top_k=self.config.retrieval.top_k,
+        )
+        return SearchMemoryResponse(memories=[to_memory_entry(r) for r in results])
+
+    @override
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Store each entry's text as a memory of the user (entry metadata kept; an entry's
+        `custom_metadata["topics"]` becomes its topics)."""
+        scope = user_scope(app_name, user_id)
+        texts: list[str] = []
+        for entry in memories:
+            if not isinstance(entry, MemoryEntry):
+                raise InputValidationError("memories must be ADK MemoryEntry objects.")
+            texts.append(_check_fact(_entry_text(entry)))
+        vectors = await self._embed(texts, "document")
+        ttl = self.config.ttl.for_create()
+        batch = []
+        for i, (entry, text) in enumerate(zip(memories, texts, strict=True)):
+            metadata = {**(custom_metadata or {}), **entry.custom_metadata}
+            topics = metadata.pop("topics", None) or []
+            if entry.author:
+                metadata.setdefault("author", entry.author)
+            batch.append(
+                await self._new_memory(
+                    entry.id if entry.id and _is_uuid(entry.id) else str(uuid.uuid4()),
+                    scope,
+                    text,
+                    embedding=vectors[i] if vectors else None,
+                    ttl=ttl,
+                    topics=topics if isinstance(topics, list) else [str(topics)],
+                    metadata=metadata,
+                )
+            )
+        store = await self._ready()
+        await store.insert_many(batch, self._revision_ttl)
+
+    @override
+    async def add_session_to_memory(self, session: Session) -> None:
+        """Remember the session's events (raw-events mode: one memory per event with text)."""
+        if not isinstance(session, Session):
+            raise InputValidationError("session must be an ADK Session.")
+        await self.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            events=session.events,
+            session_id=session.id,
+        )
+
+    @override
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Remember events with text, each once: an event already remembered (or remembered
+        and then deleted) is skipped, so adding a session again adds only its new events."""
+        scope = user_scope(app_name, user_id)
+        key = scope_key(scope)
+        picked = [(e, _event_text(e)) for e in events if not e.partial]
+        picked = [(e, text) for e, text in picked if text]
+        vectors = await self._embed([text for _, text in picked], "document")
+        ttl = self.config.ttl.for_create()
+        batch = []
+        for i, (event, text) in enumerate(picked):
+            metadata = {
+                **(custom_metadata or {}),
+                "author": event.author,
+                "event_id": event.id,
+                "invocation_id": event.invocation_id,
+            }
+            if session_id:
+                metadata["session_id"] = session_id
+            batch.append(
+                await self._new_memory(
+                    str(uuid.uuid5(_RAW_EVENT_NAMESPACE, f"{key}\n{session_id}\n{event.id}")),
+                    scope,
+                    text[:MAX_FACT_LENGTH],
+                    embedding=vectors[i] if vectors else None,
+                    ttl=ttl,
+                    metadata=metadata,
+                    source_type=SourceType.USER_INPUT
+                    if event.author == "user"
+                    else SourceType.AGENT,
+                    source_session_id=session_id,
+                    source_event_ids=[event.id],
+                    create_time=datetime.fromtimestamp(event.timestamp, timezone.utc),
+                )
+            )
+        store = await self._ready()
+        await store.insert_many(batch, self._revision_ttl)
+
+    async def close(self) -> None:
+        """Release the connection pool (a shared engine is left to its owner)."""
+        await self.database.close()
+
+    async def __aenter__(self) -> PostgresMemoryService:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,530 @@
+"""SQL for memories and their revisions: CRUD, hybrid retrieval, TTL sweeps, vector set-up.
+
+Owns: every statement on the memory tables (and all pgvector-specific SQL), each filtered by the
+canonical scope key so no call reaches another scope's rows, and each change written together
+with its revision in one statement. Rows become `Memory` / `MemoryRevision` here. It never
+decides what to write (the service does) and never calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from pgvector import Vector
+
+from ..db.engine import Database
+from ..db.migrations import MEMORY_MIGRATIONS
+from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
+
+_MEMORY_COLUMNS = """
+    m.id::text, m.scope::text, m.fact, m.content::text, m.topics, m.metadata::text, m.importance,
+    m.confidence, m.source_type, m.source_session_id, m.source_event_ids, m.create_time,
+    m.update_time, m.expire_time"""
+
+_LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
+
+# Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
+# bounds. Substituted per statement so each statement numbers its own parameters.
+_FILTERS = """
+    AND ({topics}::text[] IS NULL OR m.topics && {topics}::text[])
+    AND ({metadata}::jsonb IS NULL OR m.metadata @> {metadata}::jsonb)
+    AND ({after}::timestamptz IS NULL OR m.update_time > {after}::timestamptz)
+    AND ({before}::timestamptz IS NULL OR m.update_time < {before}::timestamptz)"""
+
+
+def _filters(first: int) -> str:
+    return _FILTERS.format(
+        topics=f"${first}", metadata=f"${first + 1}", after=f"${first + 2}", before=f"${first + 3}"
+    )
+
+
+def _expiry(param: str) -> str:
+    """SQL for "now + ttl seconds", or NULL (never expires) when the parameter is NULL."""
+    return (
+        f"CASE WHEN {param}::float8 IS NULL THEN NULL "
+        f"ELSE now() + make_interval(secs => {param}::float8) END"
+    )
+
+
+# $1 id, $2 scope key, $3 scope, $4 fact, $5 content, $6 topics, $7 metadata, $8 importance,
+# $9 confidence, $10 source type, $11 source session, $12 source events, $13 embedding,
+# $14 text-search config, $15 create time (NULL: now), $16 ttl seconds, $17 extracted facts,
+# $18 revision labels, $19 revision ttl seconds.
+# An id that any revision already names is never created again: a deleted memory stays deleted
+# when the same source is added twice.
+_INSERT = f"""
+WITH m AS (
+    INSERT INTO {{schema}}.memories AS t
+        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
+         update_time, expire_time)
+    SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
+           $12::text[], $13::vector, to_tsvector($14::regconfig, $4),
+           coalesce($15::timestamptz, now()), now(), {_expiry("$16")}
+    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = $2 AND memory_id = $1::uuid)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING *
+), r AS (
+    INSERT INTO {{schema}}.memory_revisions
+        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+         source_session_id, source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'CREATED', m.fact, $17::text[],
+           $18::jsonb, m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$19")}
+    FROM m
+)
+SELECT {_MEMORY_COLUMNS} FROM m
+"""
+
+# $1 id, $2 scope key, $3 fact (NULL: keep), $4 topics, $5 metadata, $6 importance,
+# $7 confidence, $8 embedding (used when the fact changes), $9 text-search config,
+# $10 ttl seconds (NULL: keep the expiry), $11 extracted facts, $12 labels,
+# $13 revision ttl seconds, $14 source type, $15 source session, $16 source events.
+_UPDATE = f"""
+WITH m AS (
+    UPDATE {{schema}}.memories m
+       SET fact = coalesce($3, m.fact),
+           topics = coalesce($4::text[], m.topics),
+           metadata = coalesce($5::jsonb, m.metadata),
+           importance = coalesce($6, m.importance),
+           confidence = coalesce($7, m.confidence),
+           embedding = CASE WHEN $3 IS NULL THEN m.embedding ELSE $8::vector END,
+           fts = CASE WHEN $3 IS NULL THEN m.fts ELSE to_tsvector($9::regconfig, $3) END,
+           source_session_id = coalesce($15, m.source_session_id),
+           source_event_ids = coalesce($16::text[], m.source_event_ids),
+           update_time = now(),
+           expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
+                              ELSE {_expiry("$10")} END
+     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
+    RETURNING m.*
+), r AS (
+    INSERT INTO {{schema}}.memory_revisions
+        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+         source_session_id, source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'UPDATED', m.fact, $11::text[],
+           $12::jsonb, coalesce($14, m.source_type), m.source_session_id, m.source_event_ids,
+           {_expiry("$13")}
+    FROM m
+)
+SELECT {_MEMORY_COLUMNS} FROM m
+"""
+
+# $1 scope key, $2 id (NULL: every memory of the scope), $3 labels, $4 revision ttl seconds.
+_DELETE = f"""
+WITH m AS (
+    DELETE FROM {{schema}}.memories m
+     WHERE m.scope_key = $1 AND ($2::uuid IS NULL OR m.id = $2::uuid)
+    RETURNING m.*
+), r AS (
+    INSERT INTO {{schema}}.memory_revisions
+        (id, memory_id, scope_key, scope, action, fact, labels, source_type, source_session_id,
+         source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact, $3::jsonb,
+           m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$4")}
+    FROM m
+)
+SELECT count(*) FROM m
+"""
+
+_PURGE = """
+WITH m AS (DELETE FROM {schema}.memories WHERE scope_key = $1 RETURNING 1),
+     r AS (DELETE FROM {schema}.memory_revisions WHERE scope_key = $1 RETURNING 1)
+SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM r)
+"""
+
+_GET = f"""
+SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
+WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
+"""
+
+# $1 scope key (NULL: every scope, for operators), $2..$5 filters, $6/$7 the last row of the
+# previous page (update time, id), $8 page size. Newest first.
+_LIST = f"""
+SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
+WHERE ($1::text IS NULL OR m.scope_key = $1) AND {_LIVE} {_filters(2)}
+  AND ($6::timestamptz IS NULL OR (m.update_time, m.id) < ($6::timestamptz, $7::uuid))
+ORDER BY m.update_time DESC, m.id DESC
+LIMIT $8
+"""
+
+_REVISIONS = """
+SELECT id::text, memory_id::text, scope::text, action, fact, extracted_facts, labels::text,
+       source_type, source_session_id, source_event_ids, create_time, expire_time
+FROM {schema}.memory_revisions
+WHERE scope_key = $1 AND memory_id = $2::uuid AND (expire_time IS NULL OR expire_time > now())
+ORDER BY create_time, id
+"""
+
+# One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
+# text, $4 text-search config, $5 candidates per list, $6 top k, $7 RRF k, $8/$9/$10 relevance,
+# recency and importance weights, $11 recency half-life in seconds, $12..$15 filters.
+# Full-text matching is OR over the query's words (a question rarely repeats all of a fact's
+# words); both candidate lists are fused by reciprocal rank, normalised so that being first in
+# every list scores 1, then blended with recency (halving every half-life) and importance.
+_RETRIEVE = f"""
+WITH vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
+        SELECT m.id, m.embedding <=> $2::vector AS distance FROM {{schema}}.memories m
+         WHERE $2::vector IS NOT NULL AND m.scope_key = $1 AND m.embedding IS NOT NULL
+           AND {_LIVE} {_filters(12)}
+         ORDER BY m.embedding <=> $2::vector
+         LIMIT $5) v
+), query AS (
+    SELECT nullif(replace(plainto_tsquery($4::regconfig, $3)::text, '&', '|'), '')::tsquery AS q
+), txt AS (
+    SELECT id, row_number() OVER (ORDER BY relevance DESC, id) AS rank FROM (
+        SELECT m.id, ts_rank_cd(m.fts, query.q) AS relevance
+          FROM {{schema}}.memories m, query
+         WHERE query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
+           AND {_LIVE} {_filters(12)}
+         ORDER BY relevance DESC
+         LIMIT $5) t
+), fused AS (
+    SELECT id, sum(1.0 / ($7 + rank)) AS rrf
+      FROM (SELECT id, rank FROM vec UNION ALL SELECT id, rank FROM txt) candidates
+     GROUP BY id
+)
+SELECT {_MEMORY_COLUMNS},
+       CASE WHEN $2::vector IS NULL THEN NULL ELSE m.embedding <=> $2::vector END,
+       $8 * f.rrf * ($7 + 1.0) / (CASE WHEN $2::vector IS NULL THEN 1 ELSE 2 END)
+     + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
+     + $10 * coalesce(m.importance, 0.5) AS score
+FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
+ORDER BY score DESC, m.id
+LIMIT $6
+"""
+
+# Expired memories are deleted with a DELETED revision (labelled), so their history says why.
+_SWEEP_MEMORIES = f"""
+WITH m AS (
+    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
+        SELECT ctid FROM {{schema}}.memories
+         WHERE expire_time <= now() LIMIT $1))
+    RETURNING m.*
+), r AS (
+    INSERT INTO {{schema}}.memory_revisions
+        (id, memory_id, scope_key, scope, action, fact, labels, source_type, source_session_id,
+         source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact,
+           '{{{{"reason": "expired"}}}}'::jsonb, m.source_type, m.source_session_id,
+           m.source_event_ids, {_expiry("$2")}
+    FROM m
+)
+SELECT count(*) FROM m
+"""
+
+_SWEEP_REVISIONS = """
+DELETE FROM {schema}.memory_revisions WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM {schema}.memory_revisions WHERE expire_time <= now() LIMIT $1))
+"""
+
+_EMBEDDING_SETTING = "embedding_dimensions"
+
+
+class EmbeddingDimensionError(ValueError):
+    """The embedder's dimensions differ from the ones this store's vectors were made with."""
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """Everything needed to insert one memory (the service fills it in)."""
+
+    id: str
+    scope_key: str
+    scope: dict[str, str]
+    fact: str
+    topics: Sequence[str] = ()
+    metadata: dict[str, Any] | None = None
+    content: dict[str, Any] | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    source_type: SourceType = SourceType.BOOTSTRAPPED
+    source_session_id: str | None = None
+    source_event_ids: Sequence[str] = ()
+    embedding: Sequence[float] | None = None
+    create_time: datetime | None = None
+    ttl_seconds: float | None = None
+    extracted_facts: Sequence[str] = ()
+    labels: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    """A partial update: None fields are kept as they are."""
+
+    fact: str | None = None
+    topics: Sequence[str] | None = None
+    metadata: dict[str, Any] | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    embedding: Sequence[float] | None = None
+    ttl_seconds: float | None = None
+    extracted_facts: Sequence[str] = ()
+    labels: dict[str, str] | None = None
+    source_type: SourceType | None = None
+    source_session_id: str | None = None
+    source_event_ids: Sequence[str] | None = None
+
+
+def _vector(values: Sequence[float] | None) -> str | None:
+    return None if values is None else Vector(list(values)).to_text()
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _memory(row: asyncpg.Record) -> Memory:
+    return Memory(
+        id=row[0],
+        scope=json.loads(row[1]),
+        fact=row[2],
+        content=json.loads(row[3]) if row[3] is not None else None,
+        topics=list(row[4]),
+        metadata=json.loads(row[5]),
+        importance=row[6],
+        confidence=row[7],
+        source_type=SourceType(row[8]),
+        source_session_id=row[9],
+        source_event_ids=list(row[10]),
+        create_time=row[11],
+        update_time=row[12],
+        expire_time=row[13],
+    )
+
+
+def _revision(row: asyncpg.Record) -> MemoryRevision:
+    return MemoryRevision(
+        id=row[0],
+        memory_id=row[1],
+        scope=json.loads(row[2]),
+        action=MemoryAction(row[3]),
+        fact=row[4],
+        extracted_facts=list(row[5]),
+        labels=json.loads(row[6]),
+        source_type=SourceType(row[7]) if row[7] else None,
+        source_session_id=row[8],
+        source_event_ids=list(row[9]),
+        create_time=row[10],
+        expire_time=row[11],
+    )
+
+
+def _filter_args(flt: MemoryFilter | None) -> tuple[Any, ...]:
+    if flt is None:
+        return (None, None, None, None)
+    topics = list(flt.topics) if flt.topics is not None else None
+    return (topics, _json(flt.metadata), flt.updated_after, flt.updated_before)
+
+
+class MemoryStore:
+    """Runs the memory statements against one `Database` (and its schema)."""
+
+    def __init__(self, db: Database, *, text_search_language: str = "english") -> None:
+        self._db = db
+        self._language = text_search_language
+        schema = db.schema
+        self._schema = schema
+        self._insert = _INSERT.format(schema=schema)
+        self._update = _UPDATE.format(schema=schema)
+        self._delete = _DELETE.format(schema=schema)
+        self._purge = _PURGE.format(schema=schema)
+        self._get = _GET.format(schema=schema)
+        self._list = _LIST.format(schema=schema)
+        self._revisions = _REVISIONS.format(schema=schema)
+        self._retrieve = _RETRIEVE.format(schema=schema)
+        self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
+        self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
+
+    async def ready(self) -> None:
+        """Migrate (or check) the memory tables; cheap after the first call."""
+        await self._db.ensure_migrated("memory", MEMORY_MIGRATIONS)
+
+    async def prepare_embeddings(self, dimensions: int) -> None:
+        """Fix this store's vector dimension on first use (column type + HNSW index), or check
+        that `dimensions` is the one it was fixed with."""
+        schema = self._schema
+
+        async def prepare(conn: asyncpg.Connection) -> None:
+            async with conn.transaction():
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}"
+                )
+                stored = await conn.fetchval(
+                    f"SELECT value FROM {schema}.memory_settings WHERE name = $1",
+                    _EMBEDDING_SETTING,
+                )
+                if stored is not None:
+                    if int(stored) != dimensions:
+                        raise EmbeddingDimensionError(
+                            f"The memories in schema {schema!r} were embedded with {stored} "
+                            f"dimensions; this embedder makes {dimensions}. Use an embedder "
+                            "with the same dimensions (or a new schema)."
+                        )
+                    return
+                await conn.execute(
+                    f"ALTER TABLE {schema}.memories "
+                    f"ALTER COLUMN embedding TYPE vector({int(dimensions)})"
+                )
+                await conn.execute(
+                    f"CREATE INDEX memories_embedding_hnsw ON {schema}.memories "
+                    "USING hnsw (embedding vector_cosine_ops)"
+                )
+                await conn.execute(
+                    f"INSERT INTO {schema}.memory_settings (name, value) VALUES ($1, $2)",
+                    _EMBEDDING_SETTING,
+                    str(dimensions),
+                )
+
+        await self._db.run(prepare)
+
+    def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> tuple[Any, ...]:
+        return (
+            new.id,
+            new.scope_key,
+            json.dumps(new.scope),
+            new.fact,
+            _json(new.content),
+            list(new.topics),
+            json.dumps(new.metadata or {}),
+            new.importance,
+            new.confidence,
+            new.source_type.value,
+            new.source_session_id,
+            list(new.source_event_ids),
+            _vector(new.embedding),
+            self._language,
+            new.create_time,
+            new.ttl_seconds,
+            list(new.extracted_facts),
+            json.dumps(new.labels or {}),
+            revision_ttl,
+        )
+
+    async def insert(self, new: NewMemory, revision_ttl: float | None) -> Memory | None:
+        """Create one memory with its CREATED revision; None if that id exists or existed."""
+        args = self._insert_args(new, revision_ttl)
+        row = await self._db.run(lambda conn: conn.fetchrow(self._insert, *args))
+        return None if row is None else _memory(row)
+
+    async def insert_many(self, memories: Sequence[NewMemory], revision_ttl: float | None) -> None:
+        """Create many memories in one transaction (ids that exist or existed are skipped)."""
+        if not memories:
+            return
+        rows = [self._insert_args(m, revision_ttl) for m in memories]
+
+        async def insert(conn: asyncpg.Connection) -> None:
+            async with conn.transaction():
+                await conn.executemany(self._insert, rows)
+
+        await self._db.run(insert)
+
+    async def update(
+        self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
+    ) -> Memory | None:
+        """Apply `change` with an UPDATED revision; None if no live memory has that id here."""
+        args = (
+            memory_id,
+            scope_key,
+            change.fact,
+            list(change.topics) if change.topics is not None else None,
+            _json(change.metadata),
+            change.importance,
+            change.confidence,
+            _vector(change.embedding),
+            self._language,
+            change.ttl_seconds,
+            list(change.extracted_facts),
+            json.dumps(change.labels or {}),
+            revision_ttl,
+            change.source_type.value if change.source_type else None,
+            change.source_session_id,
+            list(change.source_event_ids) if change.source_event_ids is not None else None,
+        )
+        row = await self._db.run(lambda conn: conn.fetchrow(self._update, *args))
+        return None if row is None else _memory(row)
+
+    async def delete(
+        self,
+        scope_key: str,
+        memory_id: str | None,
+        labels: dict[str, str] | None,
+        revision_ttl: float | None,
+    ) -> int:
+        """Delete one memory (or all of the scope's, with no id), each with a DELETED revision."""
+        labels_json = json.dumps(labels or {})
+        return int(
+            await self._db.run(
+                lambda conn: conn.fetchval(
+                    self._delete, scope_key, memory_id, labels_json, revision_ttl
+                )
+            )
+        )
+
+    async def purge(self, scope_key: str) -> int:
+        """Delete every memory and every revision of the scope; how many rows went."""
+        return int(await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key)))
+
+    async def get(self, memory_id: str, scope_key: str) -> Memory | None:
+        """One live memory of the scope."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._get, memory_id, scope_key))
+        return None if row is None else _memory(row)
+
+    async def list_memories(
+        self,
+        scope_key: str | None,
+        flt: MemoryFilter | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[Memory]:
+        """Live memories newest first, starting after `after` (the previous page's last row)."""
+        args = (scope_key, *_filter_args(flt), *(after or (None, None)), limit)
+        rows = await self._db.run(lambda conn: conn.fetch(self._list, *args))
+        return [_memory(r) for r in rows]
+
+    async def revisions(self, memory_id: str, scope_key: str) -> list[MemoryRevision]:
+        """A memory's revisions, oldest first (also after the memory was deleted)."""
+        rows = await self._db.run(lambda conn: conn.fetch(self._revisions, scope_key, memory_id))
+        return [_revision(r) for r in rows]
+
+    async def retrieve(
+        self,
+        scope_key: str,
+        *,
+        query_text: str,
+        query_embedding: Sequence[float] | None,
+        top_k: int,
+        candidates: int,
+        rrf_k: int,
+        weights: tuple[float, float, float],
+        half_life_seconds: float,
+        flt: MemoryFilter | None,
+    ) -> list[tuple[Memory, float | None, float]]:
+        """The `top_k` best memories for a query: (memory, cosine distance, score), best first."""
+        args = (
+            scope_key,
+            _vector(query_embedding),
+            query_text,
+            self._language,
+            candidates,
+            top_k,
+            rrf_k,
+            *weights,
+            half_life_seconds,
+            *_filter_args(flt),
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._retrieve, *args))
+        return [(_memory(r), r[14], float(r[15])) for r in rows]
+
+    async def sweep(self, batch_size: int, revision_ttl: float | None) -> tuple[int, int]:
+        """Delete up to `batch_size` expired memories and expired revisions; (memories, revs)."""
+        memories = await self._db.run(
+            lambda conn: conn.fetchval(self._sweep_memories, batch_size, revision_ttl)
+        )
+        status = await self._db.run(lambda conn: conn.execute(self._sweep_revisions, batch_size))
+        return int(memories), int(status.split()[-1])

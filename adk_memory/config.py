@@ -8,6 +8,7 @@ environment or touches the database.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -67,6 +68,10 @@ class RetrievalConfig(_Settings):
     """How search results are ranked: relevance (vector and full-text, fused by reciprocal-rank
     fusion), blended with recency and importance. Weights are relative; they need not sum to 1.
     """
+
+    mode: Literal["hybrid", "vector", "text"] = "hybrid"
+    """Which searches feed relevance: both (fused), vector similarity only (needs an embedder),
+    or full-text only. Hybrid without an embedder is full-text only."""
 
     relevance_weight: float = Field(default=1.0, ge=0)
     """Weight of the fused relevance (normalised so the best possible match scores 1)."""

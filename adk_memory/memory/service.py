@@ -398,7 +398,10 @@ class PostgresMemoryService(BaseMemoryService):
                 for m in await self._all_memories(checked, filter)
             ]
         retrieval = self.config.retrieval
-        vectors = await self._embed([search_query], "query")
+        if retrieval.mode == "vector" and self.embedder is None:
+            raise InputValidationError("Vector-only retrieval needs an embedder.")
+        use_vectors = retrieval.mode != "text"
+        vectors = await self._embed([search_query], "query") if use_vectors else None
         store = await self._ready()
         rows = await store.retrieve(
             scope_key(checked),
@@ -414,6 +417,7 @@ class PostgresMemoryService(BaseMemoryService):
             ),
             half_life_seconds=retrieval.recency_half_life.total_seconds(),
             flt=filter,
+            use_text=retrieval.mode != "vector",
         )
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
 

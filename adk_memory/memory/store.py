@@ -162,7 +162,8 @@ ORDER BY create_time, id
 
 # One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
 # text, $4 text-search config, $5 candidates per list, $6 top k, $7 RRF k, $8/$9/$10 relevance,
-# recency and importance weights, $11 recency half-life in seconds, $12..$15 filters.
+# recency and importance weights, $11 recency half-life in seconds, $12..$15 filters, $16 whether
+# full-text search takes part (the vector search does when $2 is given).
 # Full-text matching is OR over the query's words (a question rarely repeats all of a fact's
 # words); both candidate lists are fused by reciprocal rank, normalised so that being first in
 # every list scores 1, then blended with recency (halving every half-life) and importance.
@@ -180,7 +181,7 @@ WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY relevance DESC, id) AS rank FROM (
         SELECT m.id, ts_rank_cd(m.fts, query.q) AS relevance
           FROM {{schema}}.memories m, query
-         WHERE query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
+         WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
            AND {_LIVE} {_filters(12)}
          ORDER BY relevance DESC
          LIMIT $5) t
@@ -191,7 +192,8 @@ WITH vec AS (
 )
 SELECT {_MEMORY_COLUMNS},
        CASE WHEN $2::vector IS NULL THEN NULL ELSE m.embedding <=> $2::vector END,
-       $8 * f.rrf * ($7 + 1.0) / (CASE WHEN $2::vector IS NULL THEN 1 ELSE 2 END)
+       $8 * f.rrf * ($7 + 1.0)
+          / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END) + (CASE WHEN $16 THEN 1 ELSE 0 END))
      + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
      + $10 * coalesce(m.importance, 0.5) AS score
 FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
@@ -504,8 +506,10 @@ class MemoryStore:
         weights: tuple[float, float, float],
         half_life_seconds: float,
         flt: MemoryFilter | None,
+        use_text: bool = True,
     ) -> list[tuple[Memory, float | None, float]]:
-        """The `top_k` best memories for a query: (memory, cosine distance, score), best first."""
+        """The `top_k` best memories for a query: (memory, cosine distance, score), best first.
+        Vector search takes part when a query embedding is given, full-text when `use_text`."""
         args = (
             scope_key,
             _vector(query_embedding),
@@ -517,6 +521,7 @@ class MemoryStore:
             *weights,
             half_life_seconds,
             *_filter_args(flt),
+            use_text,
         )
         rows = await self._db.run(lambda conn: conn.fetch(self._retrieve, *args))
         return [(_memory(r), r[14], float(r[15])) for r in rows]

@@ -9,6 +9,7 @@ decides what to write (the service does) and never calls a model.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -342,6 +343,20 @@ class MemoryStore:
         self._retrieve = _RETRIEVE.format(schema=schema)
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
+        self._tuned: weakref.WeakSet[asyncpg.Connection] = weakref.WeakSet()
+
+    async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
+        """Make HNSW scans keep going until enough rows pass the scope filter (pgvector's
+        iterative scan), so a scoped search in a big table loses no recall to filtering; and let
+        one scan return all the candidates asked for. Session settings: once per connection."""
+        if conn in self._tuned:
+            return
+        await conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
+            "set_config('hnsw.ef_search', $1, false)",
+            str(min(max(candidates, 40), 1000)),  # pgvector's bounds for ef_search
+        )
+        self._tuned.add(conn)
 
     async def ready(self) -> None:
         """Migrate (or check) the memory tables; cheap after the first call."""
@@ -523,7 +538,12 @@ class MemoryStore:
             *_filter_args(flt),
             use_text,
         )
-        rows = await self._db.run(lambda conn: conn.fetch(self._retrieve, *args))
+
+        async def retrieve(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            await self._tune(conn, candidates)
+            return await conn.fetch(self._retrieve, *args)
+
+        rows = await self._db.run(retrieve)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
 
     async def sweep(self, batch_size: int, revision_ttl: float | None) -> tuple[int, int]:

@@ -4,7 +4,7 @@ from .config import MemoryBankConfig, RetrievalConfig, TtlConfig
 from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
 from .db.migrations import SchemaVersionError
-from .memory.embeddings import Embedder
+from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
 from .memory.models import (
     Memory,
     MemoryAction,
@@ -24,6 +24,8 @@ __all__ = [
     "EmbeddedPostgresUnavailableError",
     "Embedder",
     "EmbeddingDimensionError",
+    "GeminiEmbedder",
+    "LocalEmbedder",
     "Memory",
     "MemoryAction",
     "MemoryBankConfig",

@@ -1,0 +1,655 @@
+"""Retrieval-quality harness: how often `PostgresMemoryService.retrieve_memories` finds the
+memories a question needs, per retrieval mode (full-text, vector, hybrid).
+
+Owns: the dataset format and its validation, loading a dataset into a memory service, running
+its queries, the metrics (Recall@K and MRR) and the report. It reaches the database only through
+the service's public API, and it leaves nothing behind (see "Isolation and clean-up").
+
+Dataset format
+--------------
+
+One JSON document (UTF-8) with exactly these keys (unknown keys are errors, so a misspelt
+`"relevent"` fails loudly instead of silently scoring zero)::
+
+    {
+      "name": "my-dataset",                      # non-empty string, shown in reports
+      "description": "...",                      # optional string
+      "memories": [                              # at least one
+        {
+          "id": "m-001",                         # non-empty string, unique among memories
+          "scope": {"app_name": "a", "user_id": "u1"},
+          "fact": "The user is allergic to penicillin.",
+          "topics": ["health"],                  # optional list of strings (default [])
+          "importance": 0.8,                     # optional number in [0, 1]
+          "metadata": {"source": "session 3"}    # optional JSON object, stored with the memory
+        }
+      ],
+      "queries": [                               # at least one
+        {
+          "id": "q-001",                         # non-empty string, unique among queries
+          "scope": {"app_name": "a", "user_id": "u1"},
+          "query": "Which antibiotics should a doctor avoid?",
+          "relevant": ["m-001"],                 # at least one memory id, no repeats
+          "metadata": {"category": "single-hop"} # optional JSON object, ignored by the metrics
+        }
+      ]
+    }
+
+Rules, checked by `load_dataset` / `parse_dataset` (every problem is reported at once, each with
+its location, e.g. ``queries[3].relevant[1]``):
+
+- `scope` follows the service's scope rules (string keys and values, non-empty, no `*`, no NUL)
+  but has 1 to 4 keys, not 5: the harness adds one key of its own, `adk_memory_eval_run`, which
+  datasets may not use. Retrieval matches scopes exactly (same keys, same values), so a query
+  only ever sees the memories of its own scope.
+- `fact` is non-empty and at most 10,000 characters (the service's limit: a memory is a fact,
+  not a document).
+- Every id in `relevant` names a memory whose scope is exactly the query's scope (a memory in
+  another scope could never be retrieved, so the query would be unanswerable by construction).
+
+Converting public conversational-memory datasets
+------------------------------------------------
+
+- LoCoMo (`locomo10.json`): one scope per conversation, e.g.
+  ``{"app_name": "locomo", "user_id": sample_id}``. Memories: one per dialogue turn, id
+  ``f"{sample_id}:{dia_id}"``, fact ``f"{speaker}: {text}"`` (optionally prefixed with the
+  session date); or one per entry of `observation` if you want to evaluate fact-level memories
+  (their evidence ids are dia_ids too). Queries: one per `qa` item, id ``f"{sample_id}:q{i}"``,
+  `relevant` = its `evidence` dia_ids with the same prefix. Drop category 5 (adversarial,
+  unanswerable) and items whose evidence is empty or names a missing turn; put `category` into
+  the query's `metadata`.
+- LongMemEval (`longmemeval_s.json` / `_m`): every question has its own haystack, so one scope
+  per question, e.g. ``{"app_name": "longmemeval", "user_id": question_id}``. Memories: one per
+  turn of each haystack session, id ``f"{question_id}:{session_id}:{turn_index}"``, fact
+  ``f"{role}: {content}"`` (cut to 10,000 characters). Query: `question`, `relevant` = the turns
+  with `has_answer: true` (turn-level recall) or every turn of `answer_session_ids`
+  (session-level). Drop abstention questions (ids ending in `_abs`): they have no evidence.
+
+Isolation and clean-up
+----------------------
+
+Every mode is run on a fresh copy of the dataset whose scopes carry one extra key,
+``adk_memory_eval_run: <random hex>``. Scopes match exactly, so the copy can neither see nor be
+seen by real memories, earlier runs or the other modes, even in a production schema; when the
+mode is done (or fails) each of its scopes is purged (memories and revisions). The store's ids
+are UUIDs chosen by the service; the harness maps them back to the dataset's ids.
+
+Metrics
+-------
+
+Each query retrieves `max(k_values)` memories. Recall@K is the fraction of the query's relevant
+memories among the first K results; MRR is the mean over queries of 1 / (rank of the first
+relevant result), 0 when none is retrieved. Both are averaged over queries, so every query
+weighs the same whatever its number of relevant memories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from google.adk.errors.input_validation_error import InputValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from ..config import MemoryBankConfig
+from ..memory.embeddings import Embedder
+from ..memory.scope import MAX_SCOPE_KEYS, scope_key, validate_scope
+from ..memory.service import MAX_FACT_LENGTH, MAX_TOP_K, PostgresMemoryService
+
+RetrievalMode = Literal["text", "vector", "hybrid"]
+"""A `RetrievalConfig.mode`."""
+
+ALL_MODES: tuple[RetrievalMode, ...] = ("text", "vector", "hybrid")
+DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10)
+
+RUN_SCOPE_KEY = "adk_memory_eval_run"
+"""The scope key the harness adds to every scope (so datasets may use at most 4 keys)."""
+
+EMBED_BATCH_SIZE = 100
+"""Texts per embedder call when the harness embeds a dataset up front (the Gemini API's limit)."""
+
+SYNTHETIC_DATASET = "data/synthetic_retrieval.json"
+"""The shipped dataset, relative to this package."""
+
+ServiceFactory = Callable[
+    [MemoryBankConfig], Union[PostgresMemoryService, Awaitable[PostgresMemoryService]]
+]
+"""Builds the service for one mode from `MemoryBankConfig(retrieval=RetrievalConfig(mode=...))`.
+The harness closes every service it gets from the factory."""
+
+Progress = Callable[[str, str, int, int], None]
+"""Called as `progress(mode, stage, done, total)`, stage being "load" or "query"."""
+
+
+class DatasetError(ValueError):
+    """A dataset file that cannot be used, with every problem found and where it is."""
+
+
+# ---------------------------------------------------------------------------------- dataset
+
+
+def _check_scope(scope: dict[str, str]) -> dict[str, str]:
+    if RUN_SCOPE_KEY in scope:
+        raise ValueError(f"scope key {RUN_SCOPE_KEY!r} is reserved for the evaluation harness")
+    if len(scope) > MAX_SCOPE_KEYS - 1:
+        raise ValueError(
+            f"a dataset scope has at most {MAX_SCOPE_KEYS - 1} keys (the harness adds "
+            f"{RUN_SCOPE_KEY!r}), got {len(scope)}"
+        )
+    try:
+        validate_scope(scope)
+    except InputValidationError as exc:
+        raise ValueError(str(exc)) from None
+    return scope
+
+
+def _check_text(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty or blank")
+    return text
+
+
+def _check_fact(fact: str) -> str:
+    if len(fact) > MAX_FACT_LENGTH:
+        raise ValueError(f"a fact is at most {MAX_FACT_LENGTH} characters, got {len(fact)}")
+    return fact
+
+
+DatasetScope = Annotated[dict[str, str], AfterValidator(_check_scope)]
+Text = Annotated[str, AfterValidator(_check_text)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DatasetMemory(_Frozen):
+    """One memory to store before the queries run."""
+
+    id: Text
+    scope: DatasetScope
+    fact: Annotated[Text, AfterValidator(_check_fact)]
+    topics: list[str] = Field(default_factory=list)
+    importance: float | None = Field(default=None, ge=0.0, le=1.0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DatasetQuery(_Frozen):
+    """One search and the memories that answer it."""
+
+    id: Text
+    scope: DatasetScope
+    query: Text
+    relevant: list[Text] = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetrievalDataset(_Frozen):
+    """Memories, queries and the relevance judgements linking them (see the module docs)."""
+
+    name: Text
+    description: str = ""
+    memories: list[DatasetMemory] = Field(min_length=1)
+    queries: list[DatasetQuery] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RetrievalDataset:
+        problems: list[str] = []
+        scopes: dict[str, str] = {}
+        for i, memory in enumerate(self.memories):
+            if memory.id in scopes:
+                problems.append(f"memories[{i}].id: duplicate memory id {memory.id!r}")
+            else:
+                scopes[memory.id] = scope_key(memory.scope)
+        seen: set[str] = set()
+        for i, query in enumerate(self.queries):
+            if query.id in seen:
+                problems.append(f"queries[{i}].id: duplicate query id {query.id!r}")
+            seen.add(query.id)
+            key = scope_key(query.scope)
+            for j, memory_id in enumerate(query.relevant):
+                where = f"queries[{i}].relevant[{j}]"
+                if memory_id in query.relevant[:j]:
+                    problems.append(f"{where}: {memory_id!r} is listed twice")
+                elif memory_id not in scopes:
+                    problems.append(f"{where}: no memory has id {memory_id!r}")
+                elif scopes[memory_id] != key:
+                    problems.append(
+                        f"{where}: memory {memory_id!r} is in scope {scopes[memory_id]}, not "
+                        f"in the query's scope {key}, so it can never be retrieved"
+                    )
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    def scopes(self) -> list[dict[str, str]]:
+        """Every distinct scope of the dataset's memories and queries, in first-seen order."""
+        found: dict[str, dict[str, str]] = {}
+        for item in [*self.memories, *self.queries]:
+            found.setdefault(scope_key(item.scope), dict(item.scope))
+        return list(found.values())
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    """pydantic's errors as `location: message` lines (`queries[2].scope`, not a tuple)."""
+    lines = []
+    for error in exc.errors():
+        where = ""
+        for part in error["loc"]:
+            where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+        message = str(error["msg"]).removeprefix("Value error, ")
+        lines.extend(
+            f"{where}: {line}" if where else line for line in message.splitlines() if line
+        )
+    return lines
+
+
+def parse_dataset(data: Any, *, source: str = "<dataset>") -> RetrievalDataset:
+    """A validated dataset from already-decoded JSON (what converters build in memory).
+
+    Raises:
+      DatasetError: listing every problem, each with its location.
+    """
+    try:
+        return RetrievalDataset.model_validate(data)
+    except ValidationError as exc:
+        problems = _problems(exc)
+        raise DatasetError(
+            f"{source}: invalid retrieval dataset ({len(problems)} problem"
+            f"{'s' if len(problems) != 1 else ''}):\n" + "\n".join(f"  - {p}" for p in problems)
+        ) from None
+
+
+def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset:
+    """Read and validate a dataset file (a path, or an `importlib.resources` traversable).
+
+    Raises:
+      DatasetError: the file is not JSON, or not a valid dataset (every problem listed).
+      OSError: the file cannot be read.
+    """
+    source = str(path)
+    file = path if isinstance(path, Traversable) else Path(path)
+    text = file.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{source}: not valid JSON: {exc}") from None
+    return parse_dataset(data, source=source)
+
+
+def synthetic_dataset_path() -> Traversable:
+    """The shipped synthetic dataset (package data: works from a wheel or a checkout)."""
+    return resources.files(__package__ or "adk_memory.eval").joinpath(SYNTHETIC_DATASET)
+
+
+def load_synthetic_dataset() -> RetrievalDataset:
+    """The shipped dataset: 60 personal-assistant facts of 4 users and 30 paraphrased queries."""
+    return load_dataset(synthetic_dataset_path())
+
+
+# ---------------------------------------------------------------------------------- metrics
+
+
+def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """Fraction of `relevant` found among the first `k` of `ranked`."""
+    if not relevant:
+        raise ValueError("recall is undefined without relevant items")
+    return len(set(ranked[:k]) & set(relevant)) / len(set(relevant))
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str]) -> float:
+    """1 / (1-based rank of the first relevant item of `ranked`); 0 if there is none."""
+    wanted = set(relevant)
+    for rank, item in enumerate(ranked, start=1):
+        if item in wanted:
+            return 1.0 / rank
+    return 0.0
+
+
+# ----------------------------------------------------------------------------------- report
+
+
+class QueryResult(_Frozen):
+    """What one query retrieved (dataset memory ids, best first) and how it scored."""
+
+    query_id: str
+    ranked: list[str]
+    recall: dict[int, float]
+    reciprocal_rank: float
+
+
+class ModeReport(_Frozen):
+    """The figures of one retrieval mode, and each query's result (to see what went wrong)."""
+
+    mode: RetrievalMode
+    recall: dict[int, float]
+    """Mean Recall@K over queries, by K."""
+    mrr: float
+    load_seconds: float
+    """Wall time to embed and store the dataset."""
+    query_seconds: float
+    """Wall time to run every query (`concurrency` at a time)."""
+    queries: list[QueryResult]
+
+
+class RetrievalReport(_Frozen):
+    """The outcome of `evaluate`: one `ModeReport` per mode run, and why others were not."""
+
+    dataset: str
+    memories: int
+    queries: int
+    scopes: int
+    k_values: list[int]
+    embedder: str | None
+    """The embedder's class and dimensions (None: no embedder)."""
+    modes: list[ModeReport]
+    skipped: dict[str, str] = Field(default_factory=dict)
+    """Mode -> why it was not run."""
+    notes: list[str] = Field(default_factory=list)
+
+    def mode(self, mode: RetrievalMode) -> ModeReport:
+        """The report of `mode`; KeyError if it was skipped or not asked for."""
+        for report in self.modes:
+            if report.mode == mode:
+                return report
+        raise KeyError(mode)
+
+
+def format_report(report: RetrievalReport) -> str:
+    """The report as a plain-text table (one row per mode), then skipped modes and notes."""
+    lines = [
+        f"Retrieval quality: {report.dataset} ({report.memories} memories, {report.queries} "
+        f"queries, {report.scopes} scopes)",
+        f"Embedder: {report.embedder or 'none'}",
+        "",
+    ]
+    header = ["mode", *(f"R@{k}" for k in report.k_values), "MRR", "load s", "query s"]
+    rows = [
+        [
+            m.mode,
+            *(f"{m.recall[k]:.3f}" for k in report.k_values),
+            f"{m.mrr:.3f}",
+            f"{m.load_seconds:.2f}",
+            f"{m.query_seconds:.2f}",
+        ]
+        for m in report.modes
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:]))
+        return "  ".join([first, *rest])
+
+    lines.append(line(header))
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend(line(row) for row in rows)
+    for mode, reason in report.skipped.items():
+        lines.append(f"skipped {mode}: {reason}")
+    lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------- evaluation
+
+
+class _CachingEmbedder:
+    """Wraps the service's embedder so each distinct text is embedded once per evaluation, in
+    batches: the harness embeds every fact and query up front, after which the service's
+    one-text-at-a-time calls (`create_memory`, `retrieve_memories`) are cache hits, and the
+    modes sharing an embedder share the vectors. With a paid embedder that is the cost of one
+    pass over the dataset, whatever the number of modes."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.dimensions = inner.dimensions
+        self._vectors: dict[tuple[str, str], list[float]] = {}
+
+    async def embed(
+        self, texts: Sequence[str], *, task: Literal["document", "query"] = "document"
+    ) -> list[list[float]]:
+        missing = list(dict.fromkeys(t for t in texts if (task, t) not in self._vectors))
+        for start in range(0, len(missing), EMBED_BATCH_SIZE):
+            chunk = missing[start : start + EMBED_BATCH_SIZE]
+            vectors = await self.inner.embed(chunk, task=task)
+            if len(vectors) != len(chunk):
+                raise ValueError("The embedder returned the wrong number of vectors.")
+            self._vectors.update(((task, t), v) for t, v in zip(chunk, vectors))
+        return [self._vectors[(task, t)] for t in texts]
+
+
+def _describe(embedder: Embedder | None) -> str | None:
+    if embedder is None:
+        return None
+    inner = embedder.inner if isinstance(embedder, _CachingEmbedder) else embedder
+    model = getattr(inner, "model", None)
+    name = type(inner).__name__ + (f" {model}" if isinstance(model, str) else "")
+    return f"{name} ({inner.dimensions} dimensions)"
+
+
+def _check_k_values(k_values: Sequence[int]) -> list[int]:
+    ks = sorted(set(k_values))
+    if not ks or any(not isinstance(k, int) or not 1 <= k <= MAX_TOP_K for k in ks):
+        raise ValueError(f"k_values must be integers between 1 and {MAX_TOP_K}, got {k_values}.")
+    return ks
+
+
+def _check_modes(modes: Sequence[str]) -> list[RetrievalMode]:
+    chosen: list[RetrievalMode] = []
+    for mode in modes:
+        if mode not in ALL_MODES:
+            raise ValueError(f"Unknown retrieval mode {mode!r}: use one of {ALL_MODES}.")
+        if mode not in chosen:
+            chosen.append(mode)  # type: ignore[arg-type]
+    if not chosen:
+        raise ValueError("modes must name at least one retrieval mode.")
+    return chosen
+
+
+async def _service_for(
+    target: PostgresMemoryService | ServiceFactory, mode: RetrievalMode
+) -> PostgresMemoryService:
+    """The service to run `mode` with: the factory's, or a sibling of the given service (same
+    engine, schema, embedder and settings, another mode) so the caller's object is untouched."""
+    if isinstance(target, PostgresMemoryService):
+        config = target.config.model_copy(
+            update={"retrieval": target.config.retrieval.model_copy(update={"mode": mode})}
+        )
+        return PostgresMemoryService(
+            engine=await target.database.engine(),
+            schema=target.database.schema,
+            auto_migrate=target.database.auto_migrate,
+            embedder=target.embedder,
+            config=config,
+        )
+    made = target(MemoryBankConfig.model_validate({"retrieval": {"mode": mode}}))
+    service = await made if inspect.isawaitable(made) else made
+    if not isinstance(service, PostgresMemoryService):
+        raise TypeError(f"The service factory returned {type(service).__name__}.")
+    if service.config.retrieval.mode != mode:
+        raise ValueError(
+            f"The service factory ignored the config: asked for mode {mode!r}, got "
+            f"{service.config.retrieval.mode!r}."
+        )
+    return service
+
+
+async def _all(awaitables: Sequence[Awaitable[Any]]) -> list[Any]:
+    """Like gather, but only returns (or raises the first error) once every call has ended, so
+    the clean-up that follows never races a call still writing."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
+async def _run_mode(
+    service: PostgresMemoryService,
+    mode: RetrievalMode,
+    dataset: RetrievalDataset,
+    ks: list[int],
+    progress: Progress | None,
+    concurrency: int,
+) -> ModeReport:
+    run = uuid.uuid4().hex
+
+    def stored(scope: dict[str, str]) -> dict[str, str]:
+        return {**scope, RUN_SCOPE_KEY: run}
+
+    gate = asyncio.Semaphore(concurrency)
+    dataset_ids: dict[str, str] = {}  # store id -> dataset id
+    counts = {"load": 0, "query": 0}
+
+    def tick(stage: str, total: int) -> None:
+        counts[stage] += 1
+        if progress is not None:
+            progress(mode, stage, counts[stage], total)
+
+    async def load(memory: DatasetMemory) -> None:
+        async with gate:
+            created = await service.create_memory(
+                memory.fact,
+                stored(memory.scope),
+                topics=memory.topics,
+                importance=memory.importance,
+                metadata=memory.metadata,
+            )
+        dataset_ids[created.id] = memory.id
+        tick("load", len(dataset.memories))
+
+    async def search(query: DatasetQuery) -> QueryResult:
+        async with gate:
+            found = await service.retrieve_memories(
+                stored(query.scope), search_query=query.query, top_k=max(ks)
+            )
+        ranked = [dataset_ids.get(r.memory.id, f"<unknown {r.memory.id}>") for r in found]
+        tick("query", len(dataset.queries))
+        return QueryResult(
+            query_id=query.id,
+            ranked=ranked,
+            recall={k: recall_at_k(ranked, query.relevant, k) for k in ks},
+            reciprocal_rank=reciprocal_rank(ranked, query.relevant),
+        )
+
+    started = time.perf_counter()
+    try:
+        if service.embedder is not None:
+            await service.embedder.embed([m.fact for m in dataset.memories], task="document")
+            if mode != "text":
+                await service.embedder.embed([q.query for q in dataset.queries], task="query")
+        await _all([load(m) for m in dataset.memories])
+        loaded = time.perf_counter()
+        results: list[QueryResult] = await _all([search(q) for q in dataset.queries])
+        finished = time.perf_counter()
+    finally:
+        for scope in dataset.scopes():
+            await service.purge(stored(scope))
+    n = len(results)
+    return ModeReport(
+        mode=mode,
+        recall={k: sum(r.recall[k] for r in results) / n for k in ks},
+        mrr=sum(r.reciprocal_rank for r in results) / n,
+        load_seconds=loaded - started,
+        query_seconds=finished - loaded,
+        queries=results,
+    )
+
+
+def _notes(dataset: RetrievalDataset, ks: list[int]) -> list[str]:
+    sizes: dict[str, int] = {}
+    for memory in dataset.memories:
+        key = scope_key(memory.scope)
+        sizes[key] = sizes.get(key, 0) + 1
+    notes = []
+    for k in ks:
+        small = sum(1 for q in dataset.queries if sizes.get(scope_key(q.scope), 0) <= k)
+        if small:
+            notes.append(
+                f"Recall@{k}: {small} of {len(dataset.queries)} queries search a scope of at "
+                f"most {k} memories, where returning everything scores 1."
+            )
+    return notes
+
+
+async def evaluate(
+    target: PostgresMemoryService | ServiceFactory,
+    dataset: RetrievalDataset,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    modes: Sequence[RetrievalMode] = ALL_MODES,
+    progress: Progress | None = None,
+    concurrency: int = 8,
+) -> RetrievalReport:
+    """Load `dataset` and run its queries once per retrieval mode; Recall@K and MRR per mode.
+
+    Args:
+      target: a service (its engine, schema, embedder and settings are reused, with only the
+        mode changed; the service itself is neither modified nor closed), or a factory called
+        with `MemoryBankConfig(retrieval=RetrievalConfig(mode=...))` for each mode, whose
+        services the harness closes.
+      dataset: from `load_dataset`, `parse_dataset` or `load_synthetic_dataset`.
+      k_values: the K of Recall@K (1..100); each query retrieves `max(k_values)` memories.
+      modes: which of "text", "vector" and "hybrid" to run. Vector and hybrid are skipped, with
+        the reason in `report.skipped`, when the service has no embedder (hybrid would then be
+        full-text only: the text figures again).
+      progress: `progress(mode, "load" | "query", done, total)` after each memory and query.
+      concurrency: how many service calls run at once (keep it within the engine's pool).
+
+    Each mode stores its own copy of the dataset under scopes tagged with a random run id and
+    purges them afterwards, even on failure (see the module docs).
+    """
+    ks = _check_k_values(k_values)
+    chosen = _check_modes(modes)
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1.")
+    caches: dict[int, _CachingEmbedder] = {}
+    reports: list[ModeReport] = []
+    skipped: dict[str, str] = {}
+    embedder_name: str | None = None
+    for mode in chosen:
+        service = await _service_for(target, mode)
+        try:
+            embedder = service.embedder
+            if embedder is None and mode != "text":
+                skipped[mode] = (
+                    "needs an embedder"
+                    if mode == "vector"
+                    else "needs an embedder (without one, hybrid is full-text only)"
+                )
+                continue
+            if embedder is not None:
+                if not isinstance(embedder, _CachingEmbedder):
+                    embedder = caches.setdefault(id(embedder), _CachingEmbedder(embedder))
+                    service.embedder = embedder
+                embedder_name = embedder_name or _describe(embedder)
+            reports.append(await _run_mode(service, mode, dataset, ks, progress, concurrency))
+        finally:
+            await service.close()
+    return RetrievalReport(
+        dataset=dataset.name,
+        memories=len(dataset.memories),
+        queries=len(dataset.queries),
+        scopes=len(dataset.scopes()),
+        k_values=ks,
+        embedder=embedder_name,
+        modes=reports,
+        skipped=skipped,
+        notes=_notes(dataset, ks),
+    )

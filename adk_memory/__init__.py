@@ -3,7 +3,7 @@
 from .config import MemoryBankConfig, RetrievalConfig, TtlConfig
 from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
-from .db.migrations import SchemaVersionError
+from .db.migrations import MigrationError, SchemaVersionError
 from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
 from .memory.models import (
     Memory,
@@ -32,6 +32,7 @@ __all__ = [
     "MemoryFilter",
     "MemoryPage",
     "MemoryRevision",
+    "MigrationError",
     "PiiRedactor",
     "PostgresMemoryService",
     "PostgresSessionService",

@@ -159,3 +159,30 @@ async def test_a_cancelled_statement_does_not_poison_the_pool(make_session_servi
         await task
     for _ in range(20):  # every pooled connection is usable
         assert await service.get_session(app_name="a", user_id="u", session_id="s")
+
+
+async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(database_url):
+    """Managed Postgres often forbids CREATE EXTENSION to app roles: say what to do."""
+    from adk_memory import MigrationError, PostgresMemoryService
+
+    admin = await asyncpg.connect(_dsn(database_url))
+    try:
+        await admin.execute("DROP DATABASE IF EXISTS no_vector")
+        await admin.execute("DROP ROLE IF EXISTS app_role")
+        await admin.execute("CREATE ROLE app_role LOGIN")
+        await admin.execute("CREATE DATABASE no_vector OWNER app_role")
+    finally:
+        await admin.close()
+    url = database_url.replace("postgresql+asyncpg://postgres:@", "postgresql+asyncpg://app_role:@")
+    url = url.replace("/postgres?", "/no_vector?")
+    try:
+        async with PostgresMemoryService(url) as memory:
+            with pytest.raises(MigrationError, match="CREATE EXTENSION vector"):
+                await memory.list_memories({"app_name": "a", "user_id": "u"})
+    finally:
+        admin = await asyncpg.connect(_dsn(database_url))
+        try:
+            await admin.execute("DROP DATABASE IF EXISTS no_vector")
+            await admin.execute("DROP ROLE IF EXISTS app_role")
+        finally:
+            await admin.close()

@@ -19,6 +19,10 @@ class SchemaVersionError(RuntimeError):
     """The database's schema is newer than this code, or older and migrations are disabled."""
 
 
+class MigrationError(RuntimeError):
+    """A migration step failed; nothing of it was applied (each run is one transaction)."""
+
+
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS {schema}.schema_versions (
     component  text        NOT NULL,
@@ -191,7 +195,15 @@ async def migrate(
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         await conn.execute(_VERSION_TABLE.format(schema=schema))
         for number, step in enumerate(steps[version:], start=version + 1):
-            await conn.execute(step.format(schema=schema))
+            try:
+                await conn.execute(step.format(schema=schema))
+            except asyncpg.exceptions.InsufficientPrivilegeError as exc:
+                raise MigrationError(
+                    f"Migration {number} of {component!r} needs a privilege this database role "
+                    f"lacks ({exc}). If it is the pgvector extension, have an administrator run "
+                    "`CREATE EXTENSION vector;` in this database once (on Cloud SQL, as "
+                    "cloudsqlsuperuser), then start again."
+                ) from exc
             await conn.execute(
                 f"INSERT INTO {schema}.schema_versions (component, version) VALUES ($1, $2)",
                 component,

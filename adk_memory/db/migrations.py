@@ -97,10 +97,6 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     # index) when a store is first used with an embedder: see memory/store.py.
     """
     CREATE EXTENSION IF NOT EXISTS vector;
-    CREATE TABLE {schema}.memory_settings (
-        name  text PRIMARY KEY,
-        value text NOT NULL
-    );
     CREATE TABLE {schema}.memories (
         id                uuid        PRIMARY KEY,
         scope_key         text        NOT NULL,
@@ -109,8 +105,8 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         content           jsonb,
         topics            text[]      NOT NULL DEFAULT '{{}}',
         metadata          jsonb       NOT NULL DEFAULT '{{}}',
-        importance        real        CHECK (importance BETWEEN 0 AND 1),
-        confidence        real        CHECK (confidence BETWEEN 0 AND 1),
+        importance        float8      CHECK (importance BETWEEN 0 AND 1),
+        confidence        float8      CHECK (confidence BETWEEN 0 AND 1),
         source_type       text        NOT NULL,
         source_session_id text,
         source_event_ids  text[]      NOT NULL DEFAULT '{{}}',

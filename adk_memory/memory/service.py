@@ -25,6 +25,7 @@ from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import override
 
+from .._json import sanitise, sanitise_text
 from ..config import MemoryBankConfig
 from ..db.engine import DEFAULT_SCHEMA, Database
 from .embeddings import Embedder
@@ -45,6 +46,7 @@ MAX_FACT_LENGTH = 10_000
 MAX_TOP_K = 100
 
 _RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
+_ENTRY_NAMESPACE = uuid.UUID("0b8f4f0e-9d8e-4c55-8a3e-51f1d3a3c7b2")
 
 
 def _seconds(ttl: timedelta | None) -> float | None:
@@ -60,7 +62,27 @@ def _check_fact(fact: object) -> str:
         raise InputValidationError("A memory's fact must be a non-empty string.")
     if len(fact) > MAX_FACT_LENGTH:
         raise InputValidationError(f"A fact is at most {MAX_FACT_LENGTH} characters.")
-    return fact.replace("\x00", "\ufffd")
+    return sanitise_text(fact)
+
+
+def _check_topics(topics: object) -> list[str] | None:
+    if topics is None:
+        return None
+    if isinstance(topics, str) or not isinstance(topics, Sequence):
+        raise InputValidationError("topics must be a list of strings.")
+    if not all(isinstance(t, str) and t for t in topics):
+        raise InputValidationError("Every topic must be a non-empty string.")
+    return [sanitise_text(t) for t in topics]
+
+
+def _check_mapping(name: str, value: object) -> dict[str, Any] | None:
+    """Metadata and structured content: a dict, stored as JSON (strings sanitised; datetimes as
+    ISO 8601 and NaN as null, pydantic's rules)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputValidationError(f"{name} must be a dict.")
+    return sanitise(dict(value))
 
 
 def _check_id(memory_id: object) -> str:
@@ -101,23 +123,20 @@ def _decode_token(token: str) -> tuple[datetime, str]:
 
 
 def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
-    """A memory as ADK's `MemoryEntry`: the fact as text, its id, its update time (UTC ISO 8601)
-    and, in custom_metadata, its score/distance, topics, scope and own metadata."""
+    """A memory as ADK's `MemoryEntry`: the fact as text, its id, its time (UTC ISO 8601: when
+    the event happened for a memory of a raw event, else when the fact was last updated) and, in
+    custom_metadata, only what helps a model weigh it: score, topics, scope. (Everything here
+    reaches the model through `load_memory`: internal ids and provenance stay out.)"""
     memory = result.memory if isinstance(result, RetrievedMemory) else result
-    extra: dict[str, Any] = {
-        "topics": list(memory.topics),
-        "scope": dict(memory.scope),
-        "metadata": dict(memory.metadata),
-        "source_type": memory.source_type.value,
-    }
+    extra: dict[str, Any] = {"topics": list(memory.topics), "scope": dict(memory.scope)}
     if isinstance(result, RetrievedMemory):
         extra["score"] = result.score
-        extra["distance"] = result.distance
+    happened = memory.create_time if "event_id" in memory.metadata else memory.update_time
     return MemoryEntry(
         id=memory.id,
         content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
         author=memory.metadata.get("author"),
-        timestamp=memory.update_time.astimezone(timezone.utc).isoformat(),
+        timestamp=happened.astimezone(timezone.utc).isoformat(),
         custom_metadata=extra,
     )
 
@@ -246,9 +265,9 @@ class PostgresMemoryService(BaseMemoryService):
             scope_key=scope_key(scope),
             scope=scope,
             fact=fact,
-            topics=[str(t) for t in topics or ()],
-            metadata=dict(metadata or {}),
-            content=dict(content) if content is not None else None,
+            topics=_check_topics(topics) or [],
+            metadata=_check_mapping("metadata", metadata) or {},
+            content=_check_mapping("content", content),
             importance=_check_unit("importance", importance),
             confidence=_check_unit("confidence", confidence),
             source_type=SourceType(source_type),
@@ -317,8 +336,8 @@ class PostgresMemoryService(BaseMemoryService):
         vectors = await self._embed([fact], "document") if fact is not None else None
         change = MemoryChange(
             fact=fact,
-            topics=[str(t) for t in topics] if topics is not None else None,
-            metadata=dict(metadata) if metadata is not None else None,
+            topics=_check_topics(topics),
+            metadata=_check_mapping("metadata", metadata),
             importance=_check_unit("importance", importance),
             confidence=_check_unit("confidence", confidence),
             embedding=vectors[0] if vectors else None,
@@ -454,7 +473,11 @@ class PostgresMemoryService(BaseMemoryService):
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
-        """The user's most relevant memories for `query`, as ADK `MemoryEntry`s."""
+        """The user's most relevant memories for `query`, as ADK `MemoryEntry`s. A blank query
+        finds nothing (it must never hand a model the whole memory bank)."""
+        if not isinstance(query, str) or not query.strip():
+            user_scope(app_name, user_id)  # still validated
+            return SearchMemoryResponse()
         results = await self.retrieve_memories(
             user_scope(app_name, user_id),
             search_query=query,
@@ -489,7 +512,7 @@ class PostgresMemoryService(BaseMemoryService):
                 metadata.setdefault("author", entry.author)
             batch.append(
                 await self._new_memory(
-                    entry.id if entry.id and _is_uuid(entry.id) else str(uuid.uuid4()),
+                    _entry_memory_id(scope, entry),
                     scope,
                     text,
                     embedding=vectors[i] if vectors else None,
@@ -571,9 +594,10 @@ class PostgresMemoryService(BaseMemoryService):
         await self.close()
 
 
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
+def _entry_memory_id(scope: Scope, entry: MemoryEntry) -> str:
+    """A `MemoryEntry` with an id becomes the same memory however often it is added, and never
+    collides with another scope's memory (the id is derived per scope); one without gets a new
+    id."""
+    if not entry.id:
+        return str(uuid.uuid4())
+    return str(uuid.uuid5(_ENTRY_NAMESPACE, f"{scope_key(scope)}\n{entry.id}"))

@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 from pgvector import Vector
 
+from .._json import dump_json
 from ..db.engine import Database
 from ..db.migrations import MEMORY_MIGRATIONS
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
@@ -167,10 +168,11 @@ ORDER BY create_time, id
 # full-text search takes part (the vector search does when $2 is given).
 # Full-text matching is OR over the query's words (a question rarely repeats all of a fact's
 # words); both candidate lists are fused by reciprocal rank, normalised so that being first in
-# every list scores 1, then blended with recency (halving every half-life) and importance.
+# every list scores 1 (equally relevant memories share a rank), then blended with recency
+# (halving every half-life) and importance.
 _RETRIEVE = f"""
 WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
+    SELECT id, rank() OVER (ORDER BY distance) AS rank FROM (
         SELECT m.id, m.embedding <=> $2::vector AS distance FROM {{schema}}.memories m
          WHERE $2::vector IS NOT NULL AND m.scope_key = $1 AND m.embedding IS NOT NULL
            AND {_LIVE} {_filters(12)}
@@ -179,7 +181,7 @@ WITH vec AS (
 ), query AS (
     SELECT nullif(replace(plainto_tsquery($4::regconfig, $3)::text, '&', '|'), '')::tsquery AS q
 ), txt AS (
-    SELECT id, row_number() OVER (ORDER BY relevance DESC, id) AS rank FROM (
+    SELECT id, rank() OVER (ORDER BY relevance DESC) AS rank FROM (
         SELECT m.id, ts_rank_cd(m.fts, query.q) AS relevance
           FROM {{schema}}.memories m, query
          WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
@@ -221,12 +223,24 @@ WITH m AS (
 SELECT count(*) FROM m
 """
 
+# Expired revisions go, except that an expired DELETED revision stays as a tombstone with its
+# content cleared: it is what keeps a deleted memory from being re-created from its source.
 _SWEEP_REVISIONS = """
-DELETE FROM {schema}.memory_revisions WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM {schema}.memory_revisions WHERE expire_time <= now() LIMIT $1))
+WITH gone AS (
+    DELETE FROM {schema}.memory_revisions WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM {schema}.memory_revisions
+         WHERE expire_time <= now() AND action <> 'DELETED' LIMIT $1))
+    RETURNING 1
+), emptied AS (
+    UPDATE {schema}.memory_revisions
+       SET fact = NULL, extracted_facts = '{{}}', labels = '{{}}', expire_time = NULL
+     WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM {schema}.memory_revisions
+         WHERE expire_time <= now() AND action = 'DELETED' LIMIT $1))
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
 """
-
-_EMBEDDING_SETTING = "embedding_dimensions"
 
 
 class EmbeddingDimensionError(ValueError):
@@ -279,7 +293,7 @@ def _vector(values: Sequence[float] | None) -> str | None:
 
 
 def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
+    return None if value is None else dump_json(value)
 
 
 def _memory(row: asyncpg.Record) -> Memory:
@@ -364,7 +378,7 @@ class MemoryStore:
 
     async def prepare_embeddings(self, dimensions: int) -> None:
         """Fix this store's vector dimension on first use (column type + HNSW index), or check
-        that `dimensions` is the one it was fixed with."""
+        that `dimensions` is the one it was fixed with. The column's own type is the record."""
         schema = self._schema
 
         async def prepare(conn: asyncpg.Connection) -> None:
@@ -372,14 +386,15 @@ class MemoryStore:
                 await conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}"
                 )
-                stored = await conn.fetchval(
-                    f"SELECT value FROM {schema}.memory_settings WHERE name = $1",
-                    _EMBEDDING_SETTING,
+                fixed = await conn.fetchval(
+                    "SELECT atttypmod FROM pg_attribute "
+                    "WHERE attrelid = $1::regclass AND attname = 'embedding'",
+                    f"{schema}.memories",
                 )
-                if stored is not None:
-                    if int(stored) != dimensions:
+                if fixed is not None and fixed > 0:
+                    if fixed != dimensions:
                         raise EmbeddingDimensionError(
-                            f"The memories in schema {schema!r} were embedded with {stored} "
+                            f"The memories in schema {schema!r} were embedded with {fixed} "
                             f"dimensions; this embedder makes {dimensions}. Use an embedder "
                             "with the same dimensions (or a new schema)."
                         )
@@ -389,13 +404,8 @@ class MemoryStore:
                     f"ALTER COLUMN embedding TYPE vector({int(dimensions)})"
                 )
                 await conn.execute(
-                    f"CREATE INDEX memories_embedding_hnsw ON {schema}.memories "
+                    f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON {schema}.memories "
                     "USING hnsw (embedding vector_cosine_ops)"
-                )
-                await conn.execute(
-                    f"INSERT INTO {schema}.memory_settings (name, value) VALUES ($1, $2)",
-                    _EMBEDDING_SETTING,
-                    str(dimensions),
                 )
 
         await self._db.run(prepare)
@@ -408,7 +418,7 @@ class MemoryStore:
             new.fact,
             _json(new.content),
             list(new.topics),
-            json.dumps(new.metadata or {}),
+            dump_json(new.metadata or {}),
             new.importance,
             new.confidence,
             new.source_type.value,
@@ -551,5 +561,7 @@ class MemoryStore:
         memories = await self._db.run(
             lambda conn: conn.fetchval(self._sweep_memories, batch_size, revision_ttl)
         )
-        status = await self._db.run(lambda conn: conn.execute(self._sweep_revisions, batch_size))
-        return int(memories), int(status.split()[-1])
+        revisions = await self._db.run(
+            lambda conn: conn.fetchval(self._sweep_revisions, batch_size)
+        )
+        return int(memories), int(revisions)

@@ -1,16 +1,16 @@
 """Event and state <-> JSON text, exactly as ADK's models define them.
 
 Owns: the one JSON form an event is stored in (the whole pydantic model, so fields ADK adds later
-survive a round trip untouched), ADK's coercion of state values that are not JSON, and the
-sanitising that keeps Postgres from ever rejecting a write (NUL characters and lone surrogates
-become U+FFFD). It must never drop a field or a `None` value, and never touch the database.
+survive a round trip untouched), ADK's coercion of state values that are not JSON, redaction on
+the way in, and the cache of decoded events on the way out. Sanitising (NUL, lone surrogates)
+is `adk_memory._json`'s. It must never drop a field or a `None` value, and never touch the
+database.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,38 +18,10 @@ from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.sessions import _session_util
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError
 
+from .._json import dump_json, sanitise
 from .redaction import Redactor, redact_json
-
-_UNSAFE_CHARS = re.compile("[\x00\ud800-\udfff]")
-_REPLACEMENT = "\ufffd"
-
-
-def sanitise_text(text: str) -> str:
-    """Replace what Postgres text and jsonb cannot hold (NUL, lone surrogates) with U+FFFD."""
-    return _UNSAFE_CHARS.sub(_REPLACEMENT, text)
-
-
-def _sanitise(value: Any) -> Any:
-    if isinstance(value, str):
-        return sanitise_text(value)
-    if isinstance(value, dict):
-        return {sanitise_text(str(k)): _sanitise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sanitise(v) for v in value]
-    return value
-
-
-def dump_json(value: Any) -> str:
-    """JSON text of a JSON-safe value that Postgres accepts; sanitises only when it must."""
-    try:
-        text = to_json(value).decode()
-    except PydanticSerializationError:  # lone surrogates cannot be encoded as UTF-8
-        return to_json(_sanitise(value)).decode()
-    if "\\u0000" in text:
-        return to_json(_sanitise(value)).decode()
-    return text
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -58,7 +30,7 @@ def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     try:
         return _session_util.extract_json_safe_state_delta(state)
     except UnicodeEncodeError:  # a lone surrogate in a key or value
-        return _session_util.extract_json_safe_state_delta(_sanitise(state))
+        return _session_util.extract_json_safe_state_delta(sanitise(state))
 
 
 def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str | None:
@@ -98,7 +70,7 @@ def _json_data(event: Event) -> dict[str, Any]:
     try:
         return event.model_dump(mode="json", exclude_none=True, by_alias=True)
     except (PydanticSerializationError, UnicodeEncodeError):
-        clean = Event.model_validate(_sanitise(event.model_dump(exclude_none=True, by_alias=True)))
+        clean = Event.model_validate(sanitise(event.model_dump(exclude_none=True, by_alias=True)))
         return clean.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 

@@ -32,6 +32,7 @@ from google.adk.sessions.state import State
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import override
 
+from .._json import sanitise_text
 from ..db.engine import DEFAULT_SCHEMA, Database
 from . import codec
 from .redaction import Redactor
@@ -54,7 +55,7 @@ def _check_key(name: str, value: object) -> str:
         raise InputValidationError(f"{name} must be a non-empty string, got {value!r}.")
     if len(value) > MAX_ID_LENGTH:
         raise InputValidationError(f"{name} is longer than {MAX_ID_LENGTH} characters.")
-    if codec.sanitise_text(value) != value:
+    if sanitise_text(value) != value:
         raise InputValidationError(f"{name} contains a NUL character or a lone surrogate.")
     return value
 
@@ -266,8 +267,8 @@ class PostgresSessionService(BaseSessionService):
             session.id,
             expected_revision=expected,
             timestamp=event.timestamp,
-            event_id=codec.sanitise_text(event.id),
-            invocation_id=codec.sanitise_text(event.invocation_id),
+            event_id=sanitise_text(event.id),
+            invocation_id=sanitise_text(event.invocation_id),
             event_json=event_json,
             session_delta_json=codec.dump_state(deltas.get("session"), self._redactor),
             app_delta_json=codec.dump_state(deltas.get("app"), self._redactor),
@@ -301,7 +302,7 @@ class PostgresSessionService(BaseSessionService):
         if head is None:
             raise SessionNotFoundError(f"Session {session.id} not found.")
         wanted = json.loads(event_json)
-        stored = await self._store.events_with_id(*keys, codec.sanitise_text(event.id))
+        stored = await self._store.events_with_id(*keys, sanitise_text(event.id))
         if not any(json.loads(text) == wanted for text in stored):
             raise StaleSessionError(_STALE_MESSAGE)
         # A retried append whose first attempt committed: catch the session object up if this

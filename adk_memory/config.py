@@ -8,7 +8,8 @@ environment or touches the database.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Literal
+from enum import Enum
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -106,12 +107,92 @@ class RetrievalConfig(_Settings):
         return self
 
 
+class ManagedTopic(str, Enum):
+    """Memory Bank's built-in kinds of information worth remembering."""
+
+    USER_PERSONAL_INFO = "USER_PERSONAL_INFO"
+    USER_PREFERENCES = "USER_PREFERENCES"
+    KEY_CONVERSATION_DETAILS = "KEY_CONVERSATION_DETAILS"
+    EXPLICIT_INSTRUCTIONS = "EXPLICIT_INSTRUCTIONS"
+
+
+class CustomTopic(_Settings):
+    """A kind of information of your own, described for the model."""
+
+    label: str = Field(pattern=r"^[A-Za-z0-9_]{1,64}$")
+    """Short name, stored as the memory's topic."""
+    description: str = Field(min_length=1, max_length=2000)
+    """What belongs under this topic (and what does not), in plain words."""
+
+
+MemoryTopic = ManagedTopic | CustomTopic
+
+
+class GenerateMemoriesExample(_Settings):
+    """A few-shot example: a conversation and the facts that should be remembered from it (an
+    empty list teaches the model that nothing in it is worth remembering)."""
+
+    conversation: list[dict[str, Any]]
+    """The events, as ADK `types.Content` dicts (`{"role": "user", "parts": [{"text": ...}]}`)."""
+    generated_memories: list[str] = Field(default_factory=list)
+    """The facts expected from it."""
+
+
+class CustomizationConfig(_Settings):
+    """What to remember, for requests of one shape of scope (or by default)."""
+
+    scope_keys: frozenset[str] | None = None
+    """Applies only to requests whose scope has exactly these keys; None: the default config."""
+    memory_topics: tuple[MemoryTopic, ...] = tuple(ManagedTopic)
+    """The kinds of information to keep; anything else is left out."""
+    generate_memories_examples: tuple[GenerateMemoriesExample, ...] = ()
+    """Few-shot examples shown to the extraction model."""
+
+
+class GenerationConfig(_Settings):
+    """How memories are generated from conversations."""
+
+    model: str = "gemini-2.5-flash"
+    """The generation model's name (used when the service is given no `llm` object)."""
+    similar_memories: int = Field(default=5, ge=1, le=50)
+    """How many existing memories of the scope are candidates for each extracted fact."""
+    max_attempts: int = Field(default=5, ge=1, le=50)
+    """Tries per generation job before it is dead-lettered."""
+    retry_base_delay: timedelta = timedelta(seconds=2)
+    """First retry delay; doubled on each further try (with jitter)."""
+    include_function_calls: bool = False
+    """Send function calls and responses to the model too (off: only what was said)."""
+
+
 class MemoryBankConfig(_Settings):
-    """Everything that shapes a memory bank: TTLs and retrieval (generation settings come with
-    memory generation)."""
+    """Everything that shapes a memory bank: TTLs, retrieval, and generation."""
 
     ttl: TtlConfig = TtlConfig()
     """Memory and revision lifetimes."""
 
     retrieval: RetrievalConfig = RetrievalConfig()
     """Ranking of search results."""
+
+    customization_configs: tuple[CustomizationConfig, ...] = (CustomizationConfig(),)
+    """What to remember: the config whose `scope_keys` match a request's scope keys exactly,
+    else the one without `scope_keys`."""
+
+    generation: GenerationConfig = GenerationConfig()
+    """The generation model and the job queue's retry policy."""
+
+    @model_validator(mode="after")
+    def _one_per_scope_shape(self) -> MemoryBankConfig:
+        shapes = [c.scope_keys for c in self.customization_configs]
+        if len(shapes) != len(set(shapes)):
+            raise ValueError("customization_configs must not repeat the same scope_keys")
+        return self
+
+    def customization_for(self, scope_keys: frozenset[str]) -> CustomizationConfig:
+        """The customization for a scope with these keys (exact match first, else default)."""
+        for config in self.customization_configs:
+            if config.scope_keys == scope_keys:
+                return config
+        for config in self.customization_configs:
+            if config.scope_keys is None:
+                return config
+        return CustomizationConfig()

@@ -142,6 +142,42 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX memory_revisions_expiry ON {schema}.memory_revisions (expire_time)
         WHERE expire_time IS NOT NULL;
     """,
+    # 2: the durable queue that generates memories, its per-scope leases (generations for one
+    # scope never interleave) and the per-session watermarks (no event is processed twice).
+    """
+    CREATE TABLE {schema}.memory_jobs (
+        id           uuid        PRIMARY KEY,
+        scope_key    text        NOT NULL,
+        scope        jsonb       NOT NULL,
+        payload      json        NOT NULL,
+        status       text        NOT NULL DEFAULT 'pending'
+                                 CHECK (status IN ('pending', 'running', 'done', 'dead')),
+        attempts     integer     NOT NULL DEFAULT 0,
+        max_attempts integer     NOT NULL,
+        run_after    timestamptz NOT NULL DEFAULT now(),
+        lease_until  timestamptz,
+        error        text,
+        result       json,
+        create_time  timestamptz NOT NULL DEFAULT now(),
+        update_time  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX memory_jobs_due ON {schema}.memory_jobs (run_after, create_time)
+        WHERE status IN ('pending', 'running');
+    CREATE INDEX memory_jobs_dead ON {schema}.memory_jobs (update_time) WHERE status = 'dead';
+    CREATE TABLE {schema}.memory_scope_leases (
+        scope_key   text        PRIMARY KEY,
+        job_id      uuid        NOT NULL,
+        lease_until timestamptz NOT NULL
+    );
+    CREATE TABLE {schema}.memory_watermarks (
+        scope_key   text             NOT NULL,
+        session_id  text             NOT NULL,
+        event_id    text             NOT NULL,
+        event_time  double precision NOT NULL,
+        update_time timestamptz      NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_key, session_id)
+    );
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,308 @@
+"""The durable job queue that runs memory generation, in the same Postgres as the memories.
+
+Owns: enqueueing (one insert), claiming (`FOR UPDATE SKIP LOCKED`, plus a lease per scope so two
+generations for one scope never interleave), completing (inside the caller's transaction, so
+the memories a job writes and its completion commit together or not at all), retrying with
+exponential backoff and jitter, dead-lettering after the last try, and the worker loop. A job
+whose worker died is claimed again when its lease runs out: nothing is silently dropped. It
+knows nothing of what a job does: the worker calls a handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import asyncpg
+
+from ..db.engine import Database
+
+logger = logging.getLogger(__name__)
+
+JobStatus = Literal["pending", "running", "done", "dead"]
+
+_ENQUEUE = """
+INSERT INTO {schema}.memory_jobs (id, scope_key, scope, payload, max_attempts)
+VALUES ($1::uuid, $2, $3::jsonb, $4::json, $5)
+"""
+
+# Picks the oldest due job whose scope no other job holds, takes the scope's lease and marks the
+# job running, in one statement. A running job whose lease ran out (its worker died) is due too.
+_CLAIM = """
+WITH candidate AS (
+    SELECT j.id, j.scope_key FROM {schema}.memory_jobs j
+     WHERE ((j.status = 'pending' AND j.run_after <= now())
+            OR (j.status = 'running' AND j.lease_until < now()))
+       AND NOT EXISTS (SELECT 1 FROM {schema}.memory_scope_leases l
+                        WHERE l.scope_key = j.scope_key AND l.lease_until > now()
+                          AND l.job_id <> j.id)
+     ORDER BY j.run_after, j.create_time
+     LIMIT 1
+     FOR UPDATE OF j SKIP LOCKED
+), lease AS (
+    INSERT INTO {schema}.memory_scope_leases AS l (scope_key, job_id, lease_until)
+    SELECT scope_key, id, now() + make_interval(secs => $1) FROM candidate
+    ON CONFLICT (scope_key) DO UPDATE
+        SET job_id = EXCLUDED.job_id, lease_until = EXCLUDED.lease_until
+        WHERE l.lease_until <= now() OR l.job_id = EXCLUDED.job_id
+    RETURNING job_id
+)
+UPDATE {schema}.memory_jobs j
+   SET status = 'running', attempts = j.attempts + 1,
+       lease_until = now() + make_interval(secs => $1), update_time = now()
+  FROM lease
+ WHERE j.id = lease.job_id
+RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j.max_attempts
+"""
+
+_COMPLETE = """
+WITH done AS (
+    UPDATE {schema}.memory_jobs
+       SET status = 'done', result = $2::json, error = NULL, lease_until = NULL,
+           update_time = now()
+     WHERE id = $1::uuid AND status = 'running'
+    RETURNING scope_key
+)
+DELETE FROM {schema}.memory_scope_leases l USING done
+ WHERE l.scope_key = done.scope_key AND l.job_id = $1::uuid
+"""
+
+_FAIL = """
+WITH failed AS (
+    UPDATE {schema}.memory_jobs
+       SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+           run_after = now() + make_interval(secs => $3), error = $2, lease_until = NULL,
+           update_time = now()
+     WHERE id = $1::uuid AND status = 'running'
+    RETURNING scope_key, status
+), released AS (
+    DELETE FROM {schema}.memory_scope_leases l USING failed
+     WHERE l.scope_key = failed.scope_key AND l.job_id = $1::uuid
+)
+SELECT status FROM failed
+"""
+
+_GET = """
+SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
+       create_time, update_time
+FROM {schema}.memory_jobs WHERE id = $1::uuid
+"""
+
+_DEAD = """
+SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
+       create_time, update_time
+FROM {schema}.memory_jobs WHERE status = 'dead' ORDER BY update_time DESC LIMIT $1
+"""
+
+_RETRY_DEAD = """
+UPDATE {schema}.memory_jobs
+   SET status = 'pending', attempts = 0, run_after = now(), error = NULL, update_time = now()
+ WHERE id = $1::uuid AND status = 'dead'
+"""
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    """A job this worker now holds (until its lease runs out)."""
+
+    id: str
+    scope_key: str
+    scope: dict[str, str]
+    payload: dict[str, Any]
+    attempt: int
+    max_attempts: int
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """What is known of a job: its status, its error (dead jobs keep the last one), its result."""
+
+    id: str
+    scope: dict[str, str]
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    error: str | None
+    result: Any
+    create_time: datetime
+    update_time: datetime
+
+
+def _record(row: asyncpg.Record) -> JobRecord:
+    return JobRecord(
+        id=row[0],
+        scope=json.loads(row[1]),
+        status=row[2],
+        attempts=row[3],
+        max_attempts=row[4],
+        error=row[5],
+        result=json.loads(row[6]) if row[6] is not None else None,
+        create_time=row[7],
+        update_time=row[8],
+    )
+
+
+def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes=10)) -> float:
+    """Seconds to wait before try `attempt + 1`: base * 2^(attempt-1), capped, half jittered
+    (so a burst of failures does not come back as a burst)."""
+    delay = min(base.total_seconds() * 2 ** max(attempt - 1, 0), cap.total_seconds())
+    return delay / 2 + random.uniform(0, delay / 2)
+
+
+class JobQueue:
+    """The queue's statements against one `Database`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        schema = db.schema
+        self._enqueue = _ENQUEUE.format(schema=schema)
+        self._claim = _CLAIM.format(schema=schema)
+        self._complete = _COMPLETE.format(schema=schema)
+        self._fail = _FAIL.format(schema=schema)
+        self._get = _GET.format(schema=schema)
+        self._dead = _DEAD.format(schema=schema)
+        self._retry_dead = _RETRY_DEAD.format(schema=schema)
+        self.enqueued = asyncio.Event()
+        """Set on every enqueue in this process, so an in-process worker wakes at once."""
+
+    async def enqueue(
+        self, scope_key: str, scope: dict[str, str], payload: dict[str, Any], max_attempts: int
+    ) -> str:
+        """Add a job (one insert); its id is the operation id callers poll."""
+        job_id = str(uuid.uuid4())
+        text = json.dumps(payload)
+        await self._db.run(
+            lambda conn: conn.execute(
+                self._enqueue, job_id, scope_key, json.dumps(scope), text, max_attempts
+            )
+        )
+        self.enqueued.set()
+        return job_id
+
+    async def claim(self, lease: timedelta) -> ClaimedJob | None:
+        """The next due job whose scope is free, now running under a lease; None if none."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._claim, lease.total_seconds()))
+        if row is None:
+            return None
+        return ClaimedJob(
+            id=row[0],
+            scope_key=row[1],
+            scope=json.loads(row[2]),
+            payload=json.loads(row[3]),
+            attempt=row[4],
+            max_attempts=row[5],
+        )
+
+    async def complete(self, conn: asyncpg.Connection, job_id: str, result: Any) -> None:
+        """Mark the job done and free its scope, on `conn`: call it inside the transaction that
+        writes the job's effects."""
+        await conn.execute(self._complete, job_id, json.dumps(result))
+
+    async def fail(self, job_id: str, error: str, retry_in: float) -> JobStatus | None:
+        """Record a failed try: back to pending after `retry_in` seconds, or dead after the last
+        try. Returns the new status (None if the job was no longer running)."""
+        return await self._db.run(
+            lambda conn: conn.fetchval(self._fail, job_id, error[:4000], retry_in)
+        )
+
+    async def get(self, job_id: str) -> JobRecord | None:
+        """A job by id (the operation behind `get_operation`)."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._get, job_id))
+        return None if row is None else _record(row)
+
+    async def dead_letters(self, limit: int = 100) -> list[JobRecord]:
+        """Jobs that used up their tries, newest first, with their last error."""
+        rows = await self._db.run(lambda conn: conn.fetch(self._dead, limit))
+        return [_record(r) for r in rows]
+
+    async def retry_dead(self, job_id: str) -> bool:
+        """Give a dead job a fresh set of tries (after fixing what killed it)."""
+        status = await self._db.run(lambda conn: conn.execute(self._retry_dead, job_id))
+        return status.endswith(" 1")
+
+
+Handler = Callable[[ClaimedJob], Awaitable[None]]
+"""Does a job's work and completes it (`JobQueue.complete`) in the transaction that writes its
+effects. Raising means the try failed; the worker records it and schedules the retry."""
+
+
+class Worker:
+    """Claims and runs jobs until stopped: in-process by default, or standalone
+    (`python -m adk_memory.worker`). Any number may run against one database."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        handler: Handler,
+        *,
+        retry_base_delay: timedelta = timedelta(seconds=2),
+        lease: timedelta = timedelta(minutes=5),
+        poll_interval: float = 1.0,
+        concurrency: int = 1,
+    ) -> None:
+        self._queue = queue
+        self._handler = handler
+        self._retry_base_delay = retry_base_delay
+        self._lease = lease
+        self._poll_interval = poll_interval
+        self._concurrency = concurrency
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def run_once(self) -> bool:
+        """Claim and run one job; False when none was due."""
+        job = await self._queue.claim(self._lease)
+        if job is None:
+            return False
+        try:
+            await self._handler(job)
+        except Exception as exc:  # every failure is recorded and retried, never dropped
+            delay = backoff(job.attempt, self._retry_base_delay)
+            status = await self._queue.fail(job.id, f"{type(exc).__name__}: {exc}", delay)
+            log = logger.error if status == "dead" else logger.warning
+            log(
+                "Memory job %s try %d/%d failed (%s): %s",
+                job.id,
+                job.attempt,
+                job.max_attempts,
+                status,
+                exc,
+            )
+        return True
+
+    async def run_until_idle(self) -> int:
+        """Run due jobs until none is left; how many ran (tests, backfills, benchmarks)."""
+        count = 0
+        while await self.run_once():
+            count += 1
+        return count
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                if await self.run_once():
+                    continue
+            except Exception:  # the database may be briefly away: keep the worker alive
+                logger.exception("Memory worker could not claim a job; retrying.")
+            self._queue.enqueued.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._queue.enqueued.wait(), self._poll_interval)
+
+    def start(self) -> None:
+        """Run `concurrency` loops in the background of the current event loop."""
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._loop()) for _ in range(self._concurrency)]
+
+    async def stop(self) -> None:
+        """Stop the loops (a job being run is abandoned; its lease makes it due again)."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,133 @@
+"""The memory job queue on a real Postgres: claiming, per-scope exclusion, completion inside the
+effect's transaction, retries with backoff, dead letters, and recovery from a dead worker."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from adk_memory.db.engine import Database
+from adk_memory.db.migrations import MEMORY_MIGRATIONS
+from adk_memory.memory.jobs import ClaimedJob, JobQueue, Worker, backoff
+
+LEASE = timedelta(seconds=30)
+A = {"app_name": "app", "user_id": "a"}
+B = {"app_name": "app", "user_id": "b"}
+
+
+@pytest.fixture
+async def queue(engine, database_url, make_memory_service) -> JobQueue:
+    make_memory_service()  # empties the test tables
+    db = Database(engine=engine, schema="adk_memory_test")
+    await db.ensure_migrated("memory", MEMORY_MIGRATIONS)
+    return JobQueue(db)
+
+
+async def complete(queue: JobQueue, job: ClaimedJob, result: object = None) -> None:
+    async with queue._db.connection() as conn, conn.transaction():
+        await queue.complete(conn, job.id, result)
+
+
+async def test_jobs_of_one_scope_never_run_at_once(queue):
+    first = await queue.enqueue("a", A, {"n": 1}, 3)
+    await queue.enqueue("a", A, {"n": 2}, 3)
+    other = await queue.enqueue("b", B, {"n": 3}, 3)
+
+    one = await queue.claim(LEASE)
+    two = await queue.claim(LEASE)
+    assert (one.id, two.id) == (first, other)  # scope a is busy, so b's job comes next
+    assert await queue.claim(LEASE) is None
+
+    await complete(queue, one, {"ok": True})
+    three = await queue.claim(LEASE)
+    assert three.payload == {"n": 2} and three.scope == A
+    record = await queue.get(first)
+    assert (record.status, record.result, record.attempts) == ("done", {"ok": True}, 1)
+
+
+async def test_a_failed_try_is_retried_after_its_backoff_then_dead_lettered(queue):
+    job_id = await queue.enqueue("a", A, {}, 2)
+    job = await queue.claim(LEASE)
+    assert await queue.fail(job.id, "TimeoutError: slow model", 0.2) == "pending"
+    assert await queue.claim(LEASE) is None  # not due yet
+    await asyncio.sleep(0.3)
+    job = await queue.claim(LEASE)
+    assert job.attempt == 2
+    assert await queue.fail(job.id, "ValueError: bad JSON", 0.0) == "dead"
+    assert await queue.claim(LEASE) is None
+
+    [dead] = await queue.dead_letters()
+    assert (dead.id, dead.status, dead.attempts, dead.error) == (
+        job_id,
+        "dead",
+        2,
+        "ValueError: bad JSON",
+    )
+    assert await queue.retry_dead(job_id)
+    assert (await queue.claim(LEASE)).id == job_id
+
+
+async def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_runs_out(queue):
+    job_id = await queue.enqueue("a", A, {}, 3)
+    assert (await queue.claim(timedelta(seconds=0.2))).id == job_id  # ...and the worker dies
+    assert await queue.claim(LEASE) is None
+    await asyncio.sleep(0.3)
+    again = await queue.claim(LEASE)
+    assert (again.id, again.attempt) == (job_id, 2)
+
+
+async def test_effects_and_completion_commit_together(queue):
+    """A worker killed between its work and its commit leaves no trace: the job runs again."""
+    job_id = await queue.enqueue("a", A, {}, 3)
+    job = await queue.claim(timedelta(seconds=0.2))
+    with pytest.raises(RuntimeError):
+        async with queue._db.connection() as conn, conn.transaction():
+            await queue.complete(conn, job.id, {"written": True})
+            raise RuntimeError("killed before commit")
+    assert (await queue.get(job_id)).status == "running"
+    await asyncio.sleep(0.3)
+    assert (await queue.claim(LEASE)).id == job_id
+
+
+async def test_workers_run_every_job_once_and_record_failures(queue):
+    seen: list[int] = []
+
+    async def handler(job: ClaimedJob) -> None:
+        if job.payload["n"] == 3 and job.attempt == 1:
+            raise RuntimeError("flaky model")
+        seen.append(job.payload["n"])
+        await complete(queue, job)
+
+    for n in range(6):
+        await queue.enqueue(f"s{n % 3}", {"user_id": f"s{n % 3}"}, {"n": n}, 3)
+    workers = [Worker(queue, handler, retry_base_delay=timedelta(0)) for _ in range(3)]
+    await asyncio.gather(*(w.run_until_idle() for w in workers))
+    await asyncio.sleep(0.05)
+    await workers[0].run_until_idle()
+    assert sorted(seen) == [0, 1, 2, 3, 4, 5]
+
+
+async def test_an_in_process_worker_wakes_on_enqueue(queue):
+    done = asyncio.Event()
+
+    async def handler(job: ClaimedJob) -> None:
+        await complete(queue, job)
+        done.set()
+
+    worker = Worker(queue, handler, poll_interval=30)
+    worker.start()
+    try:
+        await asyncio.sleep(0.05)
+        await queue.enqueue("a", A, {}, 1)
+        await asyncio.wait_for(done.wait(), 5)
+    finally:
+        await worker.stop()
+
+
+def test_backoff_doubles_with_jitter_and_a_cap():
+    base = timedelta(seconds=2)
+    for attempt, full in [(1, 2), (2, 4), (3, 8)]:
+        assert full / 2 <= backoff(attempt, base) <= full
+    assert backoff(30, base) <= 600

@@ -3,7 +3,7 @@ memories a question needs, per retrieval mode (full-text, vector, hybrid).
 
 Owns: the dataset format and its validation, loading a dataset into a memory service, running
 its queries, the metrics (Recall@K and MRR) and the report. It reaches the database only through
-the service's public API, and it leaves nothing behind (see "Isolation and clean-up").
+the service's public API, and it leaves nothing behind (see "Isolation").
 
 Dataset format
 --------------
@@ -35,13 +35,13 @@ One JSON document (UTF-8) with exactly these keys (unknown keys are errors, so a
       ]
     }
 
-Rules, checked by `load_dataset` / `parse_dataset` (every problem is reported at once, each with
-its location, e.g. ``queries[3].relevant[1]``):
+Rules, checked by `load_dataset` / `parse_dataset`. Every problem is reported with its location
+(e.g. ``queries[3].relevant[1]``): all field problems at once, then, once the fields are valid,
+all cross-reference problems (duplicate ids, relevant ids) at once. The rules:
 
-- `scope` follows the service's scope rules (string keys and values, non-empty, no `*`, no NUL)
-  but has 1 to 4 keys, not 5: the harness adds one key of its own, `adk_memory_eval_run`, which
-  datasets may not use. Retrieval matches scopes exactly (same keys, same values), so a query
-  only ever sees the memories of its own scope.
+- `scope` follows the service's scope rules: 1 to 5 keys, keys and values non-empty strings
+  without `*` or NUL. Retrieval matches scopes exactly (same keys, same values), so a query only
+  ever sees the memories of its own scope.
 - `fact` is non-empty and at most 10,000 characters (the service's limit: a memory is a fact,
   not a document).
 - Every id in `relevant` names a memory whose scope is exactly the query's scope (a memory in
@@ -53,11 +53,11 @@ Converting public conversational-memory datasets
 - LoCoMo (`locomo10.json`): one scope per conversation, e.g.
   ``{"app_name": "locomo", "user_id": sample_id}``. Memories: one per dialogue turn, id
   ``f"{sample_id}:{dia_id}"``, fact ``f"{speaker}: {text}"`` (optionally prefixed with the
-  session date); or one per entry of `observation` if you want to evaluate fact-level memories
-  (their evidence ids are dia_ids too). Queries: one per `qa` item, id ``f"{sample_id}:q{i}"``,
-  `relevant` = its `evidence` dia_ids with the same prefix. Drop category 5 (adversarial,
-  unanswerable) and items whose evidence is empty or names a missing turn; put `category` into
-  the query's `metadata`.
+  session date). Queries: one per `qa` item, id ``f"{sample_id}:q{i}"``, `relevant` = its
+  `evidence` dia_ids with the same prefix. Drop category 5 (adversarial, unanswerable) and items
+  whose evidence is empty or names no existing turn; put `category` in the query's `metadata`.
+  To evaluate fact-level memories instead, make one memory per `observation` entry (each names
+  the dia_id it came from) and mark relevant the observations of the evidence turns.
 - LongMemEval (`longmemeval_s.json` / `_m`): every question has its own haystack, so one scope
   per question, e.g. ``{"app_name": "longmemeval", "user_id": question_id}``. Memories: one per
   turn of each haystack session, id ``f"{question_id}:{session_id}:{turn_index}"``, fact
@@ -65,14 +65,22 @@ Converting public conversational-memory datasets
   with `has_answer: true` (turn-level recall) or every turn of `answer_session_ids`
   (session-level). Drop abstention questions (ids ending in `_abs`): they have no evidence.
 
-Isolation and clean-up
-----------------------
+Isolation, clean-up and reproducibility ("Isolation")
+-----------------------------------------------------
 
-Every mode is run on a fresh copy of the dataset whose scopes carry one extra key,
-``adk_memory_eval_run: <random hex>``. Scopes match exactly, so the copy can neither see nor be
-seen by real memories, earlier runs or the other modes, even in a production schema; when the
-mode is done (or fails) each of its scopes is purged (memories and revisions). The store's ids
-are UUIDs chosen by the service; the harness maps them back to the dataset's ids.
+The harness never writes to the dataset's own scopes: each dataset scope is stored as the user
+scope ``{"app_name": "adk-memory-eval-<hash of the dataset name>", "user_id": <hash of the
+scope>}``. The mapping is one-to-one, so retrieval sees exactly what it would see in the
+dataset's scopes, while real memories (even in a production schema) are neither seen nor
+touched. Each mode loads its own copy and purges those scopes (memories and revisions)
+when it is done or fails, and once before it starts, in case a killed run left any.
+
+Memories are loaded with ADK's batch `add_memory`, with fixed entry ids (UUID 5 of the dataset
+name and the memory id) and their dataset id in `metadata["adk_memory_eval_id"]`, which is how
+results are mapped back. The store breaks ties (equal relevance, distance or score) by memory
+id, so fixed ids make every run give the same figures. The flip side: two
+evaluations of datasets with the same name must not run against the same schema at once (the
+harness detects the clash and fails; the benchmark script uses a fresh schema per run).
 
 Metrics
 -------
@@ -86,6 +94,7 @@ weighs the same whatever its number of relevant memories.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import os
@@ -93,11 +102,12 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.memory.memory_entry import MemoryEntry
+from google.genai import types
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -109,8 +119,11 @@ from pydantic import (
 
 from ..config import MemoryBankConfig
 from ..memory.embeddings import Embedder
-from ..memory.scope import MAX_SCOPE_KEYS, scope_key, validate_scope
+from ..memory.scope import scope_key, validate_scope
 from ..memory.service import MAX_FACT_LENGTH, MAX_TOP_K, PostgresMemoryService
+
+if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
+    from importlib.resources.abc import Traversable
 
 RetrievalMode = Literal["text", "vector", "hybrid"]
 """A `RetrievalConfig.mode`."""
@@ -118,8 +131,17 @@ RetrievalMode = Literal["text", "vector", "hybrid"]
 ALL_MODES: tuple[RetrievalMode, ...] = ("text", "vector", "hybrid")
 DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10)
 
-RUN_SCOPE_KEY = "adk_memory_eval_run"
-"""The scope key the harness adds to every scope (so datasets may use at most 4 keys)."""
+EVAL_APP_PREFIX = "adk-memory-eval-"
+"""The `app_name` of every scope the harness stores memories in (see "Isolation")."""
+
+EVAL_NAMESPACE = uuid.UUID("0b6f7a4e-2f1d-5c3b-9e8a-6d4c2b1a0f9e")
+"""UUID 5 namespace of the entry ids the harness gives `add_memory`."""
+
+EVAL_ID_KEY = "adk_memory_eval_id"
+"""The metadata key holding a stored memory's dataset id (it overrides a dataset's own)."""
+
+LOAD_BATCH_SIZE = 500
+"""Memories per `add_memory` call (one transaction each)."""
 
 EMBED_BATCH_SIZE = 100
 """Texts per embedder call when the harness embeds a dataset up front (the Gemini API's limit)."""
@@ -128,7 +150,7 @@ SYNTHETIC_DATASET = "data/synthetic_retrieval.json"
 """The shipped dataset, relative to this package."""
 
 ServiceFactory = Callable[
-    [MemoryBankConfig], Union[PostgresMemoryService, Awaitable[PostgresMemoryService]]
+    [MemoryBankConfig], PostgresMemoryService | Awaitable[PostgresMemoryService]
 ]
 """Builds the service for one mode from `MemoryBankConfig(retrieval=RetrievalConfig(mode=...))`.
 The harness closes every service it gets from the factory."""
@@ -145,13 +167,6 @@ class DatasetError(ValueError):
 
 
 def _check_scope(scope: dict[str, str]) -> dict[str, str]:
-    if RUN_SCOPE_KEY in scope:
-        raise ValueError(f"scope key {RUN_SCOPE_KEY!r} is reserved for the evaluation harness")
-    if len(scope) > MAX_SCOPE_KEYS - 1:
-        raise ValueError(
-            f"a dataset scope has at most {MAX_SCOPE_KEYS - 1} keys (the harness adds "
-            f"{RUN_SCOPE_KEY!r}), got {len(scope)}"
-        )
     try:
         validate_scope(scope)
     except InputValidationError as exc:
@@ -211,12 +226,12 @@ class RetrievalDataset(_Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> RetrievalDataset:
         problems: list[str] = []
-        scopes: dict[str, str] = {}
+        scope_of: dict[str, str] = {}  # memory id -> canonical scope
         for i, memory in enumerate(self.memories):
-            if memory.id in scopes:
+            if memory.id in scope_of:
                 problems.append(f"memories[{i}].id: duplicate memory id {memory.id!r}")
             else:
-                scopes[memory.id] = scope_key(memory.scope)
+                scope_of[memory.id] = scope_key(memory.scope)
         seen: set[str] = set()
         for i, query in enumerate(self.queries):
             if query.id in seen:
@@ -227,11 +242,11 @@ class RetrievalDataset(_Frozen):
                 where = f"queries[{i}].relevant[{j}]"
                 if memory_id in query.relevant[:j]:
                     problems.append(f"{where}: {memory_id!r} is listed twice")
-                elif memory_id not in scopes:
+                elif memory_id not in scope_of:
                     problems.append(f"{where}: no memory has id {memory_id!r}")
-                elif scopes[memory_id] != key:
+                elif scope_of[memory_id] != key:
                     problems.append(
-                        f"{where}: memory {memory_id!r} is in scope {scopes[memory_id]}, not "
+                        f"{where}: memory {memory_id!r} is in scope {scope_of[memory_id]}, not "
                         f"in the query's scope {key}, so it can never be retrieved"
                     )
         if problems:
@@ -241,22 +256,20 @@ class RetrievalDataset(_Frozen):
     def scopes(self) -> list[dict[str, str]]:
         """Every distinct scope of the dataset's memories and queries, in first-seen order."""
         found: dict[str, dict[str, str]] = {}
-        for item in [*self.memories, *self.queries]:
-            found.setdefault(scope_key(item.scope), dict(item.scope))
+        for scope in [*(m.scope for m in self.memories), *(q.scope for q in self.queries)]:
+            found.setdefault(scope_key(scope), dict(scope))
         return list(found.values())
 
 
 def _problems(exc: ValidationError) -> list[str]:
     """pydantic's errors as `location: message` lines (`queries[2].scope`, not a tuple)."""
-    lines = []
+    lines: list[str] = []
     for error in exc.errors():
         where = ""
         for part in error["loc"]:
             where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
         message = str(error["msg"]).removeprefix("Value error, ")
-        lines.extend(
-            f"{where}: {line}" if where else line for line in message.splitlines() if line
-        )
+        lines.extend(f"{where}: {line}" if where else line for line in message.splitlines() if line)
     return lines
 
 
@@ -284,7 +297,7 @@ def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset
       OSError: the file cannot be read.
     """
     source = str(path)
-    file = path if isinstance(path, Traversable) else Path(path)
+    file = Path(path) if isinstance(path, (str, os.PathLike)) else path
     text = file.read_text(encoding="utf-8")
     try:
         data = json.loads(text)
@@ -394,7 +407,7 @@ def format_report(report: RetrievalReport) -> str:
 
     def line(cells: list[str]) -> str:
         first = cells[0].ljust(widths[0])
-        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:]))
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
         return "  ".join([first, *rest])
 
     lines.append(line(header))
@@ -410,11 +423,11 @@ def format_report(report: RetrievalReport) -> str:
 
 
 class _CachingEmbedder:
-    """Wraps the service's embedder so each distinct text is embedded once per evaluation, in
-    batches: the harness embeds every fact and query up front, after which the service's
-    one-text-at-a-time calls (`create_memory`, `retrieve_memories`) are cache hits, and the
-    modes sharing an embedder share the vectors. With a paid embedder that is the cost of one
-    pass over the dataset, whatever the number of modes."""
+    """Wraps the service's embedder so each distinct text is embedded once per evaluation: the
+    harness embeds every fact and query up front, in batches the embedder's API accepts; the
+    service's own calls (`add_memory`, `retrieve_memories`) are then cache hits, and modes
+    sharing an embedder share the vectors. With a paid embedder that costs one pass over the
+    dataset, whatever the number of modes."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
@@ -430,7 +443,7 @@ class _CachingEmbedder:
             vectors = await self.inner.embed(chunk, task=task)
             if len(vectors) != len(chunk):
                 raise ValueError("The embedder returned the wrong number of vectors.")
-            self._vectors.update(((task, t), v) for t, v in zip(chunk, vectors))
+            self._vectors.update(((task, t), v) for t, v in zip(chunk, vectors, strict=True))
         return [self._vectors[(task, t)] for t in texts]
 
 
@@ -456,7 +469,7 @@ def _check_modes(modes: Sequence[str]) -> list[RetrievalMode]:
         if mode not in ALL_MODES:
             raise ValueError(f"Unknown retrieval mode {mode!r}: use one of {ALL_MODES}.")
         if mode not in chosen:
-            chosen.append(mode)  # type: ignore[arg-type]
+            chosen.append(mode)
     if not chosen:
         raise ValueError("modes must name at least one retrieval mode.")
     return chosen
@@ -500,6 +513,93 @@ async def _all(awaitables: Sequence[Awaitable[Any]]) -> list[Any]:
     return results
 
 
+def _digest(text: str, length: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+class _Layout:
+    """Where the harness stores a dataset: each dataset scope becomes the user scope
+    `{"app_name": "adk-memory-eval-<hash of the dataset name>", "user_id": <hash of the scope>}`
+    (one-to-one, so exact-scope matching is unchanged, and no real scope is ever touched).
+
+    Each memory is added with a fixed entry id (UUID 5 of the dataset name and its id) and its
+    dataset id in `metadata[EVAL_ID_KEY]`. Fixed ids are what make runs reproducible: the store
+    breaks ties (equal relevance, distance or score) by memory id, so random ids would reshuffle
+    tied memories, and move the figures, on every run. The store id is whatever the service
+    makes of the entry id; the harness reads the dataset id back from the metadata, so it needs
+    no knowledge of that derivation."""
+
+    def __init__(self, dataset: RetrievalDataset) -> None:
+        self.name = dataset.name
+        self.app_name = f"{EVAL_APP_PREFIX}{_digest(dataset.name, 16)}"
+
+    def scope(self, scope: dict[str, str]) -> dict[str, str]:
+        return {"app_name": self.app_name, "user_id": _digest(scope_key(scope), 32)}
+
+    def entry(self, memory: DatasetMemory) -> MemoryEntry:
+        return MemoryEntry(
+            id=str(uuid.uuid5(EVAL_NAMESPACE, f"{self.name}\n{memory.id}")),
+            content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
+            custom_metadata={
+                **memory.metadata,
+                EVAL_ID_KEY: memory.id,
+                "topics": list(memory.topics),
+            },
+        )
+
+
+async def _stored_ids(service: PostgresMemoryService, scope: dict[str, str]) -> dict[str, str]:
+    """Dataset id -> store id of every memory in a stored scope."""
+    found: dict[str, str] = {}
+    token = None
+    while True:
+        page = await service.list_memories(scope, page_size=1000, page_token=token)
+        found.update((str(m.metadata.get(EVAL_ID_KEY)), m.id) for m in page.memories)
+        token = page.next_page_token
+        if token is None:
+            return found
+
+
+async def _load(
+    service: PostgresMemoryService,
+    layout: _Layout,
+    dataset: RetrievalDataset,
+    gate: asyncio.Semaphore,
+    tick: Callable[[int], None],
+) -> None:
+    """Store the dataset through ADK's batch `add_memory` (one embedder call and one
+    transaction per batch), check every memory is there, then set importances with
+    `update_memory` (`add_memory` takes none)."""
+    by_scope: dict[str, list[DatasetMemory]] = {}
+    for memory in dataset.memories:
+        by_scope.setdefault(scope_key(memory.scope), []).append(memory)
+
+    async def load_scope(memories: list[DatasetMemory]) -> None:
+        scope = layout.scope(memories[0].scope)
+        async with gate:
+            for start in range(0, len(memories), LOAD_BATCH_SIZE):
+                batch = memories[start : start + LOAD_BATCH_SIZE]
+                await service.add_memory(
+                    app_name=scope["app_name"],
+                    user_id=scope["user_id"],
+                    memories=[layout.entry(m) for m in batch],
+                )
+                tick(len(batch))
+            stored = await _stored_ids(service, scope)
+            missing = [m.id for m in memories if m.id not in stored]
+            if missing or len(stored) != len(memories):
+                raise RuntimeError(
+                    f"Stored {len(stored)} memories for the {len(memories)} of scope "
+                    f"{memories[0].scope} (missing: {missing[:5]}): is another evaluation of "
+                    f"dataset {dataset.name!r} running on this schema?"
+                )
+            for m in memories:
+                if m.importance is not None:
+                    await service.update_memory(stored[m.id], scope, importance=m.importance)
+
+    await _all([load_scope(memories) for memories in by_scope.values()])
+
+
 async def _run_mode(
     service: PostgresMemoryService,
     mode: RetrievalMode,
@@ -508,39 +608,23 @@ async def _run_mode(
     progress: Progress | None,
     concurrency: int,
 ) -> ModeReport:
-    run = uuid.uuid4().hex
-
-    def stored(scope: dict[str, str]) -> dict[str, str]:
-        return {**scope, RUN_SCOPE_KEY: run}
-
+    layout = _Layout(dataset)
     gate = asyncio.Semaphore(concurrency)
-    dataset_ids: dict[str, str] = {}  # store id -> dataset id
     counts = {"load": 0, "query": 0}
+    totals = {"load": len(dataset.memories), "query": len(dataset.queries)}
 
-    def tick(stage: str, total: int) -> None:
-        counts[stage] += 1
+    def tick(stage: str, n: int = 1) -> None:
+        counts[stage] += n
         if progress is not None:
-            progress(mode, stage, counts[stage], total)
-
-    async def load(memory: DatasetMemory) -> None:
-        async with gate:
-            created = await service.create_memory(
-                memory.fact,
-                stored(memory.scope),
-                topics=memory.topics,
-                importance=memory.importance,
-                metadata=memory.metadata,
-            )
-        dataset_ids[created.id] = memory.id
-        tick("load", len(dataset.memories))
+            progress(mode, stage, counts[stage], totals[stage])
 
     async def search(query: DatasetQuery) -> QueryResult:
         async with gate:
             found = await service.retrieve_memories(
-                stored(query.scope), search_query=query.query, top_k=max(ks)
+                layout.scope(query.scope), search_query=query.query, top_k=max(ks)
             )
-        ranked = [dataset_ids.get(r.memory.id, f"<unknown {r.memory.id}>") for r in found]
-        tick("query", len(dataset.queries))
+        ranked = [str(r.memory.metadata.get(EVAL_ID_KEY, f"<not {dataset.name}>")) for r in found]
+        tick("query")
         return QueryResult(
             query_id=query.id,
             ranked=ranked,
@@ -548,19 +632,24 @@ async def _run_mode(
             reciprocal_rank=reciprocal_rank(ranked, query.relevant),
         )
 
+    async def purge() -> None:
+        for scope in dataset.scopes():
+            await service.purge(layout.scope(scope))
+
+    await purge()  # what a killed run may have left (same ids, same scopes)
     started = time.perf_counter()
     try:
         if service.embedder is not None:
-            await service.embedder.embed([m.fact for m in dataset.memories], task="document")
+            facts = [m.fact.strip() for m in dataset.memories]  # as add_memory embeds them
+            await service.embedder.embed(facts, task="document")
             if mode != "text":
                 await service.embedder.embed([q.query for q in dataset.queries], task="query")
-        await _all([load(m) for m in dataset.memories])
+        await _load(service, layout, dataset, gate, lambda n: tick("load", n))
         loaded = time.perf_counter()
         results: list[QueryResult] = await _all([search(q) for q in dataset.queries])
         finished = time.perf_counter()
     finally:
-        for scope in dataset.scopes():
-            await service.purge(stored(scope))
+        await purge()
     n = len(results)
     return ModeReport(
         mode=mode,
@@ -583,7 +672,7 @@ def _notes(dataset: RetrievalDataset, ks: list[int]) -> list[str]:
         if small:
             notes.append(
                 f"Recall@{k}: {small} of {len(dataset.queries)} queries search a scope of at "
-                f"most {k} memories, where returning everything scores 1."
+                f"most {k} memor{'y' if k == 1 else 'ies'}, where returning everything scores 1."
             )
     return notes
 
@@ -609,11 +698,13 @@ async def evaluate(
       modes: which of "text", "vector" and "hybrid" to run. Vector and hybrid are skipped, with
         the reason in `report.skipped`, when the service has no embedder (hybrid would then be
         full-text only: the text figures again).
-      progress: `progress(mode, "load" | "query", done, total)` after each memory and query.
-      concurrency: how many service calls run at once (keep it within the engine's pool).
+      progress: `progress(mode, "load" | "query", done, total)` after each stored batch of
+        memories and after each query.
+      concurrency: how many scopes load, and how many queries run, at once (keep it within the
+        engine's connection pool).
 
-    Each mode stores its own copy of the dataset under scopes tagged with a random run id and
-    purges them afterwards, even on failure (see the module docs).
+    Each mode stores its own copy of the dataset in scopes of its own (never the dataset's
+    scopes themselves) and purges them afterwards, even on failure (see the module docs).
     """
     ks = _check_k_values(k_values)
     chosen = _check_modes(modes)

@@ -105,3 +105,22 @@ class MemoryPage(BaseModel):
 
     memories: list[Memory]
     next_page_token: str | None = None
+
+
+class GeneratedMemory(BaseModel):
+    """One change a generation made: the memory (as it was when deleted) and what happened."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    action: MemoryAction
+
+
+class GenerateMemoriesOperation(BaseModel):
+    """A generation request: poll it with `get_operation(id)` or block on `wait(operation)`.
+    `error` is set when it failed for good (every try used: dead-lettered)."""
+
+    id: str
+    done: bool = False
+    error: str | None = None
+    generated_memories: list[GeneratedMemory] = Field(default_factory=list)

@@ -10,6 +10,7 @@ reads sessions only through ADK's `Session` and `Event` types.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions.session import Session
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -29,8 +31,14 @@ from .._json import sanitise, sanitise_text
 from ..config import MemoryBankConfig
 from ..db.engine import DEFAULT_SCHEMA, Database
 from .embeddings import Embedder
+from .generation import resolve_llm
+from .generator import Generator, contents_payload, facts_payload, session_payload
+from .jobs import JobQueue, JobRecord, Worker
 from .models import (
+    GeneratedMemory,
+    GenerateMemoriesOperation,
     Memory,
+    MemoryAction,
     MemoryFilter,
     MemoryPage,
     MemoryRevision,
@@ -44,6 +52,8 @@ MAX_FACT_LENGTH = 10_000
 """Longest fact accepted, in characters: a memory is a fact, not a document."""
 
 MAX_TOP_K = 100
+MAX_DIRECT_FACTS = 5
+"""Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
 
 _RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
 _ENTRY_NAMESPACE = uuid.UUID("0b8f4f0e-9d8e-4c55-8a3e-51f1d3a3c7b2")
@@ -148,7 +158,12 @@ class PostgresMemoryService(BaseMemoryService):
       database_url: `postgresql://...`; None and no engine: the embedded PostgreSQL.
       embedder: makes vectors for facts and queries (e.g. `GeminiEmbedder()`); None: full-text
         search only (no API key needed).
-      config: TTLs and retrieval weights (`MemoryBankConfig`).
+      config: TTLs, retrieval weights, topics and generation settings (`MemoryBankConfig`).
+      llm: the generation model: a model name (e.g. "gemini-2.5-flash") or any ADK `BaseLlm`
+        (e.g. `adk_memory.testing.ScriptedLlm`). With one, the service is in extraction mode:
+        ADK's add_* calls enqueue generation; without, sessions are remembered as raw events.
+      run_worker: run a generation worker in this process (started on the first enqueue); off
+        when a standalone worker serves the database.
       engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresSessionService`).
       schema, data_dir, auto_migrate, engine_kwargs: as for `PostgresSessionService`.
     """
@@ -159,6 +174,8 @@ class PostgresMemoryService(BaseMemoryService):
         *,
         embedder: Embedder | None = None,
         config: MemoryBankConfig | None = None,
+        llm: str | BaseLlm | None = None,
+        run_worker: bool = True,
         engine: AsyncEngine | None = None,
         schema: str = DEFAULT_SCHEMA,
         data_dir: str | None = None,
@@ -181,6 +198,29 @@ class PostgresMemoryService(BaseMemoryService):
             self.database, text_search_language=self.config.retrieval.text_search_language
         )
         self._prepared = False
+        self.llm = resolve_llm(llm) if llm is not None else None
+        self._jobs = JobQueue(self.database)
+        self._run_worker = run_worker
+        self.worker = Worker(
+            self._jobs,
+            self._generate,
+            retry_base_delay=self.config.generation.retry_base_delay,
+        )
+
+    async def _generate(self, job: Any) -> None:
+        """The worker's handler: run one generation job."""
+        if self.llm is None:
+            raise RuntimeError("This service has no generation model (pass llm=...).")
+        store = await self._ready()
+        generator = Generator(
+            store=store,
+            queue=self._jobs,
+            llm=self.llm,
+            embed=self._embed,
+            config=self.config,
+            revision_ttl=self._revision_ttl,
+        )
+        await generator(job)
 
     async def _ready(self) -> MemoryStore:
         """Migrate once, and fix (or check) the vector dimension once, before the first call."""
@@ -467,6 +507,94 @@ class PostgresMemoryService(BaseMemoryService):
             if memories < batch_size and revisions < batch_size:
                 return total
 
+    # ------------------------------------------------------------------ memory generation
+
+    async def generate_memories(
+        self,
+        *,
+        session: Session | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        contents: Sequence[Event | types.Content] | None = None,
+        facts: Sequence[str] | None = None,
+        scope: Mapping[str, str] | None = None,
+        session_id: str | None = None,
+        disable_consolidation: bool = False,
+        wait_for_completion: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        revision_labels: Mapping[str, str] | None = None,
+    ) -> GenerateMemoriesOperation:
+        """Turn one source into memories of `scope`, in the background (Memory Bank's
+        GenerateMemories). Exactly one source: a `session` (optionally only its events between
+        `start_time` and `end_time`; only events not processed before are used), direct
+        `contents` (events or `types.Content`, a delta; images, audio and files reach the model),
+        or up to 5 pre-extracted `facts` to consolidate. `scope` defaults to the session's
+        user. Returns at once with an operation to poll, unless `wait_for_completion`."""
+        if self.llm is None:
+            raise InputValidationError("Memory generation needs a model: pass llm=... .")
+        if sum(source is not None for source in (session, contents, facts)) != 1:
+            raise InputValidationError("Pass exactly one of session, contents or facts.")
+        if scope is None:
+            if session is None:
+                raise InputValidationError("A scope is required unless a session is given.")
+            scope = user_scope(session.app_name, session.user_id)
+        checked = validate_scope(scope)
+        options = {
+            "disable_consolidation": disable_consolidation,
+            "metadata": _check_mapping("metadata", metadata) or {},
+            "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
+        }
+        if session is not None:
+            events = [
+                e
+                for e in session.events
+                if (start_time is None or e.timestamp >= start_time.timestamp())
+                and (end_time is None or e.timestamp < end_time.timestamp())
+            ]
+            payload = session_payload(session.id, events, options)
+        elif contents is not None:
+            payload = contents_payload(list(contents), session_id, options)
+        else:
+            texts = [_check_fact(f) for f in facts or ()]
+            if not 1 <= len(texts) <= MAX_DIRECT_FACTS:
+                raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
+            payload = facts_payload(texts, options)
+        await self._ready()
+        job_id = await self._jobs.enqueue(
+            scope_key(checked), checked, payload, self.config.generation.max_attempts
+        )
+        if self._run_worker:
+            self.worker.start()
+        operation = GenerateMemoriesOperation(id=job_id)
+        return await self.wait(operation) if wait_for_completion else operation
+
+    async def get_operation(self, operation_id: str) -> GenerateMemoriesOperation | None:
+        """A generation's current state, by id (None if there is no such operation)."""
+        record = await self._jobs.get(_check_id(operation_id))
+        return None if record is None else _operation(record)
+
+    async def wait(
+        self, operation: GenerateMemoriesOperation, *, timeout: float | None = None
+    ) -> GenerateMemoriesOperation:
+        """Block until the operation is done (or `timeout` seconds pass: TimeoutError)."""
+
+        async def poll() -> GenerateMemoriesOperation:
+            delay = 0.02
+            while True:
+                current = await self.get_operation(operation.id)
+                if current is None:
+                    raise LookupError(f"No operation {operation.id}.")
+                if current.done:
+                    return current
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+
+        return await asyncio.wait_for(poll(), timeout)
+
+    async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
+        """Generations that failed for good, newest first, each with its last error."""
+        return [_operation(r) for r in await self._jobs.dead_letters(limit)]
+
     # ------------------------------------------------------------------ ADK's memory service
 
     @override
@@ -495,8 +623,17 @@ class PostgresMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Store each entry's text as a memory of the user (entry metadata kept; an entry's
-        `custom_metadata["topics"]` becomes its topics)."""
+        `custom_metadata["topics"]` becomes its topics). With `custom_metadata={"consolidate":
+        True}` (extraction mode), the entries are consolidated into existing memories instead,
+        in the background."""
         scope = user_scope(app_name, user_id)
+        if custom_metadata and custom_metadata.get("consolidate"):
+            texts = [_check_fact(_entry_text(e)) for e in memories]
+            for start in range(0, len(texts), MAX_DIRECT_FACTS):
+                await self.generate_memories(
+                    facts=texts[start : start + MAX_DIRECT_FACTS], scope=scope
+                )
+            return
         texts: list[str] = []
         for entry in memories:
             if not isinstance(entry, MemoryEntry):
@@ -526,9 +663,13 @@ class PostgresMemoryService(BaseMemoryService):
 
     @override
     async def add_session_to_memory(self, session: Session) -> None:
-        """Remember the session's events (raw-events mode: one memory per event with text)."""
+        """Remember the session: in extraction mode, enqueue generation from its new events (the
+        turn never waits); in raw-events mode, one memory per event with text."""
         if not isinstance(session, Session):
             raise InputValidationError("session must be an ADK Session.")
+        if self.llm is not None:
+            await self.generate_memories(session=session)
+            return
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,
@@ -546,9 +687,18 @@ class PostgresMemoryService(BaseMemoryService):
         session_id: str | None = None,
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
-        """Remember events with text, each once: an event already remembered (or remembered
-        and then deleted) is skipped, so adding a session again adds only its new events."""
+        """Remember these events (a delta): in extraction mode, enqueue generation from them; in
+        raw-events mode, each event with text once (an event already remembered, or remembered
+        and then deleted, is skipped)."""
         scope = user_scope(app_name, user_id)
+        if self.llm is not None:
+            await self.generate_memories(
+                contents=list(events),
+                scope=scope,
+                session_id=session_id,
+                metadata=dict(custom_metadata or {}),
+            )
+            return
         key = scope_key(scope)
         picked = [(e, _event_text(e)) for e in events if not e.partial]
         picked = [(e, text) for e, text in picked if text]
@@ -584,7 +734,9 @@ class PostgresMemoryService(BaseMemoryService):
         await store.insert_many(batch, self._revision_ttl)
 
     async def close(self) -> None:
-        """Release the connection pool (a shared engine is left to its owner)."""
+        """Stop the in-process worker and release the connection pool (a shared engine is left
+        to its owner). Queued generations stay queued for the next worker."""
+        await self.worker.stop()
         await self.database.close()
 
     async def __aenter__(self) -> PostgresMemoryService:
@@ -592,6 +744,19 @@ class PostgresMemoryService(BaseMemoryService):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def _operation(record: JobRecord) -> GenerateMemoriesOperation:
+    generated = [
+        GeneratedMemory(memory=Memory.model_validate(g["memory"]), action=MemoryAction(g["action"]))
+        for g in record.result or []
+    ]
+    return GenerateMemoriesOperation(
+        id=record.id,
+        done=record.status in ("done", "dead"),
+        error=record.error if record.status == "dead" else None,
+        generated_memories=generated,
+    )
 
 
 def _entry_memory_id(scope: Scope, entry: MemoryEntry) -> str:

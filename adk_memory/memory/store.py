@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -116,7 +116,8 @@ WITH m AS (
 SELECT {_MEMORY_COLUMNS} FROM m
 """
 
-# $1 scope key, $2 id (NULL: every memory of the scope), $3 labels, $4 revision ttl seconds.
+# $1 scope key, $2 id (NULL: every memory of the scope), $3 labels, $4 revision ttl seconds,
+# $5 extracted facts (what led a generation to delete it). Returns the deleted memories.
 _DELETE = f"""
 WITH m AS (
     DELETE FROM {{schema}}.memories m
@@ -124,13 +125,33 @@ WITH m AS (
     RETURNING m.*
 ), r AS (
     INSERT INTO {{schema}}.memory_revisions
-        (id, memory_id, scope_key, scope, action, fact, labels, source_type, source_session_id,
-         source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact, $3::jsonb,
-           m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$4")}
+        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+         source_session_id, source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact, $5::text[],
+           $3::jsonb, m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$4")}
     FROM m
 )
-SELECT count(*) FROM m
+SELECT {_MEMORY_COLUMNS} FROM m
+"""
+
+# A generation applies its changes only while its try still owns the job: a retried commit, or
+# a worker whose lease ran out and whose job another worker took, writes nothing.
+_JOB_OWNED = """
+SELECT 1 FROM {schema}.memory_jobs
+WHERE id = $1::uuid AND status = 'running' AND attempts = $2
+FOR UPDATE
+"""
+
+_WATERMARK = """
+SELECT event_id, event_time FROM {schema}.memory_watermarks
+WHERE scope_key = $1 AND session_id = $2
+"""
+
+_SET_WATERMARK = """
+INSERT INTO {schema}.memory_watermarks (scope_key, session_id, event_id, event_time)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (scope_key, session_id) DO UPDATE
+    SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
 _PURGE = """
@@ -357,6 +378,9 @@ class MemoryStore:
         self._retrieve = _RETRIEVE.format(schema=schema)
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
+        self._job_owned = _JOB_OWNED.format(schema=schema)
+        self._watermark = _WATERMARK.format(schema=schema)
+        self._set_watermark = _SET_WATERMARK.format(schema=schema)
         self._tuned: weakref.WeakSet[asyncpg.Connection] = weakref.WeakSet()
 
     async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
@@ -451,11 +475,10 @@ class MemoryStore:
 
         await self._db.run(insert)
 
-    async def update(
+    def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
-    ) -> Memory | None:
-        """Apply `change` with an UPDATED revision; None if no live memory has that id here."""
-        args = (
+    ) -> tuple[Any, ...]:
+        return (
             memory_id,
             scope_key,
             change.fact,
@@ -473,6 +496,12 @@ class MemoryStore:
             change.source_session_id,
             list(change.source_event_ids) if change.source_event_ids is not None else None,
         )
+
+    async def update(
+        self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
+    ) -> Memory | None:
+        """Apply `change` with an UPDATED revision; None if no live memory has that id here."""
+        args = self._update_args(memory_id, scope_key, change, revision_ttl)
         row = await self._db.run(lambda conn: conn.fetchrow(self._update, *args))
         return None if row is None else _memory(row)
 
@@ -485,13 +514,12 @@ class MemoryStore:
     ) -> int:
         """Delete one memory (or all of the scope's, with no id), each with a DELETED revision."""
         labels_json = json.dumps(labels or {})
-        return int(
-            await self._db.run(
-                lambda conn: conn.fetchval(
-                    self._delete, scope_key, memory_id, labels_json, revision_ttl
-                )
+        rows = await self._db.run(
+            lambda conn: conn.fetch(
+                self._delete, scope_key, memory_id, labels_json, revision_ttl, []
             )
         )
+        return len(rows)
 
     async def purge(self, scope_key: str) -> int:
         """Delete every memory and every revision of the scope; how many rows went."""
@@ -555,6 +583,61 @@ class MemoryStore:
 
         rows = await self._db.run(retrieve)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
+
+    async def watermark(self, scope_key: str, session_id: str) -> tuple[str, float] | None:
+        """The last event of a session already turned into memories of this scope."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._watermark, scope_key, session_id))
+        return None if row is None else (row[0], row[1])
+
+    async def apply_generation(
+        self,
+        *,
+        job_id: str,
+        attempt: int,
+        creates: Sequence[NewMemory],
+        updates: Sequence[tuple[str, str, MemoryChange]],
+        deletes: Sequence[tuple[str, str, Sequence[str], dict[str, str]]],
+        watermark: tuple[str, str, str, float] | None,
+        revision_ttl: float | None,
+        complete: Callable[
+            [asyncpg.Connection, list[tuple[MemoryAction, Memory]]], Awaitable[None]
+        ],
+    ) -> list[tuple[MemoryAction, Memory]] | None:
+        """Apply a generation's creates, updates (memory id, scope key, change) and deletes
+        (memory id, scope key, extracted facts, labels), move the session's watermark and complete
+        the job, all in one transaction. None (nothing written) if this try no longer owns the
+        job."""
+
+        async def apply(conn: asyncpg.Connection) -> list[tuple[MemoryAction, Memory]] | None:
+            async with conn.transaction():
+                if await conn.fetchval(self._job_owned, job_id, attempt) is None:
+                    return None
+                applied: list[tuple[MemoryAction, Memory]] = []
+                for new in creates:
+                    row = await conn.fetchrow(self._insert, *self._insert_args(new, revision_ttl))
+                    if row is not None:
+                        applied.append((MemoryAction.CREATED, _memory(row)))
+                for memory_id, scope_key, change in updates:
+                    args = self._update_args(memory_id, scope_key, change, revision_ttl)
+                    row = await conn.fetchrow(self._update, *args)
+                    if row is not None:
+                        applied.append((MemoryAction.UPDATED, _memory(row)))
+                for memory_id, scope_key, extracted, labels in deletes:
+                    rows = await conn.fetch(
+                        self._delete,
+                        scope_key,
+                        memory_id,
+                        json.dumps(labels),
+                        revision_ttl,
+                        list(extracted),
+                    )
+                    applied.extend((MemoryAction.DELETED, _memory(r)) for r in rows)
+                if watermark is not None:
+                    await conn.execute(self._set_watermark, *watermark)
+                await complete(conn, applied)
+                return applied
+
+        return await self._db.run(apply)
 
     async def sweep(self, batch_size: int, revision_ttl: float | None) -> tuple[int, int]:
         """Delete up to `batch_size` expired memories and expired revisions; (memories, revs)."""

@@ -1,0 +1,250 @@
+"""Runs one memory-generation job end to end: source -> facts -> candidates -> operations ->
+one transaction.
+
+Owns: the job payload's shape, the watermark rule (a session's events are turned into memories
+once: a job only sees events after the last one processed for that session and scope), and
+turning model decisions into store writes with provenance. At most two model calls per job
+(extraction, consolidation) whatever the size of the store. It never commits anything outside
+`MemoryStore.apply_generation`, so a worker killed at any point leaves no partial writes and the
+retried job produces the same memories once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.models.base_llm import BaseLlm
+from google.genai import types
+
+from ..config import MemoryBankConfig
+from .generation import (
+    ExtractedFact,
+    MemoryOperation,
+    consolidate,
+    conversation_contents,
+    extract_facts,
+    plain_creates,
+)
+from .jobs import ClaimedJob, JobQueue
+from .models import Memory, MemoryAction, SourceType
+from .store import MemoryChange, MemoryStore, NewMemory
+
+Embed = Callable[[Sequence[str], str], Awaitable[list[list[float]] | None]]
+
+
+def session_payload(
+    session_id: str, events: Sequence[Event], options: dict[str, Any]
+) -> dict[str, Any]:
+    """A job that turns a session's (new) events into memories."""
+    return {
+        "source": "session",
+        "session_id": session_id,
+        "events": [e.model_dump(mode="json", exclude_none=True, by_alias=True) for e in events],
+        **options,
+    }
+
+
+def contents_payload(
+    contents: Sequence[Event | types.Content], session_id: str | None, options: dict[str, Any]
+) -> dict[str, Any]:
+    """A job that turns given events or contents (a delta, not a whole session) into memories."""
+    return {
+        "source": "contents",
+        "session_id": session_id,
+        "events": [
+            c.model_dump(mode="json", exclude_none=True, by_alias=True)
+            for c in contents
+            if isinstance(c, Event)
+        ],
+        "contents": [
+            c.model_dump(mode="json", exclude_none=True)
+            for c in contents
+            if isinstance(c, types.Content)
+        ],
+        **options,
+    }
+
+
+def facts_payload(facts: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
+    """A job that consolidates already extracted facts into the scope's memories."""
+    return {"source": "facts", "facts": list(facts), **options}
+
+
+def _after_watermark(events: list[Event], watermark: tuple[str, float] | None) -> list[Event]:
+    """The events not yet processed: after the watermark event if it is among them, else those
+    newer than its time."""
+    if watermark is None:
+        return events
+    event_id, event_time = watermark
+    for i, event in enumerate(events):
+        if event.id == event_id:
+            return events[i + 1 :]
+    return [e for e in events if e.timestamp > event_time]
+
+
+class Generator:
+    """The job handler: one generation job, from payload to committed memories."""
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        queue: JobQueue,
+        llm: BaseLlm,
+        embed: Embed,
+        config: MemoryBankConfig,
+        revision_ttl: float | None,
+    ) -> None:
+        self._store = store
+        self._queue = queue
+        self._llm = llm
+        self._embed = embed
+        self._config = config
+        self._revision_ttl = revision_ttl
+
+    async def __call__(self, job: ClaimedJob) -> None:
+        payload = job.payload
+        session_id: str | None = payload.get("session_id")
+        events = [Event.model_validate(e) for e in payload.get("events", [])]
+        watermark = None
+        if payload["source"] == "session" and session_id:
+            events = _after_watermark(
+                events, await self._store.watermark(job.scope_key, session_id)
+            )
+            if events:
+                watermark = (job.scope_key, session_id, events[-1].id, events[-1].timestamp)
+        facts = await self._facts(job, payload, events)
+        operations = await self._operations(job, facts, bool(payload.get("disable_consolidation")))
+        await self._apply(job, payload, operations, events, watermark)
+
+    async def _facts(
+        self, job: ClaimedJob, payload: dict[str, Any], events: list[Event]
+    ) -> list[ExtractedFact]:
+        if payload["source"] == "facts":
+            return [ExtractedFact(fact=f, topic="") for f in payload["facts"]]
+        contents: list[Event | types.Content] = [*events]
+        contents += [types.Content.model_validate(c) for c in payload.get("contents", [])]
+        conversation = conversation_contents(
+            contents, include_function_calls=self._config.generation.include_function_calls
+        )
+        if not conversation:
+            return []
+        customization = self._config.customization_for(frozenset(job.scope))
+        now = datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
+        return await extract_facts(self._llm, conversation, customization, now=now)
+
+    async def _operations(
+        self, job: ClaimedJob, facts: list[ExtractedFact], disable_consolidation: bool
+    ) -> list[MemoryOperation]:
+        if not facts:
+            return []
+        if disable_consolidation:
+            return plain_creates(facts)
+        return await consolidate(self._llm, facts, await self._candidates(job, facts))
+
+    async def _candidates(self, job: ClaimedJob, facts: list[ExtractedFact]) -> list[Memory]:
+        """The existing memories most similar to each fact (one embedding call for all)."""
+        retrieval = self._config.retrieval
+        texts = [f.fact for f in facts]
+        vectors = await self._embed(texts, "query")
+        found: dict[str, Memory] = {}
+        for i, text in enumerate(texts):
+            rows = await self._store.retrieve(
+                job.scope_key,
+                query_text=text,
+                query_embedding=vectors[i] if vectors else None,
+                top_k=self._config.generation.similar_memories,
+                candidates=retrieval.candidates,
+                rrf_k=retrieval.rrf_k,
+                weights=(1.0, 0.0, 0.0),
+                half_life_seconds=retrieval.recency_half_life.total_seconds(),
+                flt=None,
+            )
+            for memory, _, _ in rows:
+                found.setdefault(memory.id, memory)
+        return list(found.values())
+
+    async def _apply(
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        operations: list[MemoryOperation],
+        events: list[Event],
+        watermark: tuple[str, str, str, float] | None,
+    ) -> None:
+        ttl = self._config.ttl
+        labels = {str(k): str(v) for k, v in (payload.get("revision_labels") or {}).items()}
+        metadata = dict(payload.get("metadata") or {})
+        session_id = payload.get("session_id")
+        event_ids = [e.id for e in events]
+        source = SourceType.BOOTSTRAPPED if payload["source"] == "facts" else SourceType.USER_INPUT
+        written = [op for op in operations if op.action != "DELETE"]
+        vectors = await self._embed([op.fact or "" for op in written], "document")
+        embedding = {id(op): vectors[i] for i, op in enumerate(written)} if vectors else {}
+        created_ttl = ttl.for_generated_create()
+        updated_ttl = ttl.for_generated_update()
+        creates = [
+            NewMemory(
+                id=str(uuid.uuid4()),
+                scope_key=job.scope_key,
+                scope=job.scope,
+                fact=op.fact or "",
+                topics=[op.topic] if op.topic else [],
+                metadata=metadata,
+                source_type=source,
+                source_session_id=session_id,
+                source_event_ids=event_ids,
+                embedding=embedding.get(id(op)),
+                ttl_seconds=created_ttl.total_seconds() if created_ttl else None,
+                extracted_facts=op.extracted_facts,
+                labels=labels,
+            )
+            for op in operations
+            if op.action == "CREATE"
+        ]
+        updates = [
+            (
+                op.target_id or "",
+                job.scope_key,
+                MemoryChange(
+                    fact=op.fact,
+                    topics=[op.topic] if op.topic else None,
+                    embedding=embedding.get(id(op)),
+                    ttl_seconds=updated_ttl.total_seconds() if updated_ttl else None,
+                    extracted_facts=op.extracted_facts,
+                    labels=labels,
+                    source_type=source,
+                    source_session_id=session_id,
+                    source_event_ids=event_ids,
+                ),
+            )
+            for op in operations
+            if op.action == "UPDATE"
+        ]
+        deletes = [
+            (op.target_id or "", job.scope_key, op.extracted_facts, labels)
+            for op in operations
+            if op.action == "DELETE"
+        ]
+
+        async def complete(conn: Any, applied: list[tuple[MemoryAction, Memory]]) -> None:
+            result = [
+                {"action": action.value, "memory": memory.model_dump(mode="json")}
+                for action, memory in applied
+            ]
+            await self._queue.complete(conn, job.id, result)
+
+        await self._store.apply_generation(
+            job_id=job.id,
+            attempt=job.attempt,
+            creates=creates,
+            updates=updates,
+            deletes=deletes,
+            watermark=watermark,
+            revision_ttl=self._revision_ttl,
+            complete=complete,
+        )

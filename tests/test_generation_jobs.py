@@ -1,0 +1,158 @@
+"""Memory generation end to end on a real Postgres, with a scripted model: background jobs,
+CREATED/UPDATED/DELETED, watermarks, retries, dead letters and crash safety."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+import pytest
+from google.adk.events.event import Event
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from adk_memory import MemoryAction, MemoryBankConfig
+from adk_memory.config import GenerationConfig
+from adk_memory.testing import ScriptedLlm
+
+APP, USER = "app", "u1"
+SCOPE = {"app_name": APP, "user_id": USER}
+FAST_RETRIES = MemoryBankConfig(
+    generation=GenerationConfig(max_attempts=2, retry_base_delay=timedelta())
+)
+
+
+def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
+    role = "user" if author == "user" else "model"
+    return Event(
+        author=author,
+        invocation_id="inv",
+        timestamp=ts,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+def extraction(*facts: str, topic: str = "USER_PREFERENCES", forget: bool = False) -> str:
+    return json.dumps({"facts": [{"fact": f, "topic": topic, "forget": forget} for f in facts]})
+
+
+def plan(*operations: dict) -> str:
+    return json.dumps({"operations": list(operations)})
+
+
+@pytest.fixture
+def make(make_memory_service):
+    def build(llm: ScriptedLlm, **options):
+        options.setdefault("run_worker", False)
+        return make_memory_service(llm=llm, **options)
+
+    return build
+
+
+async def facts_of(service) -> list[str]:
+    return sorted(m.fact for m in (await service.list_memories(SCOPE)).memories)
+
+
+async def test_a_session_becomes_memories_in_the_background(make):
+    llm = ScriptedLlm([extraction("The user prefers window seats.")])
+    service = make(llm)
+    session = Session(id="s1", app_name=APP, user_id=USER, events=[said("I like window seats")])
+    operation = await service.generate_memories(session=session)
+    assert not operation.done and llm.requests == []  # returned before the model was called
+    assert await service.worker.run_until_idle() == 1
+    done = await service.get_operation(operation.id)
+    assert done.done and done.error is None
+    [generated] = done.generated_memories
+    assert generated.action is MemoryAction.CREATED
+    assert generated.memory.fact == "The user prefers window seats."
+    assert generated.memory.topics == ["USER_PREFERENCES"]
+    assert generated.memory.source_session_id == "s1"
+    # Re-triggering processes only new events: nothing new, no model call.
+    await service.generate_memories(session=session)
+    await service.worker.run_until_idle()
+    assert len(llm.requests) == 1
+    assert await facts_of(service) == ["The user prefers window seats."]
+
+
+async def test_consolidation_updates_and_deletes_existing_memories(make):
+    llm = ScriptedLlm()
+    service = make(llm)
+    seat = await service.create_memory("The user prefers window seats.", SCOPE)
+    tea = await service.create_memory("The user drinks green tea.", SCOPE)
+    llm.add(
+        extraction("The user now prefers aisle seats.", "The user stopped drinking tea."),
+        plan(
+            {
+                "action": "UPDATE",
+                "fact_numbers": [1],
+                "target_id": seat.id,
+                "fact": "The user prefers aisle seats.",
+            },
+            {"action": "DELETE", "fact_numbers": [2], "target_id": tea.id},
+        ),
+    )
+    session = Session(id="s2", app_name=APP, user_id=USER, events=[said("Aisle now. No tea.")])
+    operation = await service.generate_memories(session=session)
+    await service.worker.run_until_idle()
+    done = await service.get_operation(operation.id)
+    assert sorted(g.action for g in done.generated_memories) == [
+        MemoryAction.DELETED,
+        MemoryAction.UPDATED,
+    ]
+    assert await facts_of(service) == ["The user prefers aisle seats."]
+    revisions = await service.list_revisions(tea.id, SCOPE)
+    assert [r.action for r in revisions] == [MemoryAction.CREATED, MemoryAction.DELETED]
+    assert revisions[-1].extracted_facts == ["The user stopped drinking tea."]
+    assert revisions[-1].fact == "The user drinks green tea."  # a wrong delete can be traced
+
+
+async def test_malformed_output_is_retried_then_dead_lettered_and_nothing_is_written(make):
+    llm = ScriptedLlm(["not json", "still not json"])
+    service = make(llm, config=FAST_RETRIES)
+    session = Session(id="s3", app_name=APP, user_id=USER, events=[said("hello")])
+    operation = await service.generate_memories(session=session)
+    await service.worker.run_until_idle()
+    await asyncio.sleep(0.05)
+    await service.worker.run_until_idle()
+    done = await service.get_operation(operation.id)
+    assert done.done and "GenerationOutputError" in done.error
+    assert [d.id for d in await service.dead_letters()] == [operation.id]
+    assert await facts_of(service) == []
+
+
+async def test_a_worker_that_loses_its_job_writes_nothing(make):
+    """Crash safety: a try whose lease lapsed (its worker presumed dead) cannot commit."""
+    llm = ScriptedLlm([extraction("The user likes jazz."), extraction("The user likes jazz.")])
+    service = make(llm)
+    session = Session(id="s4", app_name=APP, user_id=USER, events=[said("I like jazz")])
+    operation = await service.generate_memories(session=session)
+    stale = await service._jobs.claim(timedelta(seconds=0.05))
+    await asyncio.sleep(0.1)
+    await service.worker.run_until_idle()  # another worker takes the job over and finishes it
+    await service._generate(stale)  # the first worker wakes up and tries to commit
+    assert await facts_of(service) == ["The user likes jazz."]
+    assert len((await service.get_operation(operation.id)).generated_memories) == 1
+
+
+async def test_direct_facts_and_wait_for_completion(make):
+    llm = ScriptedLlm()
+    service = make(llm, run_worker=True)
+    operation = await service.generate_memories(
+        facts=["The user's birthday is 3 May."], scope=SCOPE, wait_for_completion=True
+    )
+    assert operation.done and [g.memory.fact for g in operation.generated_memories] == [
+        "The user's birthday is 3 May."
+    ]
+    assert llm.requests == []  # no candidates: no consolidation call
+    await service.close()
+
+
+async def test_generation_input_errors_write_nothing(make, make_memory_service):
+    service = make(ScriptedLlm())
+    with pytest.raises(ValueError):
+        await service.generate_memories(facts=["a"] * 6, scope=SCOPE)
+    with pytest.raises(ValueError):
+        await service.generate_memories(scope=SCOPE)
+    with pytest.raises(ValueError):
+        await make_memory_service().generate_memories(facts=["a"], scope=SCOPE)

@@ -156,3 +156,43 @@ async def test_generation_input_errors_write_nothing(make, make_memory_service):
         await service.generate_memories(scope=SCOPE)
     with pytest.raises(ValueError):
         await make_memory_service().generate_memories(facts=["a"], scope=SCOPE)
+
+
+async def test_two_concurrent_generations_for_one_scope_keep_both_facts(make):
+    """Two workers, two sessions of one user at once: the scope lease serialises them, so the
+    second consolidation sees the first's memory and both facts survive, once each."""
+
+    def answer(request) -> str:
+        instruction = str(request.config.system_instruction)
+        conversation = json.dumps([c.model_dump(mode="json") for c in request.contents])
+        if "operations" in instruction or "fact_numbers" in conversation:
+            # Consolidation: create the new fact unless an identical memory is a candidate.
+            return plan({"action": "CREATE", "fact_numbers": [1], "fact": pending[-1]})
+        fact = "The user likes jazz." if "jazz" in conversation else "The user likes tea."
+        pending.append(fact)
+        return extraction(fact)
+
+    pending: list[str] = []
+    llm = ScriptedLlm(responder=answer)
+    first, second = make(llm), make(llm)
+    for service, (sid, text) in zip(
+        (first, second), (("a", "I like jazz"), ("b", "I like tea")), strict=True
+    ):
+        session = Session(id=sid, app_name=APP, user_id=USER, events=[said(text)])
+        await service.generate_memories(session=session)
+    await asyncio.gather(first.worker.run_until_idle(), second.worker.run_until_idle())
+    assert await facts_of(first) == ["The user likes jazz.", "The user likes tea."]
+
+
+async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
+    from adk_memory.worker import _parser, serve
+
+    llm = ScriptedLlm([extraction("The user is vegetarian.")])
+    agent_side = make(llm)  # enqueues only (run_worker=False)
+    worker_side = make(llm)
+    session = Session(id="s9", app_name=APP, user_id=USER, events=[said("I'm vegetarian")])
+    operation = await agent_side.generate_memories(session=session)
+    assert await serve(worker_side, concurrency=2, until_idle=True) == 1
+    assert (await agent_side.get_operation(operation.id)).done
+    args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
+    assert (args.model, args.embedder, args.until_idle) == ("gemini-2.5-flash", "none", True)

@@ -201,11 +201,13 @@ class PostgresMemoryService(BaseMemoryService):
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
         self._run_worker = run_worker
-        self.worker = Worker(
-            self._jobs,
-            self._generate,
-            retry_base_delay=self.config.generation.retry_base_delay,
-        )
+        self.worker = self.make_worker()
+
+    def make_worker(self, **options: Any) -> Worker:
+        """A worker for this database's generation jobs (`Worker` options: lease,
+        poll_interval, concurrency); the in-process one is `self.worker`."""
+        options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
+        return Worker(self._jobs, self._generate, **options)
 
     async def _generate(self, job: Any) -> None:
         """The worker's handler: run one generation job."""

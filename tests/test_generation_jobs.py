@@ -196,3 +196,52 @@ async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
     assert (await agent_side.get_operation(operation.id)).done
     args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
     assert (args.model, args.embedder, args.until_idle) == ("gemini-2.5-flash", "none", True)
+
+
+async def test_revoking_a_source_regenerates_from_the_sources_that_remain(make):
+    llm = ScriptedLlm()
+    service = make(llm)
+    # Session a creates the memory; session b refines it (UPDATE); session c alone makes another.
+    llm.add(extraction("The user likes jazz."))
+    await service.generate_memories(
+        session=Session(id="a", app_name=APP, user_id=USER, events=[said("I like jazz")])
+    )
+    await service.worker.run_until_idle()
+    [jazz] = (await service.list_memories(SCOPE)).memories
+    llm.add(
+        extraction("The user loves bebop jazz."),
+        plan(
+            {
+                "action": "UPDATE",
+                "fact_numbers": [1],
+                "target_id": jazz.id,
+                "fact": "The user loves jazz, bebop most.",
+            }
+        ),
+    )
+    await service.generate_memories(
+        session=Session(id="b", app_name=APP, user_id=USER, events=[said("bebop!", ts=2.0)])
+    )
+    await service.worker.run_until_idle()
+    llm.add(
+        extraction("The user has a cat.", topic="USER_PERSONAL_INFO"),
+        plan({"action": "CREATE", "fact_numbers": [1], "fact": "The user has a cat."}),
+    )
+    await service.generate_memories(
+        session=Session(id="c", app_name=APP, user_id=USER, events=[said("my cat", ts=3.0)])
+    )
+    await service.worker.run_until_idle()
+    assert len(llm.requests) == 5  # two model calls per generation (the first had no candidates)
+
+    # Revoking c: its memory has no other source, so it is simply deleted.
+    assert await service.revoke_source("c", SCOPE) == []
+    assert await facts_of(service) == ["The user loves jazz, bebop most."]
+    # Revoking a: the jazz memory goes, and b's own extracted fact is generated again.
+    [operation] = await service.revoke_source("a", SCOPE)
+    await service.worker.run_until_idle()
+    assert (await service.get_operation(operation.id)).done
+    assert await facts_of(service) == ["The user loves bebop jazz."]
+    [revision] = [
+        r for r in await service.list_revisions(jazz.id, SCOPE) if r.action is MemoryAction.DELETED
+    ]
+    assert revision.labels == {"reason": "source_revoked", "session_id": "a"}

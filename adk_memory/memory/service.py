@@ -593,6 +593,35 @@ class PostgresMemoryService(BaseMemoryService):
 
         return await asyncio.wait_for(poll(), timeout)
 
+    async def revoke_source(
+        self, session_id: str, scope: Mapping[str, str]
+    ) -> list[GenerateMemoriesOperation]:
+        """Withdraw a session as a source: every memory of `scope` derived from it, even in
+        part, is deleted (its revision labelled `source_revoked`), and what its other sources
+        said (their extracted facts, kept in the revisions) is generated again. Returns those
+        regenerations; a memory with no other source is simply gone."""
+        checked = validate_scope(scope)
+        if not isinstance(session_id, str) or not session_id:
+            raise InputValidationError("session_id must be a non-empty string.")
+        store = await self._ready()
+        key = scope_key(checked)
+        derived = await store.derived_from(key, session_id)
+        labels = {"reason": "source_revoked", "session_id": session_id}
+        remaining: list[str] = []
+        for memory_id, other_facts in derived:
+            await store.delete(key, memory_id, labels, self._revision_ttl)
+            remaining.extend(f for f in other_facts if f not in remaining)
+        if not remaining or self.llm is None:
+            return []
+        return [
+            await self.generate_memories(
+                facts=remaining[i : i + MAX_DIRECT_FACTS],
+                scope=checked,
+                revision_labels={"reason": "regenerated_after_revocation"},
+            )
+            for i in range(0, len(remaining), MAX_DIRECT_FACTS)
+        ]
+
     async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
         """Generations that failed for good, newest first, each with its last error."""
         return [_operation(r) for r in await self._jobs.dead_letters(limit)]

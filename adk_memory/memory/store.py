@@ -142,6 +142,22 @@ WHERE id = $1::uuid AND status = 'running' AND attempts = $2
 FOR UPDATE
 """
 
+# Memories of a scope that any revision traces to session $2, each with the facts extracted from
+# other sources over its history (what remains to regenerate it from).
+_DERIVED_FROM = """
+SELECT m.id::text,
+       coalesce(array_agg(DISTINCT f.fact) FILTER (WHERE f.fact IS NOT NULL), '{{}}')
+FROM {schema}.memories m
+LEFT JOIN {schema}.memory_revisions r
+       ON r.scope_key = m.scope_key AND r.memory_id = m.id
+      AND r.source_session_id IS DISTINCT FROM $2
+LEFT JOIN LATERAL unnest(r.extracted_facts) AS f(fact) ON true
+WHERE m.scope_key = $1
+  AND EXISTS (SELECT 1 FROM {schema}.memory_revisions x
+               WHERE x.scope_key = $1 AND x.memory_id = m.id AND x.source_session_id = $2)
+GROUP BY m.id
+"""
+
 _WATERMARK = """
 SELECT event_id, event_time FROM {schema}.memory_watermarks
 WHERE scope_key = $1 AND session_id = $2
@@ -380,6 +396,7 @@ class MemoryStore:
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
         self._job_owned = _JOB_OWNED.format(schema=schema)
         self._watermark = _WATERMARK.format(schema=schema)
+        self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
         self._tuned: weakref.WeakSet[asyncpg.Connection] = weakref.WeakSet()
 
@@ -583,6 +600,14 @@ class MemoryStore:
 
         rows = await self._db.run(retrieve)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
+
+    async def derived_from(self, scope_key: str, session_id: str) -> list[tuple[str, list[str]]]:
+        """(memory id, facts extracted from its other sources) for each memory of the scope
+        derived, even in part, from the session."""
+        rows = await self._db.run(
+            lambda conn: conn.fetch(self._derived_from, scope_key, session_id)
+        )
+        return [(r[0], list(r[1])) for r in rows]
 
     async def watermark(self, scope_key: str, session_id: str) -> tuple[str, float] | None:
         """The last event of a session already turned into memories of this scope."""

@@ -1,11 +1,21 @@
 """adk-memory: durable sessions and long-term memory for Google ADK agents on PostgreSQL."""
 
-from .config import MemoryBankConfig, RetrievalConfig, TtlConfig
+from .config import (
+    CustomizationConfig,
+    CustomTopic,
+    GenerationConfig,
+    ManagedTopic,
+    MemoryBankConfig,
+    RetrievalConfig,
+    TtlConfig,
+)
 from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
 from .db.migrations import MigrationError, SchemaVersionError
 from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
 from .memory.models import (
+    GeneratedMemory,
+    GenerateMemoriesOperation,
     Memory,
     MemoryAction,
     MemoryFilter,
@@ -21,11 +31,17 @@ from .sessions.service import PostgresSessionService
 
 __all__ = [
     "DEFAULT_SCHEMA",
+    "CustomTopic",
+    "CustomizationConfig",
     "EmbeddedPostgresUnavailableError",
     "Embedder",
     "EmbeddingDimensionError",
     "GeminiEmbedder",
+    "GenerateMemoriesOperation",
+    "GeneratedMemory",
+    "GenerationConfig",
     "LocalEmbedder",
+    "ManagedTopic",
     "Memory",
     "MemoryAction",
     "MemoryBankConfig",

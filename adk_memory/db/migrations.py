@@ -97,6 +97,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     # index) when a store is first used with an embedder: see memory/store.py.
     """
     CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE EXTENSION IF NOT EXISTS btree_gin;
     CREATE TABLE {schema}.memories (
         id                uuid        PRIMARY KEY,
         scope_key         text        NOT NULL,
@@ -118,7 +119,9 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     );
     -- Exact-scope reads: one equality on the canonical scope text, newest first.
     CREATE INDEX memories_by_scope ON {schema}.memories (scope_key, update_time DESC, id DESC);
-    CREATE INDEX memories_fts ON {schema}.memories USING gin (fts);
+    -- Scoped full-text search reads only the scope's postings (btree_gin puts the scope key in
+    -- the GIN index), never the whole table's.
+    CREATE INDEX memories_fts ON {schema}.memories USING gin (scope_key, fts);
     CREATE INDEX memories_expiry ON {schema}.memories (expire_time)
         WHERE expire_time IS NOT NULL;
     -- No foreign key: a revision outlives its memory and explains what happened to it.

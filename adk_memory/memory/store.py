@@ -215,7 +215,7 @@ WITH vec AS (
            AND {_LIVE} {_filters(12)}
          ORDER BY m.embedding <=> $2::vector
          LIMIT $5) v
-), query AS (
+), query AS MATERIALIZED (
     SELECT nullif(replace(plainto_tsquery($4::regconfig, $3)::text, '&', '|'), '')::tsquery AS q
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY relevance DESC) AS rank FROM (

@@ -245,3 +245,57 @@ async def test_revoking_a_source_regenerates_from_the_sources_that_remain(make):
         r for r in await service.list_revisions(jazz.id, SCOPE) if r.action is MemoryAction.DELETED
     ]
     assert revision.labels == {"reason": "source_revoked", "session_id": "a"}
+
+
+async def test_model_timeouts_and_exceptions_are_retried_until_they_succeed(make):
+    llm = ScriptedLlm(
+        [
+            TimeoutError("the model took too long"),
+            ConnectionError("503 from the model"),
+            extraction("The user plays chess."),
+        ]
+    )
+    service = make(
+        llm,
+        config=FAST_RETRIES.model_copy(
+            update={"generation": GenerationConfig(max_attempts=3, retry_base_delay=timedelta())}
+        ),
+    )
+    session = Session(id="s5", app_name=APP, user_id=USER, events=[said("I play chess")])
+    operation = await service.generate_memories(session=session)
+    for _ in range(3):
+        await service.worker.run_until_idle()
+        await asyncio.sleep(0.02)
+    done = await service.get_operation(operation.id)
+    assert done.done and done.error is None
+    assert await facts_of(service) == ["The user plays chess."]
+
+
+async def test_images_reach_the_model_and_customization_follows_the_scope_keys(make):
+    from adk_memory import CustomizationConfig, CustomTopic
+
+    config = MemoryBankConfig(
+        customization_configs=(
+            CustomizationConfig(),
+            CustomizationConfig(
+                scope_keys=frozenset({"user_id"}),
+                memory_topics=(CustomTopic(label="diet", description="What the user eats"),),
+            ),
+        )
+    )
+    llm = ScriptedLlm([extraction("The user is vegan.", topic="diet"), extraction()])
+    service = make(llm, config=config)
+    photo = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG fake"))
+    message = types.Content(role="user", parts=[types.Part(text="My lunch:"), photo])
+    await service.generate_memories(contents=[message], scope={"user_id": "solo"})
+    await service.generate_memories(contents=[message], scope=SCOPE)
+    await service.worker.run_until_idle()
+
+    diet_request, default_request = llm.requests
+    sent = [p for c in diet_request.contents for p in c.parts or []]
+    assert any(p.inline_data and p.inline_data.data == b"\x89PNG fake" for p in sent)
+    assert "What the user eats" in str(diet_request.config.system_instruction)
+    assert "What the user eats" not in str(default_request.config.system_instruction)
+    assert "USER_PREFERENCES" in str(default_request.config.system_instruction)
+    solo = (await service.list_memories({"user_id": "solo"})).memories
+    assert [(m.fact, m.topics) for m in solo] == [("The user is vegan.", ["diet"])]

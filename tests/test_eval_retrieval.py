@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from conftest import TEST_SCHEMA as SCHEMA
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService, RetrievalConfig
@@ -27,30 +28,13 @@ from adk_memory.eval import (
 from adk_memory.eval.retrieval import EVAL_APP_PREFIX
 from adk_memory.testing import HashEmbedder
 
-SCHEMA = "adk_memory_eval_test"
-
 MakeService = Callable[..., PostgresMemoryService]
 
 
 @pytest.fixture
-async def make_service(make_memory_service: MakeService) -> MakeService:
-    """Services on `SCHEMA`, emptied of memories and revisions first.
-
-    Why not conftest's schema: its clean-up also empties `memory_settings` while the embedding
-    column keeps its type and HNSW index, so the next service with an embedder fails to create
-    the index again (see tests/test_memory_service.py). Here the vector dimension (64) stays.
-    """
-    cleaner = make_memory_service(schema=SCHEMA)
-    await cleaner.list_memories(page_size=1)  # migrates the schema on first use
-    await cleaner.database.run(
-        lambda conn: conn.execute(f"TRUNCATE {SCHEMA}.memories, {SCHEMA}.memory_revisions")
-    )
-
-    def make(**options: Any) -> PostgresMemoryService:
-        options.setdefault("schema", SCHEMA)
-        return make_memory_service(**options)
-
-    return make
+def make_service(make_memory_service: MakeService) -> MakeService:
+    """Memory services on conftest's emptied test tables (their vector dimension, 64, kept)."""
+    return make_memory_service
 
 
 A = {"app_name": "eval-test", "user_id": "a"}

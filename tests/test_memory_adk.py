@@ -10,7 +10,6 @@ User B, in the same app, sees none of it.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from google.adk.agents.llm_agent import LlmAgent
@@ -25,24 +24,14 @@ from adk_memory import EmbeddingDimensionError, PostgresMemoryService, PostgresS
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel_app"
-SCHEMA = "adk_memory_adk"
 PREFERENCE = "I always prefer a window seat on long flights."
 QUESTION = "Which seat should you book on my flight to Tokyo?"
 
 
 @pytest.fixture
-async def make_memory(make_memory_service):
-    """Memory services on their own schema, emptied first (its vector dimension, 64, kept)."""
-    cleaner = make_memory_service(schema=SCHEMA)
-    await cleaner.list_memories(page_size=1)
-    await cleaner.database.run(
-        lambda conn: conn.execute(f"TRUNCATE {SCHEMA}.memories, {SCHEMA}.memory_revisions")
-    )
-
-    def make(**options: Any) -> PostgresMemoryService:
-        return make_memory_service(schema=SCHEMA, **options)
-
-    return make
+def make_memory(make_memory_service):
+    """Memory services on conftest's emptied test tables (their vector dimension, 64, kept)."""
+    return make_memory_service
 
 
 def make_runner(

@@ -2,10 +2,8 @@
 update / delete / revisions / purge / retrieve), TTLs, validation, embeddings, and ADK's memory
 calls (raw-events mode, add_memory, search_memory).
 
-Every test runs on its own schema (`SCHEMA`), emptied of memories and revisions before each test
-but keeping `memory_settings`: the vector dimension a store is fixed to survives between tests,
-as it does in production. (conftest's `make_memory_service` alone empties `memory_settings` too,
-after which a second service with an embedder fails: see the note on `make_service`.)
+Every test runs on conftest's emptied test tables; the vector dimension the store was fixed to
+(64) survives between tests, as it does in production.
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from conftest import TEST_SCHEMA as SCHEMA
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
@@ -36,7 +35,6 @@ from adk_memory import (
 )
 from adk_memory.testing import HashEmbedder
 
-SCHEMA = "adk_memory_svc"
 APP = "app"
 SCOPE = {"app_name": APP, "user_id": "u1"}
 OTHER = {"app_name": APP, "user_id": "u2"}
@@ -45,25 +43,9 @@ MakeService = Callable[..., PostgresMemoryService]
 
 
 @pytest.fixture
-async def make_service(make_memory_service) -> MakeService:
-    """Services on `SCHEMA`, with its memories and revisions emptied first.
-
-    Why not conftest's TEST_SCHEMA: `_truncate_all` also empties `memory_settings`, while the
-    embedding column keeps its vector(64) type and its HNSW index; the next service with an
-    embedder then re-runs `CREATE INDEX memories_embedding_hnsw` and fails with
-    DuplicateTableError. Here the settings row (and so the dimension, 64) is kept.
-    """
-    cleaner = make_memory_service(schema=SCHEMA)
-    await cleaner.list_memories(page_size=1)  # migrates the schema on first use
-    await cleaner.database.run(
-        lambda conn: conn.execute(f"TRUNCATE {SCHEMA}.memories, {SCHEMA}.memory_revisions")
-    )
-
-    def make(**options: Any) -> PostgresMemoryService:
-        options.setdefault("schema", SCHEMA)
-        return make_memory_service(**options)
-
-    return make
+def make_service(make_memory_service) -> MakeService:
+    """Memory services on conftest's emptied test tables (their vector dimension, 64, kept)."""
+    return make_memory_service
 
 
 @pytest.fixture

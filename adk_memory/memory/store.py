@@ -53,6 +53,21 @@ def _expiry(param: str) -> str:
     )
 
 
+def _revision_of_m(
+    action: str, *, extracted: str, labels: str, ttl: str, source_type: str = "m.source_type"
+) -> str:
+    """The CTE body that records one revision per row of `m` (the rows a statement just
+    created, updated or deleted): the one place that says what a revision keeps. Its text goes
+    through the statement's `.format(schema=...)` once, so literal braces are doubled once."""
+    return f"""
+    INSERT INTO {{schema}}.memory_revisions
+        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+         source_session_id, source_event_ids, expire_time)
+    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, '{action}', m.fact, {extracted},
+           {labels}, {source_type}, m.source_session_id, m.source_event_ids, {_expiry(ttl)}
+    FROM m"""
+
+
 # $1 id, $2 scope key, $3 scope, $4 fact, $5 content, $6 topics, $7 metadata, $8 importance,
 # $9 confidence, $10 source type, $11 source session, $12 source events, $13 embedding,
 # $14 text-search config, $15 create time (NULL: now), $16 ttl seconds, $17 extracted facts,
@@ -73,12 +88,7 @@ WITH m AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
-    INSERT INTO {{schema}}.memory_revisions
-        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
-         source_session_id, source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'CREATED', m.fact, $17::text[],
-           $18::jsonb, m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$19")}
-    FROM m
+{_revision_of_m("CREATED", extracted="$17::text[]", labels="$18::jsonb", ttl="$19")}
 )
 SELECT {_MEMORY_COLUMNS} FROM m
 """
@@ -105,13 +115,15 @@ WITH m AS (
      WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
     RETURNING m.*
 ), r AS (
-    INSERT INTO {{schema}}.memory_revisions
-        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
-         source_session_id, source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'UPDATED', m.fact, $11::text[],
-           $12::jsonb, coalesce($14, m.source_type), m.source_session_id, m.source_event_ids,
-           {_expiry("$13")}
-    FROM m
+{
+    _revision_of_m(
+        "UPDATED",
+        extracted="$11::text[]",
+        labels="$12::jsonb",
+        ttl="$13",
+        source_type="coalesce($14, m.source_type)",
+    )
+}
 )
 SELECT {_MEMORY_COLUMNS} FROM m
 """
@@ -124,12 +136,7 @@ WITH m AS (
      WHERE m.scope_key = $1 AND ($2::uuid IS NULL OR m.id = $2::uuid)
     RETURNING m.*
 ), r AS (
-    INSERT INTO {{schema}}.memory_revisions
-        (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
-         source_session_id, source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact, $5::text[],
-           $3::jsonb, m.source_type, m.source_session_id, m.source_event_ids, {_expiry("$4")}
-    FROM m
+{_revision_of_m("DELETED", extracted="$5::text[]", labels="$3::jsonb", ttl="$4")}
 )
 SELECT {_MEMORY_COLUMNS} FROM m
 """
@@ -249,13 +256,14 @@ WITH m AS (
          WHERE expire_time <= now() LIMIT $1))
     RETURNING m.*
 ), r AS (
-    INSERT INTO {{schema}}.memory_revisions
-        (id, memory_id, scope_key, scope, action, fact, labels, source_type, source_session_id,
-         source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, 'DELETED', m.fact,
-           '{{{{"reason": "expired"}}}}'::jsonb, m.source_type, m.source_session_id,
-           m.source_event_ids, {_expiry("$2")}
-    FROM m
+{
+    _revision_of_m(
+        "DELETED",
+        extracted="'{{}}'::text[]",
+        labels=''''{{"reason": "expired"}}'::jsonb''',
+        ttl="$2",
+    )
+}
 )
 SELECT count(*) FROM m
 """

@@ -33,7 +33,7 @@ from ..db.engine import DEFAULT_SCHEMA, Database
 from .embeddings import Embedder
 from .generation import resolve_llm
 from .generator import Generator, contents_payload, facts_payload, session_payload
-from .jobs import JobQueue, JobRecord, Worker
+from .jobs import ClaimedJob, JobQueue, JobRecord, Worker
 from .models import (
     GeneratedMemory,
     GenerateMemoriesOperation,
@@ -200,6 +200,18 @@ class PostgresMemoryService(BaseMemoryService):
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
+        self._generator = (
+            Generator(
+                store=self._store,
+                queue=self._jobs,
+                llm=self.llm,
+                embed=self._embed,
+                config=self.config,
+                revision_ttl=self._revision_ttl,
+            )
+            if self.llm is not None
+            else None
+        )
         self._run_worker = run_worker
         self.worker = self.make_worker()
 
@@ -209,20 +221,12 @@ class PostgresMemoryService(BaseMemoryService):
         options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
         return Worker(self._jobs, self._generate, **options)
 
-    async def _generate(self, job: Any) -> None:
+    async def _generate(self, job: ClaimedJob) -> None:
         """The worker's handler: run one generation job."""
-        if self.llm is None:
+        if self._generator is None:
             raise RuntimeError("This service has no generation model (pass llm=...).")
-        store = await self._ready()
-        generator = Generator(
-            store=store,
-            queue=self._jobs,
-            llm=self.llm,
-            embed=self._embed,
-            config=self.config,
-            revision_ttl=self._revision_ttl,
-        )
-        await generator(job)
+        await self._ready()
+        await self._generator(job)
 
     async def _ready(self) -> MemoryStore:
         """Migrate once, and fix (or check) the vector dimension once, before the first call."""

@@ -518,7 +518,19 @@ class FactPair(_Frozen):
     expected: str
 
 
-class CaseResult(_Frozen):
+class _Scores(_Frozen):
+    """Matched counts and the figures derived from them (None where undefined: no expected or
+    no generated facts)."""
+
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+class CaseResult(_Scores):
     """How one case went: what the scope ended with, how it paired up, and its figures."""
 
     case_id: str
@@ -530,12 +542,6 @@ class CaseResult(_Frozen):
     """Expected facts nothing generated stated (false negatives)."""
     extra: list[str]
     """Memories no expected fact accounts for (false positives)."""
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    precision: float | None
-    recall: float | None
-    f1: float | None
     created: int
     updated: int
     deleted: int
@@ -556,7 +562,7 @@ class CaseResult(_Frozen):
         return not self.expected and not self.generated
 
 
-class GenerationReport(_Frozen):
+class GenerationReport(_Scores):
     """The outcome of `evaluate_generation`: micro-averaged figures and one row per case."""
 
     dataset: str
@@ -567,12 +573,6 @@ class GenerationReport(_Frozen):
     cases: list[CaseResult]
     expected: int
     generated: int
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    precision: float | None
-    recall: float | None
-    f1: float | None
     abstention_cases: int
     """Cases where nothing should be remembered."""
     abstained: int

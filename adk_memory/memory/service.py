@@ -373,7 +373,7 @@ class PostgresMemoryService(BaseMemoryService):
         The expiry is reset to now + `ttl`, else now + the configured default TTL, else kept.
 
         Raises:
-          KeyError-like `LookupError`: no live memory with this id in this scope.
+          LookupError: no live memory with this id in this scope.
         """
         checked = validate_scope(scope)
         memory_id = _check_id(memory_id)

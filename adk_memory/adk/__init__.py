@@ -1,0 +1,1 @@
+"""Everything that touches ADK's runtime: tools, callbacks, plugins, URI schemes, configuration."""

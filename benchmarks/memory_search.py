@@ -72,7 +72,7 @@ from adk_memory.memory.scope import Scope, scope_key, user_scope
 
 # The store's own retrieval statement, EXPLAINed as the service runs it (private on purpose:
 # the benchmark must show the plan of the real SQL, not of a copy that could drift).
-from adk_memory.memory.store import _RETRIEVE
+from adk_memory.memory.store import COVERED_MAX_DIMENSIONS, _retrieve_statement
 
 BENCH_DATABASE = "adk_memory_bench_memory"
 SCHEMA = DEFAULT_SCHEMA
@@ -599,12 +599,18 @@ def literal(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def retrieve_sql(query: Query) -> str:
+    """The retrieval statement the store runs for an unfiltered search with this query."""
+    covered = len(query.vector) <= COVERED_MAX_DIMENSIONS
+    return _retrieve_statement(SCHEMA, covered=covered, filtered=False)
+
+
 async def explain_custom(
     service: PostgresMemoryService, query: Query, config: RetrievalConfig
 ) -> list[str]:
     """EXPLAIN ANALYZE of the retrieval statement planned for these values (a custom plan), on
     one of the service's pooled connections, so with the session settings the store gave it."""
-    sql = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + _RETRIEVE.format(schema=SCHEMA)
+    sql = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + retrieve_sql(query)
     async with service.database.connection() as conn:
         rows = await conn.fetch(sql, *retrieve_args(query, config))
     return [r[0] for r in rows]
@@ -621,7 +627,7 @@ async def explain_generic(
             if settings.get(name) not in (None, "None"):
                 await conn.execute("SELECT set_config($1, $2, false)", name, settings[name])
         await conn.execute("SET plan_cache_mode = force_generic_plan")
-        await conn.execute("PREPARE bench_retrieve AS " + _RETRIEVE.format(schema=SCHEMA))
+        await conn.execute("PREPARE bench_retrieve AS " + retrieve_sql(query))
         args = ", ".join(literal(a) for a in retrieve_args(query, config))
         rows = await conn.fetch(
             f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE bench_retrieve({args})"

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adk_memory import PostgresMemoryService, PostgresSessionService, embedded_url, normalise_url
+from adk_memory.db.embedded import stop_embedded
 
 TEST_SCHEMA = "adk_memory_test"
 
@@ -28,7 +29,9 @@ def database_url() -> Iterator[str]:
         yield normalise_url(external)
         return
     with tempfile.TemporaryDirectory(prefix="adk-memory-test-") as tmp:
-        yield normalise_url(embedded_url(os.path.join(tmp, "pgdata")))
+        data_dir = os.path.join(tmp, "pgdata")
+        yield normalise_url(embedded_url(data_dir))
+        stop_embedded(data_dir)  # before the directory goes, or the server outlives the run
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,9 @@ from google.adk.errors.input_validation_error import InputValidationError
 
 MAX_SCOPE_KEYS = 5
 MAX_SCOPE_PART_LENGTH = 256
+MAX_SCOPE_KEY_BYTES = 1024
+"""The canonical scope text is a btree key (and shares a covering-index entry with the
+memory's vector), and PostgreSQL caps an index entry at about 2.7 kB."""
 
 Scope = dict[str, str]
 
@@ -41,6 +44,10 @@ def validate_scope(scope: Any) -> Scope:
                     f"Scope {kind} is longer than {MAX_SCOPE_PART_LENGTH} characters."
                 )
         checked[key] = value
+    if len(scope_key(checked).encode()) > MAX_SCOPE_KEY_BYTES:
+        raise InputValidationError(
+            f"A scope's canonical text is at most {MAX_SCOPE_KEY_BYTES} bytes (UTF-8)."
+        )
     return checked
 
 

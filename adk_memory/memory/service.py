@@ -626,6 +626,21 @@ class PostgresMemoryService(BaseMemoryService):
             for i in range(0, len(remaining), MAX_DIRECT_FACTS)
         ]
 
+    async def processed_until(
+        self, sources: Sequence[tuple[Mapping[str, str], str]]
+    ) -> list[float | None]:
+        """For each (scope, session id): the timestamp of the session's last event already turned
+        into memories of that scope (its watermark), or None if none was; in the order given, in
+        one query. Generation triggers use it to send only new events and to skip sessions with
+        nothing new."""
+        keys: list[tuple[str, str]] = []
+        for scope, session_id in sources:
+            if not isinstance(session_id, str) or not session_id:
+                raise InputValidationError("session_id must be a non-empty string.")
+            keys.append((scope_key(validate_scope(scope)), session_id))
+        store = await self._ready()
+        return await store.processed_until(keys)
+
     async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
         """Generations that failed for good, newest first, each with its last error."""
         return [_operation(r) for r in await self._jobs.dead_letters(limit)]

@@ -170,6 +170,16 @@ SELECT event_id, event_time FROM {schema}.memory_watermarks
 WHERE scope_key = $1 AND session_id = $2
 """
 
+# One row per (scope key, session id) pair asked about, in the order asked: the pair's watermark
+# time, or NULL. One round trip for a whole page of sessions.
+_PROCESSED_UNTIL = """
+SELECT w.event_time
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS s(scope_key, session_id, n)
+LEFT JOIN {schema}.memory_watermarks w
+       ON w.scope_key = s.scope_key AND w.session_id = s.session_id
+ORDER BY s.n
+"""
+
 _SET_WATERMARK = """
 INSERT INTO {schema}.memory_watermarks (scope_key, session_id, event_id, event_time)
 VALUES ($1, $2, $3, $4)
@@ -214,22 +224,27 @@ ORDER BY create_time, id
 # words); both candidate lists are fused by reciprocal rank, normalised so that being first in
 # every list scores 1 (equally relevant memories share a rank), then blended with recency
 # (halving every half-life) and importance.
+# The vector list is an exact search of the scope when its vectors are small enough to sit, in
+# half precision, in the covering index `memories_scope_vectors` (an index-only scan reads a
+# scope's vectors from a few contiguous pages instead of one heap page per memory: 20 times
+# fewer pages for a scope of 10k memories); bigger vectors go through HNSW with iterative scans.
+# Without a filter the statement names no other column, so the scan stays index-only.
 _RETRIEVE = f"""
 WITH vec AS (
     SELECT id, rank() OVER (ORDER BY distance) AS rank FROM (
-        SELECT m.id, m.embedding <=> $2::vector AS distance FROM {{schema}}.memories m
-         WHERE $2::vector IS NOT NULL AND m.scope_key = $1 AND m.embedding IS NOT NULL
-           AND {_LIVE} {_filters(12)}
-         ORDER BY m.embedding <=> $2::vector
+        SELECT m.id, {{distance}} AS distance FROM {{schema}}.memories m
+         WHERE $2::vector IS NOT NULL AND m.scope_key = $1 AND {{vectors}} IS NOT NULL
+           AND {_LIVE} {{filters}}
+         ORDER BY {{distance}}
          LIMIT $5) v
 ), query AS MATERIALIZED (
     SELECT nullif(replace(plainto_tsquery($4::regconfig, $3)::text, '&', '|'), '')::tsquery AS q
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY relevance DESC) AS rank FROM (
-        SELECT m.id, ts_rank_cd(m.fts, query.q) AS relevance
+        SELECT m.id, ts_rank(m.fts, query.q) AS relevance
           FROM {{schema}}.memories m, query
          WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
-           AND {_LIVE} {_filters(12)}
+           AND {_LIVE} {{filters}}
          ORDER BY relevance DESC
          LIMIT $5) t
 ), fused AS (
@@ -247,6 +262,29 @@ FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
 ORDER BY score DESC, m.id
 LIMIT $6
 """
+
+# Typed, unused filter parameters: the statement keeps its numbering without naming a column.
+_NO_FILTERS = """
+    AND $12::text[] IS NULL AND $13::jsonb IS NULL AND $14::timestamptz IS NULL
+    AND $15::timestamptz IS NULL"""
+
+_HNSW_SEARCH = {"distance": "m.embedding <=> $2::vector", "vectors": "m.embedding"}
+_COVERED_SEARCH = {
+    "distance": "m.embedding_half <=> $2::vector::halfvec",
+    "vectors": "m.embedding_half",
+}
+
+COVERED_MAX_DIMENSIONS = 800
+"""Up to this many dimensions a half-precision copy of each vector goes into the covering
+index (2 bytes a dimension, next to a scope key of at most 1 kB, under PostgreSQL's ~2.7 kB
+index-entry cap): exact search per scope. Bigger vectors are searched through HNSW."""
+
+
+def _retrieve_statement(schema: str, *, covered: bool, filtered: bool) -> str:
+    search = _COVERED_SEARCH if covered else _HNSW_SEARCH
+    filters = _filters(12) if filtered else _NO_FILTERS
+    return _RETRIEVE.format(schema=schema, filters=filters, **search)
+
 
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
 _SWEEP_MEMORIES = f"""
@@ -399,13 +437,19 @@ class MemoryStore:
         self._get = _GET.format(schema=schema)
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
-        self._retrieve = _RETRIEVE.format(schema=schema)
+        self._retrieve = {
+            (covered, filtered): _retrieve_statement(schema, covered=covered, filtered=filtered)
+            for covered in (False, True)
+            for filtered in (False, True)
+        }
+        self._covered = False
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
         self._job_owned = _JOB_OWNED.format(schema=schema)
         self._watermark = _WATERMARK.format(schema=schema)
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
+        self._processed_until = _PROCESSED_UNTIL.format(schema=schema)
         self._tuned: weakref.WeakSet[asyncpg.Connection] = weakref.WeakSet()
 
     async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
@@ -426,38 +470,53 @@ class MemoryStore:
         await self._db.ensure_migrated("memory", MEMORY_MIGRATIONS)
 
     async def prepare_embeddings(self, dimensions: int) -> None:
-        """Fix this store's vector dimension on first use (column type + HNSW index), or check
-        that `dimensions` is the one it was fixed with. The column's own type is the record."""
+        """Fix this store's vector dimension on first use (column type and vector index), or
+        check that `dimensions` is the one it was fixed with. The column's own type is the
+        record. Small vectors get a half-precision copy in the covering index (exact search per
+        scope, see `_RETRIEVE`); big ones an HNSW index."""
         schema = self._schema
+        covered = dimensions <= COVERED_MAX_DIMENSIONS
 
         async def prepare(conn: asyncpg.Connection) -> None:
             async with conn.transaction():
                 await conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}"
                 )
-                fixed = await conn.fetchval(
-                    "SELECT atttypmod FROM pg_attribute "
-                    "WHERE attrelid = $1::regclass AND attname = 'embedding'",
+                fixed, has_copy = await conn.fetchrow(
+                    "SELECT max(atttypmod) FILTER (WHERE attname = 'embedding'), "
+                    "       bool_or(attname = 'embedding_half') "
+                    "FROM pg_attribute WHERE attrelid = $1::regclass AND NOT attisdropped",
                     f"{schema}.memories",
                 )
-                if fixed is not None and fixed > 0:
-                    if fixed != dimensions:
-                        raise EmbeddingDimensionError(
-                            f"The memories in schema {schema!r} were embedded with {fixed} "
-                            f"dimensions; this embedder makes {dimensions}. Use an embedder "
-                            "with the same dimensions (or a new schema)."
-                        )
-                    return
-                await conn.execute(
-                    f"ALTER TABLE {schema}.memories "
-                    f"ALTER COLUMN embedding TYPE vector({int(dimensions)})"
-                )
-                await conn.execute(
-                    f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON {schema}.memories "
-                    "USING hnsw (embedding vector_cosine_ops)"
-                )
+                if fixed is not None and fixed > 0 and fixed != dimensions:
+                    raise EmbeddingDimensionError(
+                        f"The memories in schema {schema!r} were embedded with {fixed} "
+                        f"dimensions; this embedder makes {dimensions}. Use an embedder "
+                        "with the same dimensions (or a new schema)."
+                    )
+                if fixed is None or fixed <= 0:
+                    await conn.execute(
+                        f"ALTER TABLE {schema}.memories "
+                        f"ALTER COLUMN embedding TYPE vector({int(dimensions)})"
+                    )
+                if covered and not has_copy:
+                    await conn.execute(
+                        f"ALTER TABLE {schema}.memories ADD COLUMN embedding_half "
+                        f"halfvec({int(dimensions)}) GENERATED ALWAYS AS "
+                        f"(embedding::halfvec({int(dimensions)})) STORED"
+                    )
+                    await conn.execute(
+                        f"CREATE INDEX memories_scope_vectors ON {schema}.memories "
+                        "(scope_key) INCLUDE (id, embedding_half, expire_time)"
+                    )
+                if not covered:
+                    await conn.execute(
+                        "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON "
+                        f"{schema}.memories USING hnsw (embedding vector_cosine_ops)"
+                    )
 
         await self._db.run(prepare)
+        self._covered = covered
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> tuple[Any, ...]:
         return (
@@ -604,7 +663,8 @@ class MemoryStore:
 
         async def retrieve(conn: asyncpg.Connection) -> list[asyncpg.Record]:
             await self._tune(conn, candidates)
-            return await conn.fetch(self._retrieve, *args)
+            statement = self._retrieve[self._covered, flt is not None]
+            return await conn.fetch(statement, *args)
 
         rows = await self._db.run(retrieve)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
@@ -621,6 +681,16 @@ class MemoryStore:
         """The last event of a session already turned into memories of this scope."""
         row = await self._db.run(lambda conn: conn.fetchrow(self._watermark, scope_key, session_id))
         return None if row is None else (row[0], row[1])
+
+    async def processed_until(self, sources: Sequence[tuple[str, str]]) -> list[float | None]:
+        """For each (scope key, session id): the timestamp of the session's last event already
+        turned into memories of that scope, or None; in the order given, in one query."""
+        if not sources:
+            return []
+        keys = [scope_key for scope_key, _ in sources]
+        sessions = [session_id for _, session_id in sources]
+        rows = await self._db.run(lambda conn: conn.fetch(self._processed_until, keys, sessions))
+        return [row[0] for row in rows]
 
     async def apply_generation(
         self,

@@ -36,7 +36,7 @@ from .._json import sanitise_text
 from ..db.engine import DEFAULT_SCHEMA, Database
 from . import codec
 from .redaction import Redactor
-from .store import SessionRow, SessionStore
+from .store import IdleSession, SessionRow, SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -336,6 +336,34 @@ class PostgresSessionService(BaseSessionService):
                 progress(total)
             if deleted < batch_size:
                 return total
+
+    async def list_idle_sessions(
+        self,
+        idle_for: timedelta,
+        *,
+        app_name: str | None = None,
+        after: IdleSession | None = None,
+        limit: int = 1000,
+    ) -> list[IdleSession]:
+        """Sessions with events that nobody appended to for longer than `idle_for`, one page in
+        key order (app, user, session id); pass a page's last item as `after` for the next.
+
+        Idleness is measured on the server's clock (the time of the last append), as the TTL
+        sweep measures it; `last_update_time` is the last event's own timestamp, the one memory
+        watermarks record. Memory triggers use it to find conversations that went quiet.
+        """
+        if not isinstance(idle_for, timedelta) or idle_for <= timedelta(0):
+            raise InputValidationError("idle_for must be a positive timedelta.")
+        if app_name is not None:
+            _check_key("app_name", app_name)
+        if not 1 <= limit <= 10_000:
+            raise InputValidationError("limit must be between 1 and 10000.")
+        if after is not None and not isinstance(after, IdleSession):
+            raise InputValidationError("after must be an IdleSession from a previous page.")
+        start = (
+            (after.app_name, after.user_id, after.session_id) if after else (app_name or "", "", "")
+        )
+        return await self._store.idle(idle_for.total_seconds(), app_name, start, limit)
 
     async def close(self) -> None:
         """Release the connection pool (a shared engine is left to its owner)."""

@@ -10,6 +10,7 @@ is the service's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..db.engine import Database
 from ..db.migrations import SESSION_MIGRATIONS
@@ -132,6 +133,19 @@ DELETE FROM {schema}.sessions WHERE ctid = ANY(ARRAY(
 """
 
 
+# Sessions with events and no append for $1 seconds, in primary-key order after the key
+# ($2, $3, $4): each page continues the previous one's index range scan, so a whole sweep reads
+# the table's primary key once however many pages it takes (the table has no index on
+# active_time, on purpose: see migration 1).
+_IDLE_COLUMNS = """
+SELECT app_name, user_id, id, last_update_time FROM {schema}.sessions
+ WHERE (app_name, user_id, id) > ($2, $3, $4)
+   AND revision > 0 AND active_time < now() - make_interval(secs => $1)
+"""
+_IDLE = _IDLE_COLUMNS + "ORDER BY app_name, user_id, id LIMIT $5"
+_IDLE_FOR_APP = _IDLE_COLUMNS + "AND app_name = $6 ORDER BY app_name, user_id, id LIMIT $5"
+
+
 @dataclass(frozen=True)
 class SessionRow:
     """A stored session as the database returns it: ids, JSON texts (state, and one per event
@@ -156,6 +170,15 @@ class SessionHead:
     last_event_id: str | None
 
 
+class IdleSession(NamedTuple):
+    """A session nobody appended to for a while: its keys and its last event's timestamp."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    last_update_time: float
+
+
 class SessionStore:
     """Runs the session statements against one `Database` (and its schema)."""
 
@@ -173,6 +196,8 @@ class SessionStore:
         self._head = _HEAD.format(schema=schema)
         self._events_with_id = _EVENTS_WITH_ID.format(schema=schema)
         self._sweep = _SWEEP.format(schema=schema)
+        self._idle = _IDLE.format(schema=schema)
+        self._idle_for_app = _IDLE_FOR_APP.format(schema=schema)
 
     async def ready(self) -> None:
         """Migrate (or check) the session tables; cheap after the first call."""
@@ -314,3 +339,23 @@ class SessionStore:
             lambda conn: conn.execute(self._sweep, idle_seconds, batch_size)
         )
         return int(status.split()[-1])
+
+    async def idle(
+        self,
+        idle_seconds: float,
+        app_name: str | None,
+        after: tuple[str, str, str],
+        limit: int,
+    ) -> list[IdleSession]:
+        """Up to `limit` sessions with events and no append for `idle_seconds`, in key order
+        after the key `after` (app, user, session id), of one app or of all."""
+        await self.ready()
+        if app_name is None:
+            rows = await self._db.run(
+                lambda conn: conn.fetch(self._idle, idle_seconds, *after, limit)
+            )
+        else:
+            rows = await self._db.run(
+                lambda conn: conn.fetch(self._idle_for_app, idle_seconds, *after, limit, app_name)
+            )
+        return [IdleSession(r[0], r[1], r[2], r[3]) for r in rows]

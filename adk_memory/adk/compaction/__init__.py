@@ -2,3 +2,37 @@
 
 One module a plugin; the stored session events are never modified or deleted by any of them.
 """
+
+from .archive import ToolResultArchivePlugin
+from .budget import (
+    DEFAULT_CONTEXT_FRACTION,
+    FALLBACK_MAX_MESSAGES,
+    FALLBACK_MAX_TOKENS,
+    Budget,
+    BudgetPolicy,
+    TokenBudgetPlugin,
+    fit_to_budget,
+    request_overhead_tokens,
+)
+from .delegation import DelegationFilterPlugin, delegation_chain, filter_delegation
+from .summarize import RecursiveSummarizationPlugin, SummarizationError
+from .window import SlidingWindowPlugin, keep_last_turns
+
+__all__ = [
+    "DEFAULT_CONTEXT_FRACTION",
+    "FALLBACK_MAX_MESSAGES",
+    "FALLBACK_MAX_TOKENS",
+    "Budget",
+    "BudgetPolicy",
+    "DelegationFilterPlugin",
+    "RecursiveSummarizationPlugin",
+    "SlidingWindowPlugin",
+    "SummarizationError",
+    "TokenBudgetPlugin",
+    "ToolResultArchivePlugin",
+    "delegation_chain",
+    "filter_delegation",
+    "fit_to_budget",
+    "keep_last_turns",
+    "request_overhead_tokens",
+]

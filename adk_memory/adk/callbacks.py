@@ -1,0 +1,430 @@
+"""Memory in the system instruction: the before-model callback (and plugin) that puts what the
+agent remembers about the user into every model call of a turn.
+
+Owns: finding the invocation's memory service and user scope, retrieving the memories once per
+invocation (a profile of chosen topics plus the ones relevant to the user's message), fitting
+them into a token budget, and rendering them (ages, confidence, template). `preload_memory` in
+`tools.py` is a thin wrapper over the same callback, so both write the same text.
+
+It never writes or deletes a memory, never reads outside the invocation's own app and user (the
+scope comes from the session, never from the model), and never lets a failed retrieval fail the
+turn: the error is logged and the model is called without memories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import string
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.models.llm_request import LlmRequest
+from google.adk.plugins.base_plugin import BasePlugin
+
+from ..config import CustomTopic, ManagedTopic, MemoryTopic
+from ..memory.generation.topics import topic_label
+from ..memory.models import Memory, MemoryFilter, RetrievedMemory
+from ..memory.scope import Scope, user_scope
+from ..memory.service import MAX_TOP_K, PostgresMemoryService, to_memory_entry
+from .tokens import text_tokens
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PREAMBLE = (
+    "You remember the following about this user from earlier conversations. Each item says "
+    "when it was last confirmed. Use what helps with the current request and ignore the rest; "
+    "if the user now says something different, what they say now wins."
+)
+"""The fixed text in front of the memories. It never varies, so it stays in the cached prefix."""
+
+MAX_QUERY_CHARS = 2000
+"""How much of the user's message is used as the search query: enough to find what it is about,
+and a pasted document does not make every turn's retrieval slow."""
+
+PROFILE_LIMIT = 50
+"""Most memories the profile block reads (newest first) before the budget trims them: more than
+a profile's share of a typical budget holds, and reading more costs every turn."""
+
+
+# ------------------------------------------------------------------ invocation scope and service
+
+
+def memory_service_of(
+    context: CallbackContext, explicit: PostgresMemoryService | None = None
+) -> PostgresMemoryService:
+    """The memory service to use: the one given, else the Runner's (`memory_service=`).
+
+    ADK exposes the Runner's service only on the invocation context (as its own memory tools
+    read it); a missing or foreign service is a configuration error, raised, not hidden.
+    """
+    if explicit is not None:
+        return explicit
+    service = context._invocation_context.memory_service
+    if service is None:
+        raise ValueError(
+            "No memory service: pass one to the tool or callback, or give the Runner "
+            "memory_service=PostgresMemoryService(...)."
+        )
+    if not isinstance(service, PostgresMemoryService):
+        raise TypeError(
+            f"adk-memory's tools and callbacks need a PostgresMemoryService, "
+            f"not {type(service).__name__}."
+        )
+    return service
+
+
+def scope_of(context: CallbackContext) -> Scope:
+    """The invocation's memory scope: its app and user, read from the session (never from
+    anything the model says), as ADK's own memory calls scope it."""
+    return user_scope(context.session.app_name, context.user_id)
+
+
+# ------------------------------------------------------------------ what a memory looks like
+
+
+def describe_age(when: datetime, now: datetime) -> str:
+    """How long ago, in whole days at the finest: "today", "3 days ago", "2 months ago". Day
+    granularity keeps the rendered block unchanged between the turns of a day (prompt caching)
+    and is as precise as a remembered fact needs."""
+    days = max(0, (now - when).days)
+    if days == 0:
+        return "today"
+    if days < 31:
+        count, unit = days, "day"
+    elif days < 365:
+        count, unit = days // 30, "month"
+    else:
+        count, unit = days // 365, "year"
+    return f"{count} {unit}{'s' if count > 1 else ''} ago"
+
+
+@dataclass(frozen=True)
+class ContextMemory:
+    """One memory as the model is shown it."""
+
+    id: str
+    fact: str
+    time: datetime
+    """When the fact was last confirmed (for a remembered raw event: when it was said)."""
+    age: str
+    """`time` in words, relative to when the block was built (see `describe_age`)."""
+    topics: tuple[str, ...]
+    confidence: float | None
+    score: float | None
+    """The retrieval score (None in the profile block)."""
+
+    @property
+    def line(self) -> str:
+        """The default one-line rendering: `- fact (3 days ago, confidence 0.80)`."""
+        notes = (
+            self.age if self.confidence is None else f"{self.age}, confidence {self.confidence:.2f}"
+        )
+        return f"- {' '.join(self.fact.split())} ({notes})"
+
+    @classmethod
+    def of(cls, found: Memory | RetrievedMemory, now: datetime) -> ContextMemory:
+        """A stored or retrieved memory, its age counted from `now`."""
+        memory = found.memory if isinstance(found, RetrievedMemory) else found
+        # One rule for when a memory is from, shared with the `MemoryEntry`s ADK's tools see.
+        time = datetime.fromisoformat(to_memory_entry(memory).timestamp or "")
+        return cls(
+            id=memory.id,
+            fact=memory.fact,
+            time=time,
+            age=describe_age(time, now),
+            topics=tuple(memory.topics),
+            confidence=memory.confidence,
+            score=found.score if isinstance(found, RetrievedMemory) else None,
+        )
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    """What a template renders: the preamble, the profile (memories of the profile topics,
+    newest first) and the memories relevant to the user's message (best first)."""
+
+    preamble: str
+    profile: tuple[ContextMemory, ...]
+    relevant: tuple[ContextMemory, ...]
+
+
+MemoryTemplate = str | Callable[[MemoryBlock], str]
+"""A format string with the fields `{preamble}`, `{profile}` and `{memories}` (each block's
+lines, "" when empty), or a function of the `MemoryBlock` returning the text."""
+
+_TEMPLATE_FIELDS = frozenset({"preamble", "profile", "memories"})
+
+
+def _section(tag: str, memories: Sequence[ContextMemory]) -> str:
+    if not memories:
+        return ""
+    lines = "\n".join(m.line for m in memories)
+    return f"\n\n<{tag}>\n{lines}\n</{tag}>"
+
+
+def default_template(block: MemoryBlock) -> str:
+    """The preamble, then `<USER_PROFILE>` and `<RELEVANT_MEMORIES>` sections (empty ones left
+    out). The tags mark where remembered text starts and ends, so a stored fact reads as data
+    about the user, not as an instruction."""
+    return (
+        block.preamble
+        + _section("USER_PROFILE", block.profile)
+        + _section("RELEVANT_MEMORIES", block.relevant)
+    )
+
+
+def _check_template(template: MemoryTemplate | None) -> Callable[[MemoryBlock], str]:
+    if template is None:
+        return default_template
+    if callable(template):
+        return template
+    if not isinstance(template, str):
+        raise InputValidationError("template must be a format string or a function.")
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise InputValidationError(f"Invalid template: {exc}.") from exc
+    if not fields <= _TEMPLATE_FIELDS:
+        raise InputValidationError(
+            f"Template fields must be among {sorted(_TEMPLATE_FIELDS)}, got {sorted(fields)}."
+        )
+
+    def render(block: MemoryBlock) -> str:
+        return template.format(
+            preamble=block.preamble,
+            profile="\n".join(m.line for m in block.profile),
+            memories="\n".join(m.line for m in block.relevant),
+        )
+
+    return render
+
+
+def _fit(memories: Iterable[ContextMemory], budget: int) -> list[ContextMemory]:
+    """The memories, in order, that fit `budget` tokens as lines; one that does not fit is
+    skipped, so a long memory does not hide the shorter ones after it."""
+    kept: list[ContextMemory] = []
+    for memory in memories:
+        cost = text_tokens(memory.line) + 1  # the newline
+        if cost <= budget:
+            kept.append(memory)
+            budget -= cost
+    return kept
+
+
+def user_query(context: CallbackContext, llm_request: LlmRequest) -> str:
+    """The text of the user's message that started the invocation (else the request's last user
+    text), thoughts left out, clipped to `MAX_QUERY_CHARS`."""
+    candidates = [context.user_content] if context.user_content else []
+    candidates += [c for c in reversed(llm_request.contents) if c.role == "user"]
+    for content in candidates:
+        text = " ".join(p.text for p in content.parts or () if p.text and not p.thought).strip()
+        if text:
+            return text[:MAX_QUERY_CHARS]
+    return ""
+
+
+# ------------------------------------------------------------------ the callback
+
+
+class MemoryContextCallback:
+    """A before-model callback that appends the user's memories to the system instruction.
+
+    Use it as `LlmAgent(before_model_callback=MemoryContextCallback())`, in a Runner's plugins
+    as `MemoryContextPlugin(...)`, as the `PreloadMemoryTool`, or call it directly:
+    `await callback(callback_context, llm_request)`.
+
+    What is appended, and why in this order: the agent's own instruction comes first and is left
+    as it is; then a fixed preamble; then the profile (the newest memories of `profile_topics`,
+    up to `PROFILE_LIMIT`, which change only when the profile does); then the memories most
+    relevant to the user's message (best first, blending relevance, recency and importance).
+    Model providers cache a request's longest unchanged prefix, so the stable parts go first and
+    the part that varies from turn to turn goes last; ages are in days, so the text does not
+    change between the turns of a day either. Within one invocation (a tool loop makes several
+    model calls) the text is retrieved once and appended byte-identical every time. (What
+    follows a changed system instruction, the conversation, is not cached across turns whose
+    relevant memories differ: the price of the system-instruction placement.)
+
+    Budget: the whole appended text stays within `max_tokens` (estimated locally, see
+    `tokens.py`); the profile takes at most `profile_max_tokens` of it. Memories that do not fit
+    are dropped, least relevant (or oldest, in the profile) first. Nothing is appended when there
+    is nothing to show.
+
+    Failures: a retrieval that fails or takes longer than `timeout` seconds is logged and the
+    model is called without memories (a memory outage degrades answers, it does not break the
+    agent); the empty result is kept for the rest of the invocation, so a failing database costs
+    one timeout per turn, not one per model call. A missing or wrong memory service is a
+    configuration error and is raised.
+
+    Args:
+      memory_service: a `PostgresMemoryService`; None: the Runner's `memory_service`.
+      top_k: how many relevant memories to retrieve (before the budget trims them).
+      max_tokens: budget of the appended text, preamble included.
+      profile_topics: topics (labels, `ManagedTopic`s or `CustomTopic`s) whose memories are
+        always shown, e.g. `["USER_PERSONAL_INFO", "USER_PREFERENCES"]`; empty: no profile.
+      profile_max_tokens: the profile's share of `max_tokens` (default: half).
+      template: a format string or a function of `MemoryBlock` (see `MemoryTemplate`).
+      preamble: the fixed text in front of the memories.
+      timeout: seconds a retrieval may take; None: no limit.
+      max_cached_invocations: invocations whose result is kept (least recently used dropped;
+        the plugin also drops an invocation's entry when its run ends).
+    """
+
+    def __init__(
+        self,
+        memory_service: PostgresMemoryService | None = None,
+        *,
+        top_k: int = 10,
+        max_tokens: int = 1000,
+        profile_topics: Sequence[str | MemoryTopic] = (),
+        profile_max_tokens: int | None = None,
+        template: MemoryTemplate | None = None,
+        preamble: str = DEFAULT_PREAMBLE,
+        timeout: float | None = 5.0,
+        max_cached_invocations: int = 256,
+    ) -> None:
+        if memory_service is not None and not isinstance(memory_service, PostgresMemoryService):
+            raise InputValidationError("memory_service must be a PostgresMemoryService.")
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise InputValidationError(f"top_k must be between 1 and {MAX_TOP_K}.")
+        if max_tokens < 1:
+            raise InputValidationError("max_tokens must be at least 1.")
+        if profile_max_tokens is not None and not 0 <= profile_max_tokens <= max_tokens:
+            raise InputValidationError("profile_max_tokens must be between 0 and max_tokens.")
+        if isinstance(profile_topics, str) or not all(
+            isinstance(t, (str, CustomTopic)) and t for t in profile_topics
+        ):
+            raise InputValidationError("profile_topics must be a list of topics or labels.")
+        if timeout is not None and timeout <= 0:
+            raise InputValidationError("timeout must be positive (or None).")
+        if max_cached_invocations < 1:
+            raise InputValidationError("max_cached_invocations must be at least 1.")
+        self.memory_service = memory_service
+        self.top_k = top_k
+        self.max_tokens = max_tokens
+        self.profile_topics = [
+            topic_label(t) if isinstance(t, (ManagedTopic, CustomTopic)) else t
+            for t in profile_topics
+        ]
+        self.profile_max_tokens = (
+            max_tokens // 2 if profile_max_tokens is None else profile_max_tokens
+        )
+        self.preamble = preamble
+        self.timeout = timeout
+        self._render = _check_template(template)
+        self._max_cached = max_cached_invocations
+        self._cache: OrderedDict[str, asyncio.Task[str]] = OrderedDict()
+
+    async def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
+        """Append the memory block to `llm_request`'s system instruction (None: the model is
+        called as usual)."""
+        text = await self.text_for(callback_context, llm_request)
+        if text:
+            llm_request.append_instructions([text])
+
+    async def text_for(self, context: CallbackContext, llm_request: LlmRequest) -> str:
+        """The block for this invocation ("" when there is nothing to show): built on its first
+        model call, reused by the later ones (concurrent first calls share one retrieval)."""
+        service = memory_service_of(context, self.memory_service)
+        key = context.invocation_id
+        task = self._cache.get(key)
+        if task is None:
+            build = self._build(service, scope_of(context), user_query(context, llm_request))
+            task = asyncio.ensure_future(build)
+            self._cache[key] = task
+            while len(self._cache) > self._max_cached:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return await asyncio.shield(task)
+
+    def forget(self, invocation_id: str) -> None:
+        """Drop an invocation's cached block (its run is over)."""
+        self._cache.pop(invocation_id, None)
+
+    async def _build(self, service: PostgresMemoryService, scope: Scope, query: str) -> str:
+        try:
+            profile, relevant = await asyncio.wait_for(
+                self._retrieve(service, scope, query), self.timeout
+            )
+        except Exception:  # any failure: the turn goes on without memories (class docstring)
+            logger.warning(
+                "Memory retrieval failed; calling the model without memories (query length %d)",
+                len(query),
+                exc_info=True,
+            )
+            return ""
+        return self.render(profile, relevant)
+
+    async def _retrieve(
+        self, service: PostgresMemoryService, scope: Scope, query: str
+    ) -> tuple[list[Memory], list[RetrievedMemory]]:
+        """The profile memories and the relevant ones, fetched concurrently."""
+
+        async def profile() -> list[Memory]:
+            if not self.profile_topics:
+                return []
+            page = await service.list_memories(
+                scope, filter=MemoryFilter(topics=self.profile_topics), page_size=PROFILE_LIMIT
+            )
+            return page.memories
+
+        async def relevant() -> list[RetrievedMemory]:
+            if not query:
+                return []
+            return await service.retrieve_memories(scope, search_query=query, top_k=self.top_k)
+
+        return await asyncio.gather(profile(), relevant())
+
+    def render(
+        self,
+        profile: Sequence[Memory],
+        relevant: Sequence[RetrievedMemory],
+        *,
+        now: datetime | None = None,
+    ) -> str:
+        """The text for these memories within the budget ("" if none fit). Public so the
+        formatting can be reused (and tested) without an invocation."""
+        now = now or datetime.now(timezone.utc)
+        shown = _fit((ContextMemory.of(m, now) for m in profile), self.profile_max_tokens)
+        in_profile = {m.id for m in shown}
+        block = MemoryBlock(preamble=self.preamble, profile=(), relevant=())
+        overhead = text_tokens(self._render(block))
+        rest = self.max_tokens - overhead - sum(text_tokens(m.line) + 1 for m in shown)
+        best = (ContextMemory.of(r, now) for r in relevant if r.memory.id not in in_profile)
+        block = replace(block, profile=tuple(shown), relevant=tuple(_fit(best, rest)))
+        # A template may spend tokens per memory too: drop the least relevant until it fits.
+        while block.profile or block.relevant:
+            text = self._render(block)
+            if text_tokens(text) <= self.max_tokens:
+                return text
+            if block.relevant:
+                block = replace(block, relevant=block.relevant[:-1])
+            else:
+                block = replace(block, profile=block.profile[:-1])
+        return ""
+
+
+class MemoryContextPlugin(BasePlugin):
+    """`MemoryContextCallback` for every agent of a Runner: `Runner(...,
+    plugins=[MemoryContextPlugin()])`. It also drops the invocation's cached block when the run
+    ends."""
+
+    def __init__(
+        self, callback: MemoryContextCallback | None = None, *, name: str = "memory_context"
+    ) -> None:
+        super().__init__(name=name)
+        self.callback = callback or MemoryContextCallback()
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> None:
+        await self.callback(callback_context, llm_request)
+
+    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        self.callback.forget(invocation_context.invocation_id)

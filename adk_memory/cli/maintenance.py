@@ -1,0 +1,101 @@
+"""`adk-memory worker` and `adk-memory sweep`: the jobs a deployment runs beside its agents.
+
+Owns: the command-line side of the memory-generation worker (`adk_memory.worker.serve` does the
+work) and of the TTL sweeps (the services' `sweep_expired_sessions` and `sweep_expired` do the
+deleting). It never deletes anything the services would not: expiry is decided by the same TTLs.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import click
+
+from ..config import MemoryBankConfig, TtlConfig
+from ..worker import serve
+from .options import DURATION, Generation, Target, database_options, generation_options, run
+from .output import running_count
+
+
+async def _work(target: Target, generation: Generation, concurrency: int, until_idle: bool) -> int:
+    async with target.memory(
+        llm=generation.llm, embedder=generation.embedder, run_worker=False
+    ) as service:
+        return await serve(service, concurrency=concurrency, until_idle=until_idle)
+
+
+@click.command()
+@database_options
+@generation_options
+@click.option(
+    "--concurrency", type=click.IntRange(1), default=1, show_default=True, help="Worker loops."
+)
+@click.option("--until-idle", is_flag=True, help="Exit once no job is due (cron, backfills).")
+def worker(target: Target, generation: Generation, concurrency: int, until_idle: bool) -> None:
+    """Run memory-generation jobs.
+
+    Runs until Ctrl-C or SIGTERM (or, with --until-idle, until no job is due). Any number of
+    workers, on any machines, may serve one database: each job runs once. The agents' memory
+    services then need no in-process worker (`worker=false` in their URI).
+    """
+    if not until_idle:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    ran = run(_work(target, generation, concurrency, until_idle))
+    if until_idle:
+        click.echo(f"ran {ran} generation jobs")
+
+
+async def _sweep_sessions(target: Target, ttl: timedelta, batch_size: int) -> int:
+    with running_count("expired sessions deleted") as progress:
+        async with target.sessions(session_ttl=ttl) as service:
+            return await service.sweep_expired_sessions(batch_size=batch_size, progress=progress)
+
+
+async def _sweep_memories(target: Target, revision_ttl: timedelta | None, batch_size: int) -> int:
+    config = MemoryBankConfig(ttl=TtlConfig(revision_ttl=revision_ttl))
+    with running_count("expired memories deleted") as progress:
+        async with target.memory(config=config) as service:
+            return await service.sweep_expired(batch_size=batch_size, progress=progress)
+
+
+@click.command()
+@database_options
+@click.option(
+    "--session-ttl",
+    type=DURATION,
+    help="Delete sessions idle longer than this (e.g. 30d); unset: sessions are not swept.",
+)
+@click.option(
+    "--memories/--no-memories",
+    "sweep_memories",
+    default=True,
+    show_default=True,
+    help="Delete memories past their expiry (and revisions past theirs).",
+)
+@click.option(
+    "--revision-ttl",
+    type=DURATION,
+    help="Expiry of the DELETED revisions the memory sweep writes (the app's revision_ttl).",
+)
+@click.option("--batch-size", type=click.IntRange(1), default=1000, show_default=True)
+def sweep(
+    target: Target,
+    session_ttl: timedelta | None,
+    sweep_memories: bool,
+    revision_ttl: timedelta | None,
+    batch_size: int,
+) -> None:
+    """Delete expired sessions and memories.
+
+    Idle sessions go with --session-ttl; memories past their expiry always (unless
+    --no-memories). Deletes in batches that never hold long locks. Run it from cron; running it
+    twice is harmless."""
+    if session_ttl is None:
+        click.echo("sessions: not swept (no --session-ttl)")
+    else:
+        count = run(_sweep_sessions(target, session_ttl, batch_size))
+        click.echo(f"sessions: {count} expired sessions deleted")
+    if sweep_memories:
+        count = run(_sweep_memories(target, revision_ttl, batch_size))
+        click.echo(f"memories: {count} expired memories deleted")

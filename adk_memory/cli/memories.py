@@ -1,0 +1,259 @@
+"""`adk-memory memories list|show|revisions|export`: an operator's read-only view of memories.
+
+Owns: the scope options (`--app`, `--user`, `--scope KEY=VALUE`) and how a listing is bounded
+by them. A scope is matched exactly, as the memory service matches it, so `--app A --user U`
+shows that user's memories and nobody else's; reading across users takes the explicit
+`--all-users`. It never writes: no command here creates, changes or deletes a memory.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from typing import IO, Any
+
+import click
+
+from ..memory.models import Memory, MemoryFilter, MemoryRevision
+from ..memory.scope import Scope, validate_scope
+from ..memory.service import PostgresMemoryService
+from .options import Target, database_options, run, user_errors, with_options
+from .output import echo_json, echo_table, note, shorten, to_json
+
+_PAGE = 1000
+
+
+def _pair(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, sep, item = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE", ctx=ctx, param=param)
+        pairs[key] = item
+    return pairs
+
+
+def _scope(app: str | None, user: str | None, extra: dict[str, str]) -> Scope:
+    """The scope the options name; an InputValidationError (exit 1) if it is not a valid one."""
+    named = {"app_name": app, "user_id": user}
+    scope = {k: v for k, v in named.items() if v is not None}
+    for key in extra:
+        if key in scope:
+            raise click.UsageError(f"Use --{'app' if key == 'app_name' else 'user'} for {key}.")
+    with user_errors():
+        return validate_scope({**scope, **extra})
+
+
+def scope_options(*, across_users: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--app`, `--user`, `--scope` (and `--all-users` where reading across users makes sense).
+    The command receives `scope` (exact) or, with `--all-users`, `within` (keys every listed
+    memory's scope must have, user aside)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def wrapper(
+            *args: Any,
+            app: str | None,
+            user: str | None,
+            extra: dict[str, str],
+            all_users: bool = False,
+            **kwargs: Any,
+        ) -> Any:
+            if not across_users:
+                return command(*args, scope=_scope(app, user, extra), **kwargs)
+            if not all_users:
+                return command(*args, scope=_scope(app, user, extra), within=None, **kwargs)
+            if app is None or user is not None:
+                raise click.UsageError("--all-users needs --app and no --user.")
+            return command(*args, scope=None, within=_scope(app, None, extra), **kwargs)
+
+        options = [
+            click.option("--app", help="The app_name of the scope."),
+            click.option("--user", help="The user_id of the scope."),
+            click.option(
+                "--scope",
+                "extra",
+                multiple=True,
+                callback=_pair,
+                metavar="KEY=VALUE",
+                help="Another key of the scope (repeatable), for scopes beyond app and user.",
+            ),
+        ]
+        if across_users:
+            options.append(
+                click.option(
+                    "--all-users",
+                    is_flag=True,
+                    help="Every scope of --app (an operator's view across users).",
+                )
+            )
+        return with_options(wrapper, options)
+
+    return decorate
+
+
+async def _memories(
+    service: PostgresMemoryService,
+    scope: Scope | None,
+    within: Scope | None,
+    flt: MemoryFilter | None,
+) -> AsyncIterator[Memory]:
+    """Every live memory of `scope` (exactly) or, with `within`, of every scope containing those
+    keys and values; newest update first."""
+    token: str | None = None
+    while True:
+        page = await service.list_memories(scope, filter=flt, page_size=_PAGE, page_token=token)
+        for memory in page.memories:
+            if within is None or within.items() <= memory.scope.items():
+                yield memory
+        if page.next_page_token is None:
+            return
+        token = page.next_page_token
+
+
+@click.group()
+def memories() -> None:
+    """Read memories: list, show, revisions, export."""
+
+
+async def _list(
+    target: Target,
+    scope: Scope | None,
+    within: Scope | None,
+    flt: MemoryFilter | None,
+    limit: int,
+) -> tuple[list[Memory], bool]:
+    found: list[Memory] = []
+    async with target.memory() as service:
+        async for memory in _memories(service, scope, within, flt):
+            if len(found) == limit:
+                return found, True
+            found.append(memory)
+    return found, False
+
+
+@memories.command("list")
+@database_options
+@scope_options(across_users=True)
+@click.option("--topic", "topics", multiple=True, help="Only memories with one of these topics.")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
+def list_memories(
+    target: Target,
+    scope: Scope | None,
+    within: Scope | None,
+    topics: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List a scope's memories, newest first."""
+    flt = MemoryFilter(topics=list(topics)) if topics else None
+    found, more = run(_list(target, scope, within, flt, limit))
+    if as_json:
+        echo_json(found)
+    else:
+        headers = ["ID", "UPDATED", "TOPICS", "FACT"]
+        rows = [
+            [m.id, f"{m.update_time:%Y-%m-%d %H:%M}", ",".join(m.topics), shorten(m.fact)]
+            for m in found
+        ]
+        if within is not None:
+            headers.insert(1, "USER")
+            for row, memory in zip(rows, found, strict=True):
+                row.insert(1, memory.scope.get("user_id", "-"))
+        echo_table(headers, rows)
+    if not found:
+        note("No memories.")
+    if more:
+        note(f"More than {limit} memories: raise --limit, or use `adk-memory memories export`.")
+
+
+async def _show(target: Target, memory_id: str, scope: Scope) -> Memory | None:
+    async with target.memory() as service:
+        return await service.get_memory(memory_id, scope)
+
+
+@memories.command()
+@database_options
+@scope_options(across_users=False)
+@click.argument("memory_id")
+def show(target: Target, scope: Scope, memory_id: str) -> None:
+    """Show one memory of the scope with all its fields, as JSON."""
+    memory = run(_show(target, memory_id, scope))
+    if memory is None:
+        raise click.ClickException(f"No memory {memory_id} in scope {scope}.")
+    click.echo(memory.model_dump_json(indent=2))
+
+
+async def _revisions(target: Target, memory_id: str, scope: Scope) -> list[MemoryRevision]:
+    async with target.memory() as service:
+        return await service.list_revisions(memory_id, scope)
+
+
+@memories.command()
+@database_options
+@scope_options(across_users=False)
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
+def revisions(target: Target, scope: Scope, memory_id: str, as_json: bool) -> None:
+    """A memory's history, oldest first (kept after the memory is deleted)."""
+    history = run(_revisions(target, memory_id, scope))
+    if not history:
+        raise click.ClickException(f"No revisions of memory {memory_id} in scope {scope}.")
+    if as_json:
+        echo_json(history)
+        return
+    echo_table(
+        ["TIME", "ACTION", "LABELS", "FACT"],
+        [
+            [
+                f"{r.create_time:%Y-%m-%d %H:%M:%S}",
+                r.action.value,
+                ",".join(f"{k}={v}" for k, v in r.labels.items()),
+                shorten(r.fact or ""),
+            ]
+            for r in history
+        ],
+    )
+
+
+async def _export(
+    target: Target,
+    scope: Scope | None,
+    within: Scope | None,
+    with_revisions: bool,
+    out: IO[str],
+) -> int:
+    count = 0
+    async with target.memory() as service:
+        async for memory in _memories(service, scope, within, None):
+            record: dict[str, Any] = memory.model_dump(mode="json")
+            if with_revisions:
+                history = await service.list_revisions(memory.id, memory.scope)
+                record["revisions"] = [r.model_dump(mode="json") for r in history]
+            out.write(to_json(record) + "\n")
+            count += 1
+    return count
+
+
+@memories.command()
+@database_options
+@scope_options(across_users=True)
+@click.option("--revisions", "with_revisions", is_flag=True, help="Add each memory's history.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.File("w", encoding="utf-8", lazy=True),
+    default="-",
+    help="Write to this file instead of stdout.",
+)
+def export(
+    target: Target,
+    scope: Scope | None,
+    within: Scope | None,
+    with_revisions: bool,
+    output: IO[str],
+) -> None:
+    """Export a scope's (or with --all-users an app's) memories as JSON lines."""
+    count = run(_export(target, scope, within, with_revisions, output))
+    note(f"Exported {count} memories.")

@@ -1,0 +1,134 @@
+"""`adk-memory web` and `adk-memory api_server`: ADK's own dev UI and API server, on adk-memory's
+sessions and memory.
+
+Owns: turning the database options into the session and memory service URIs that
+`adk_memory.adk.services` understands, registering those URI schemes, and handing every other
+argument to ADK's command unchanged (so each `adk web` / `adk api_server` option works as
+documented by ADK). It never starts the server itself and never opens a connection: ADK builds
+the services, which connect (and start the embedded server) on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import urlencode
+
+import click
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from ..adk.services import EMBEDDED_SCHEME, register
+from ..db.embedded import resolve_data_dir
+from .options import EMBEDDER_ENV, MODEL_ENV, Target, database_options, user_errors
+
+_OWN_URIS = ("--session_service_uri", "--memory_service_uri")
+_RELOAD_FLAGS = ("--reload", "--no-reload")
+_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
+
+
+def service_uris(target: Target, memory_model: str | None, embedder: str) -> tuple[str, str]:
+    """(session URI, memory URI) for the target: its URL with adk-memory's options as query
+    parameters, or `adk-memory://` with the data directory spelled out, so the server uses the
+    same embedded database as every other `adk-memory` command run from here."""
+    session = {"schema": target.schema}
+    memory = dict(session)
+    if memory_model:
+        memory["model"] = memory_model
+    if embedder == "gemini":
+        memory["embedding_model"] = _GEMINI_EMBEDDING_MODEL
+    if target.database_url is None:
+        where = {"data_dir": str(resolve_data_dir(target.data_dir))}
+        return (
+            f"{EMBEDDED_SCHEME}://?{urlencode({**where, **session})}",
+            f"{EMBEDDED_SCHEME}://?{urlencode({**where, **memory})}",
+        )
+    try:
+        url = make_url(target.database_url)
+    except ArgumentError as exc:
+        raise click.BadParameter("not a database URL", param_hint="--database-url") from exc
+    clash = sorted(set(url.query) & set(memory))
+    if clash:
+        raise click.BadParameter(
+            f"give {', '.join(clash)} as options, not in the URL", param_hint="--database-url"
+        )
+    session_uri, memory_uri = (
+        url.update_query_dict(options).render_as_string(hide_password=False)
+        for options in (session, memory)
+    )
+    return session_uri, memory_uri
+
+
+def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> list[str]:
+    """ADK's command line: what the user passed, the two service URIs, and `--no-reload` unless
+    the user chose (ADK's reloader cannot restart a server built in-process)."""
+    clash = [arg for arg in passed if arg.split("=", 1)[0] in _OWN_URIS]
+    if clash:
+        raise click.UsageError(
+            f"{clash[0].split('=', 1)[0]} is set by adk-memory: use --database-url instead."
+        )
+    reload = [] if any(arg in _RELOAD_FLAGS for arg in passed) else ["--no-reload"]
+    return [
+        *passed,
+        *reload,
+        "--session_service_uri",
+        session_uri,
+        "--memory_service_uri",
+        memory_uri,
+    ]
+
+
+def _adk_command(name: str) -> click.Command:
+    """ADK's click command, imported only when a server is started (it pulls in FastAPI)."""
+    from google.adk.cli import cli_tools_click
+
+    return cli_tools_click.main.commands[name]
+
+
+def _server_command(name: str, what: str) -> click.Command:
+    @click.command(
+        name,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        help=(
+            f"{what} on adk-memory's sessions and memory.\n\n"
+            f"Every other argument (AGENTS_DIR, --port, --host, ...) goes to `adk {name}` "
+            f"unchanged: see `adk {name} --help`."
+        ),
+    )
+    @database_options
+    @click.option(
+        "--memory-model",
+        envvar=MODEL_ENV,
+        help=(
+            f"Generate memories with this model (${MODEL_ENV}); unset, each event with text "
+            "is remembered as it is."
+        ),
+    )
+    @click.option(
+        "--embedder",
+        envvar=EMBEDDER_ENV,
+        type=click.Choice(["gemini", "none"]),
+        default="none",
+        show_default=True,
+        help="gemini: vector search with Gemini embeddings; none: full-text search only.",
+    )
+    @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
+    @click.pass_context
+    def command(
+        ctx: click.Context,
+        target: Target,
+        memory_model: str | None,
+        embedder: str,
+        adk_args: tuple[str, ...],
+    ) -> None:
+        session_uri, memory_uri = service_uris(target, memory_model, embedder)
+        argv = adk_arguments(adk_args, session_uri, memory_uri)
+        register()
+        adk = _adk_command(name)
+        with user_errors(), adk.make_context(ctx.command_path, argv, parent=ctx) as sub:
+            adk.invoke(sub)
+
+    return command
+
+
+web = _server_command("web", "ADK's dev UI")
+api_server = _server_command("api_server", "ADK's API server")

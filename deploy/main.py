@@ -1,0 +1,55 @@
+"""Cloud Run entry point: ADK's FastAPI app for the agents in $AGENTS_DIR, with sessions and
+memory on PostgreSQL (`python -m deploy.main`).
+
+Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
+services built by ADK from those URIs, their pools released at shutdown) and serving it on
+$PORT. It holds no agent code and never sees the database password.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import uvicorn
+from fastapi import FastAPI
+from google.adk.cli.fast_api import get_fast_api_app
+
+from adk_memory.adk.services import collect_services, register
+
+from .settings import Deployment
+
+
+def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
+    """The ASGI app for the deployment described by `environ` (default: the process's)."""
+    deployment = Deployment.from_env(os.environ if environ is None else environ)
+    register()
+
+    @asynccontextmanager
+    async def release_services(app: FastAPI) -> AsyncIterator[None]:
+        """Close the services' pools when the server stops (Cloud Run sends SIGTERM first),
+        so Postgres sees clean disconnects instead of dropped sockets."""
+        yield
+        for service in services:
+            await service.close()
+
+    with collect_services() as services:
+        return get_fast_api_app(
+            agents_dir=deployment.agents_dir,
+            session_service_uri=deployment.session_uri(),
+            memory_service_uri=deployment.memory_uri(),
+            artifact_service_uri=deployment.artifact_uri,
+            use_local_storage=False,
+            web=deployment.web_ui,
+            lifespan=release_services,
+        )
+
+
+def main() -> None:
+    """Serve on $PORT (Cloud Run sets it) on all interfaces."""
+    uvicorn.run(create_app(), host="0.0.0.0", port=int(os.environ.get("PORT", "8080")))
+
+
+if __name__ == "__main__":
+    main()

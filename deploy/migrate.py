@@ -1,0 +1,42 @@
+"""The deployment's migration job (`python -m deploy.migrate`): brings the session and memory
+tables up to date before a rollout, so the app and the worker (which run with
+`auto_migrate=false`) never change the schema themselves.
+
+Owns: running adk-memory's migrations, under their advisory lock, against the database and
+schema the deployment's services use. Safe to run any number of times. It never touches rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+
+from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
+from adk_memory.db.migrations import MIGRATIONS
+
+from .settings import Deployment
+
+
+async def migrate(deployment: Deployment) -> dict[str, int]:
+    """Apply what is missing; return each component's version now."""
+    sessions = session_service_from_uri(deployment.session_uri(auto_migrate="true"))
+    memory = memory_service_from_uri(deployment.memory_uri(auto_migrate="true"))
+    versions: dict[str, int] = {}
+    async with sessions, memory:
+        for component, database in (("sessions", sessions.database), ("memory", memory.database)):
+            await database.ensure_migrated(component, MIGRATIONS[component])
+            versions[component] = len(MIGRATIONS[component])
+    return versions
+
+
+def main(environ: Mapping[str, str] | None = None) -> int:
+    """Command-line entry point."""
+    deployment = Deployment.from_env(os.environ if environ is None else environ)
+    for component, version in asyncio.run(migrate(deployment)).items():
+        print(f"{component}: version {version}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""The deployment's settings, read from the environment Cloud Run gives the container.
+
+Owns: turning environment variables (plain ones, and secrets mounted with `--set-secrets`) into
+the session and memory service URIs that the app, the worker and the migration job share, so
+the three never disagree about the database, the schema or the models. The variable names are
+the ones `python -m adk_memory.worker` and the `adk-memory` command read, where those have one.
+It never reads the database password (the services take it from `ADK_MEMORY_DATABASE_PASSWORD`
+themselves, so it is never part of a URL) and never connects to anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from google.adk.errors.input_validation_error import InputValidationError
+
+DATABASE_URL_ENV = "ADK_MEMORY_DATABASE_URL"
+"""`postgresql://USER@HOST/DB` (the password comes from ADK_MEMORY_DATABASE_PASSWORD)."""
+
+CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
+"""`PROJECT:REGION:INSTANCE`: connect through the Unix socket Cloud Run mounts under /cloudsql
+(`--set-cloudsql-instances`), used when ADK_MEMORY_DATABASE_URL is not set."""
+
+DATABASE_USER_ENV = "ADK_MEMORY_DATABASE_USER"
+DATABASE_NAME_ENV = "ADK_MEMORY_DATABASE_NAME"
+SCHEMA_ENV = "ADK_MEMORY_SCHEMA"
+MODEL_ENV = "ADK_MEMORY_MODEL"
+"""The generation model (e.g. gemini-2.5-flash); unset, sessions are remembered as raw events."""
+EMBEDDER_ENV = "ADK_MEMORY_EMBEDDER"
+"""`gemini` (gemini-embedding-001) or `none` (full-text search only, the default)."""
+OPTIONS_ENV = "ADK_MEMORY_OPTIONS"
+"""Any other URI options for both services, as a query string: `pool_size=5`."""
+SESSION_OPTIONS_ENV = "ADK_MEMORY_SESSION_OPTIONS"
+"""URI options for the session service only: `session_ttl=30d&redact=pii`."""
+MEMORY_OPTIONS_ENV = "ADK_MEMORY_MEMORY_OPTIONS"
+"""URI options for the memory service only: `memory_ttl=365d&top_k=5`."""
+AGENTS_DIR_ENV = "AGENTS_DIR"
+ARTIFACT_URI_ENV = "ADK_ARTIFACT_SERVICE_URI"
+"""ADK's artifact service, e.g. `gs://BUCKET`; unset: artifacts live in memory."""
+WEB_UI_ENV = "ADK_WEB_UI"
+"""`true` serves ADK's dev UI too; only behind an authenticating front (IAM, IAP)."""
+
+DEFAULT_AGENTS_DIR = Path(__file__).resolve().parent.parent / "agents"
+"""Where the image puts the agents (`/app/agents`)."""
+
+_EMBEDDERS = {"gemini": {"embedding_model": "gemini-embedding-001"}, "none": {}}
+
+_SESSION_DEFAULTS = {"auto_migrate": "false"}
+"""The app never changes the schema: the migration job does, before a rollout."""
+_MEMORY_DEFAULTS = {"auto_migrate": "false", "worker": "false"}
+"""...and generation jobs run in the worker, not in request-serving instances (whose CPU
+Cloud Run throttles between requests)."""
+
+
+def _options(environ: Mapping[str, str], name: str) -> dict[str, str]:
+    raw = environ.get(name, "")
+    try:
+        pairs = parse_qsl(raw, keep_blank_values=True, strict_parsing=bool(raw))
+    except ValueError as exc:
+        raise InputValidationError(f"{name} must be a query string (a=1&b=2): {raw!r}.") from exc
+    options = dict(pairs)
+    if len(options) != len(pairs):
+        raise InputValidationError(f"{name} repeats an option: {raw!r}.")
+    return options
+
+
+def _named(environ: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The options set by their own variables: (for both services, for memory only)."""
+    both = {"schema": environ[SCHEMA_ENV]} if environ.get(SCHEMA_ENV) else {}
+    memory = {"model": environ[MODEL_ENV]} if environ.get(MODEL_ENV) else {}
+    embedder = environ.get(EMBEDDER_ENV) or "none"
+    if embedder not in _EMBEDDERS:
+        raise InputValidationError(f"{EMBEDDER_ENV} must be gemini or none, not {embedder!r}.")
+    return both, {**memory, **_EMBEDDERS[embedder]}
+
+
+def _disjoint(**layers: Mapping[str, str]) -> dict[str, str]:
+    """Merge option layers that must not overlap: one setting in two places is ambiguous."""
+    merged: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for where, layer in layers.items():
+        for name, value in layer.items():
+            if name in merged:
+                raise InputValidationError(f"{name} is set in both {seen[name]} and {where}.")
+            merged[name], seen[name] = value, where
+    return merged
+
+
+def _database_url(environ: Mapping[str, str]) -> str:
+    url = environ.get(DATABASE_URL_ENV)
+    instance = environ.get(CLOUD_SQL_INSTANCE_ENV)
+    if url and instance:
+        raise InputValidationError(f"Set {DATABASE_URL_ENV} or {CLOUD_SQL_INSTANCE_ENV}, not both.")
+    if url:
+        return url
+    if instance:
+        if instance.count(":") != 2:
+            raise InputValidationError(
+                f"{CLOUD_SQL_INSTANCE_ENV} must be PROJECT:REGION:INSTANCE, not {instance!r}."
+            )
+        user = environ.get(DATABASE_USER_ENV, "adk")
+        name = environ.get(DATABASE_NAME_ENV, "adk")
+        return f"postgresql://{user}@/{name}?host=/cloudsql/{instance}"
+    raise InputValidationError(
+        f"No database: set {DATABASE_URL_ENV} (postgresql://USER@HOST/DB) or "
+        f"{CLOUD_SQL_INSTANCE_ENV} (PROJECT:REGION:INSTANCE)."
+    )
+
+
+def _with_query(url: str, options: Mapping[str, str]) -> str:
+    parts = urlsplit(url)
+    query = "&".join(q for q in (parts.query, urlencode(options)) if q)
+    return parts._replace(query=query).geturl()
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Everything the deployment's processes need to build their services."""
+
+    database_url: str
+    agents_dir: str
+    session_options: Mapping[str, str] = field(default_factory=dict)
+    memory_options: Mapping[str, str] = field(default_factory=dict)
+    artifact_uri: str | None = None
+    web_ui: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Deployment:
+        """Read the settings; a missing database or a malformed or ambiguous option is an
+        error here, at start-up, rather than on the first request."""
+        named_both, named_memory = _named(environ)
+        common = {f"${SCHEMA_ENV}": named_both, f"${OPTIONS_ENV}": _options(environ, OPTIONS_ENV)}
+        session = _disjoint(
+            **common, **{f"${SESSION_OPTIONS_ENV}": _options(environ, SESSION_OPTIONS_ENV)}
+        )
+        memory = _disjoint(
+            **common,
+            **{
+                f"${MODEL_ENV}/${EMBEDDER_ENV}": named_memory,
+                f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV),
+            },
+        )
+        web_ui = environ.get(WEB_UI_ENV, "false").lower()
+        if web_ui not in ("true", "false"):
+            raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")
+        return cls(
+            database_url=_database_url(environ),
+            agents_dir=environ.get(AGENTS_DIR_ENV, str(DEFAULT_AGENTS_DIR)),
+            session_options={**_SESSION_DEFAULTS, **session},
+            memory_options={**_MEMORY_DEFAULTS, **memory},
+            artifact_uri=environ.get(ARTIFACT_URI_ENV) or None,
+            web_ui=web_ui == "true",
+        )
+
+    def session_uri(self, **overrides: str) -> str:
+        """The session service URI (ADK's --session_service_uri), options included."""
+        return _with_query(self.database_url, {**self.session_options, **overrides})
+
+    def memory_uri(self, **overrides: str) -> str:
+        """The memory service URI (ADK's --memory_service_uri), options included."""
+        return _with_query(self.database_url, {**self.memory_options, **overrides})

@@ -1,0 +1,138 @@
+"""`adk-memory web` / `api_server`: the service URIs built from the database options, the
+command line ADK's own commands receive (parsed by ADK, server not started), and one real API
+server process whose sessions land in the test database."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import click
+import pytest
+import test_cli
+from click.testing import CliRunner
+from conftest import TEST_SCHEMA
+from google.adk.cli.cli_tools_click import main as adk_main
+from test_cli import Cli, arun, services
+
+from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
+from adk_memory.cli import main
+from adk_memory.cli.options import Target
+from adk_memory.cli.server import adk_arguments, service_uris
+
+cli = test_cli.cli
+"""The `adk-memory` invoker fixture, shared with test_cli.py."""
+
+URL = "postgresql://app:secret@db.internal:5432/agents"
+
+
+def test_service_uris_name_our_database_schema_and_options(tmp_path: Path) -> None:
+    session, memory = service_uris(Target(URL, "tenant_a", None), None, "none")
+    assert session == memory == f"{URL}?schema=tenant_a"
+    built = session_service_from_uri(session)
+    assert built.database.schema == "tenant_a"
+
+    _, generating = service_uris(Target(URL, "s", None), "gemini-2.5-flash", "gemini")
+    service = memory_service_from_uri(generating)
+    assert service.llm is not None and service.llm.model == "gemini-2.5-flash"
+    assert service.embedder is not None and service.database.schema == "s"
+
+    # No URL: the embedded server, in the same data directory every other command uses.
+    data = tmp_path / "pgdata"
+    session, memory = service_uris(Target(None, "adk_memory", str(data)), None, "none")
+    assert session.startswith("adk-memory://?data_dir=")
+    assert session_service_from_uri(session).database._data_dir == str(data.resolve())
+
+    with pytest.raises(click.BadParameter, match="not in the URL"):
+        service_uris(Target(f"{URL}?schema=x", "adk_memory", None), None, "none")
+
+
+@pytest.mark.parametrize("command", ["web", "api_server"])
+def test_adk_parses_the_arguments_it_is_handed(command: str, tmp_path: Path) -> None:
+    passed = ["--port", "8123", "--host", "0.0.0.0", str(tmp_path)]
+    argv = adk_arguments(passed, "adk-memory://", "adk-memory://?model=m")
+    ctx = adk_main.commands[command].make_context(command, argv)
+    assert ctx.params["port"] == 8123 and ctx.params["host"] == "0.0.0.0"
+    assert ctx.params["agents_dir"] == str(tmp_path)
+    assert ctx.params["session_service_uri"] == "adk-memory://"
+    assert ctx.params["memory_service_uri"] == "adk-memory://?model=m"
+    assert ctx.params["reload"] is False  # ADK's reloader cannot restart an in-process app
+    chosen = adk_arguments(["--reload", str(tmp_path)], "s://", "m://")
+    assert adk_main.commands[command].make_context(command, chosen).params["reload"] is True
+
+
+def test_service_uri_options_are_ours() -> None:
+    result = CliRunner().invoke(main, ["web", "--session_service_uri=memory://", "."])
+    assert result.exit_code == 2
+    assert "--session_service_uri is set by adk-memory: use --database-url" in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _request(url: str, body: dict[str, object] | None = None) -> dict[str, object] | list[object]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        url,
+        data=data,
+        headers={"Content-Type": "application/json"},
+        method="POST" if data else "GET",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_api_server_keeps_its_sessions_in_postgres(
+    cli: Cli, database_url: str, tmp_path: Path
+) -> None:
+    agent = tmp_path / "agents" / "hello"
+    agent.mkdir(parents=True)
+    (agent / "__init__.py").write_text("from . import agent\n")
+    (agent / "agent.py").write_text(
+        "from google.adk.agents import Agent\n"
+        "root_agent = Agent(name='hello', model='gemini-2.5-flash', instruction='Say hi.')\n"
+    )
+    port = _free_port()
+    log = tmp_path / "server.log"
+    env = {**os.environ, "ADK_MEMORY_DATABASE_URL": database_url, "ADK_MEMORY_SCHEMA": TEST_SCHEMA}
+    command = ["api_server", "--port", str(port), str(agent.parent)]
+    with log.open("w") as out:  # the child keeps its own copy of the file descriptor
+        server = subprocess.Popen(
+            [sys.executable, "-m", "adk_memory.cli", *command],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                assert _request(f"{base}/list-apps") == ["hello"]
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert server.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "the API server did not start"
+                time.sleep(0.3)
+        created = _request(f"{base}/apps/hello/users/u1/sessions", {"state": {"k": "v"}})
+        assert isinstance(created, dict)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    async def stored() -> list[tuple[str, object]]:
+        async with services(database_url) as (sessions, _):
+            listed = await sessions.list_sessions(app_name="hello", user_id="u1")
+            return [(s.id, s.state.get("k")) for s in listed.sessions]
+
+    assert arun(stored) == [(created["id"], "v")]

@@ -1,0 +1,267 @@
+"""The Cloud Run deployment (deploy/): settings from the environment, the migration job, the app
+(ADK's FastAPI app built by deploy.main, driven through ADK's REST API in-process) and the
+memory worker, all against the test database with the ScriptedLlm agent in tests/agents."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+from conftest import TEST_SCHEMA
+from fastapi import FastAPI
+from google.adk.errors.input_validation_error import InputValidationError
+
+from adk_memory.adk.services import memory_service_from_uri
+from adk_memory.db.migrations import MIGRATIONS
+
+REPO = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).parent / "agents"
+APP, USER = "memory_echo", "cloud-user"
+SESSIONS = f"/apps/{APP}/users/{USER}/sessions"
+
+
+@pytest.fixture
+def deploy(monkeypatch) -> Iterator[ModuleType]:
+    """The `deploy` package, imported as the image runs it (from the directory above it)."""
+    monkeypatch.syspath_prepend(str(REPO))
+    yield importlib.import_module("deploy")
+
+
+@pytest.fixture
+def environ(database_url: str, session_service, tmp_path: Path) -> dict[str, str]:
+    """What Cloud Run would set: the database (no password in it), options, the agents, on
+    emptied test tables."""
+    skip = shutil.ignore_patterns("__pycache__")
+    agents = shutil.copytree(AGENTS, tmp_path / "agents", ignore=skip)
+    return {
+        "ADK_MEMORY_DATABASE_URL": database_url.replace("postgresql+asyncpg://", "postgresql://"),
+        "ADK_MEMORY_SCHEMA": TEST_SCHEMA,
+        "ADK_MEMORY_OPTIONS": "pool_size=2",
+        "ADK_MEMORY_MEMORY_OPTIONS": "retrieval_mode=text",
+        "AGENTS_DIR": str(agents),
+    }
+
+
+@pytest.fixture
+def restore_imports() -> Iterator[None]:
+    """ADK imports the agents directory's `services` and agent modules by bare name; drop them
+    afterwards so no later test sees this test's copies."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    sys.path[:] = path
+    for name in set(sys.modules) - modules:
+        if name == "services" or name.split(".")[0] == APP:
+            del sys.modules[name]
+
+
+# ----------------------------------------------------------------------------------- settings
+
+
+def test_settings_from_a_database_url(deploy):
+    settings = importlib.import_module("deploy.settings")
+    deployment = settings.Deployment.from_env(
+        {
+            "ADK_MEMORY_DATABASE_URL": "postgresql://agent@db.internal/adk?sslmode=require",
+            "ADK_MEMORY_SCHEMA": "prod",
+            "ADK_MEMORY_MODEL": "gemini-2.5-flash",
+            "ADK_MEMORY_EMBEDDER": "gemini",
+            "ADK_MEMORY_OPTIONS": "pool_size=4",
+            "ADK_MEMORY_SESSION_OPTIONS": "session_ttl=30d",
+            "ADK_MEMORY_MEMORY_OPTIONS": "top_k=5",
+            "AGENTS_DIR": "/srv/agents",
+        }
+    )
+    assert deployment.agents_dir == "/srv/agents"
+    assert deployment.session_uri() == (
+        "postgresql://agent@db.internal/adk?sslmode=require"
+        "&auto_migrate=false&schema=prod&pool_size=4&session_ttl=30d"
+    )
+    assert deployment.memory_uri(auto_migrate="true") == (
+        "postgresql://agent@db.internal/adk?sslmode=require&auto_migrate=true&worker=false"
+        "&schema=prod&pool_size=4&model=gemini-2.5-flash&embedding_model=gemini-embedding-001"
+        "&top_k=5"
+    )
+    assert deployment.artifact_uri is None and deployment.web_ui is False
+
+
+def test_settings_for_cloud_sql_use_the_unix_socket(deploy):
+    settings = importlib.import_module("deploy.settings")
+    deployment = settings.Deployment.from_env(
+        {"CLOUD_SQL_INSTANCE": "proj:europe-west1:memdb", "ADK_MEMORY_DATABASE_USER": "agent"}
+    )
+    assert deployment.database_url == (
+        "postgresql://agent@/adk?host=/cloudsql/proj:europe-west1:memdb"
+    )
+    # The URI that ADK hands our factory parses, socket and all, with no password in it.
+    service = memory_service_from_uri(deployment.memory_uri(), environ={})
+    assert service.database.schema == "adk_memory"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({}, "No database: set ADK_MEMORY_DATABASE_URL"),
+        (
+            {"ADK_MEMORY_DATABASE_URL": "postgresql://a@h/d", "CLOUD_SQL_INSTANCE": "p:r:i"},
+            "not both",
+        ),
+        ({"CLOUD_SQL_INSTANCE": "instance-only"}, "PROJECT:REGION:INSTANCE"),
+        (
+            {"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_MEMORY_OPTIONS": "schema=a&schema=b"},
+            "repeats an option",
+        ),
+        ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_MEMORY_OPTIONS": "schema"}, "query string"),
+        (
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:i",
+                "ADK_MEMORY_SCHEMA": "a",
+                "ADK_MEMORY_SESSION_OPTIONS": "schema=b",
+            },
+            re.escape("schema is set in both $ADK_MEMORY_SCHEMA and $ADK_MEMORY_SESSION_OPTIONS"),
+        ),
+        (
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:i",
+                "ADK_MEMORY_MODEL": "gemini-2.5-flash",
+                "ADK_MEMORY_MEMORY_OPTIONS": "model=gemini-2.5-pro",
+            },
+            "model is set in both",
+        ),
+        ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_MEMORY_EMBEDDER": "openai"}, "gemini or none"),
+        ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_WEB_UI": "yes please"}, "true or false"),
+    ],
+)
+def test_bad_settings_fail_at_start_up(deploy, env, message):
+    settings = importlib.import_module("deploy.settings")
+    with pytest.raises(InputValidationError, match=message):
+        settings.Deployment.from_env(env)
+
+
+# ---------------------------------------------------------------------------- migrate and app
+
+
+@asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """The app as uvicorn runs it: lifespan started and stopped, requests over ASGI."""
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://agent.run.app") as client,
+    ):
+        yield client
+
+
+async def test_the_app_serves_an_agent_with_sessions_and_memory_in_postgres(
+    deploy, environ, restore_imports
+):
+    migrate = importlib.import_module("deploy.migrate")
+    main = importlib.import_module("deploy.main")
+    settings = importlib.import_module("deploy.settings")
+    versions = await migrate.migrate(settings.Deployment.from_env(environ))
+    assert versions == {name: len(steps) for name, steps in MIGRATIONS.items()}
+
+    async with serving(main.create_app(environ)) as client:
+        created = await client.post(SESSIONS, json={"state": {"tier": "gold"}})
+        session_id = created.json()["id"]
+        assert await _say(client, session_id, "I live in Lisbon.") == "echo: I live in Lisbon."
+        stored = (await client.get(f"{SESSIONS}/{session_id}")).json()
+        assert stored["state"] == {"tier": "gold"}
+        assert [e["author"] for e in stored["events"]] == ["user", APP]
+        # The turn went to memory; a new session's turn gets it preloaded.
+        second = (await client.post(SESSIONS, json={})).json()["id"]
+        reply = await _say(client, second, "Where do I live?")
+        assert "Lisbon" in reply.split("recalled:")[1]
+
+    # Another instance (or the same one after a restart) reads the same rows.
+    async with serving(main.create_app(environ)) as client:
+        listed = (await client.get(SESSIONS)).json()
+        assert {s["id"] for s in listed} == {session_id, second}
+
+
+async def _say(client: httpx.AsyncClient, session_id: str, text: str) -> str:
+    body = {
+        "app_name": APP,
+        "user_id": USER,
+        "session_id": session_id,
+        "new_message": {"role": "user", "parts": [{"text": text}]},
+    }
+    response = await client.post("/run", json=body)
+    response.raise_for_status()
+    return response.json()[-1]["content"]["parts"][0]["text"]
+
+
+async def test_the_app_refuses_to_migrate_a_stale_schema(deploy, environ, restore_imports):
+    """The app runs with auto_migrate=false: a schema the migration job has not brought up to
+    date is an error on first use, not a silent DDL from a serving instance."""
+    main = importlib.import_module("deploy.main")
+    environ["ADK_MEMORY_SCHEMA"] = "never_migrated"
+    async with serving(main.create_app(environ)) as client:
+        response = await client.post(SESSIONS, json={})
+    assert response.status_code == 500
+    assert "adk-memory migrate" in response.text
+
+
+# ------------------------------------------------------------------------------------- worker
+
+
+async def test_the_worker_runs_what_the_app_enqueued(deploy, environ):
+    settings = importlib.import_module("deploy.settings")
+    worker = importlib.import_module("deploy.worker")
+    migrate = importlib.import_module("deploy.migrate")
+    environ["ADK_MEMORY_MODEL"] = "gemini-2.5-flash"
+    deployment = settings.Deployment.from_env(environ)
+    await migrate.migrate(deployment)
+    scope = {"app_name": APP, "user_id": USER}
+    # The app's memory service (worker=false) only enqueues; direct facts without
+    # consolidation need no model call, so nothing here reaches the network.
+    async with memory_service_from_uri(deployment.memory_uri()) as app_memory:
+        operation = await app_memory.generate_memories(
+            facts=["Prefers window seats."], scope=scope, disable_consolidation=True
+        )
+        assert await worker.run(deployment, until_idle=True) == 1
+        assert (await app_memory.get_operation(operation.id)).done
+        listed = await app_memory.list_memories(scope=scope)
+    assert [m.fact for m in listed.memories] == ["Prefers window seats."]
+
+
+async def test_the_worker_needs_a_model(deploy, environ):
+    settings = importlib.import_module("deploy.settings")
+    worker = importlib.import_module("deploy.worker")
+    with pytest.raises(InputValidationError, match="set ADK_MEMORY_MODEL"):
+        await worker.run(settings.Deployment.from_env(environ), until_idle=True)
+
+
+# ------------------------------------------------------------------------------------- image
+
+
+def test_the_example_agent_loads_without_credentials(deploy, monkeypatch):
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    agent = importlib.import_module("deploy.agents.assistant.agent").root_agent
+    assert agent.name == "assistant"
+    assert agent.after_agent_callback is not None
+
+
+def test_the_dockerfile_runs_as_non_root_and_copies_what_exists():
+    """What can be checked without building: every COPY source exists, the user is not root,
+    and the default command is an importable module of the deploy package."""
+    text = (REPO / "deploy" / "Dockerfile").read_text()
+    lines = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+    arguments = dict(line[1].split("=", 1) for line in lines if line[0] == "ARG" and "=" in line[1])
+    for line in lines:
+        if line[0] == "COPY" and not line[1].startswith("--"):
+            for source in line[1:-1]:
+                source = re.sub(r"\$\{(\w+)\}", lambda m: arguments[m[1]], source)
+                assert (REPO / source).exists(), source
+    users = [line[1] for line in lines if line[0] == "USER"]
+    assert users and users[-1] not in ("root", "0")
+    command = next(line for line in lines if line[0] == "CMD")
+    module = re.search(r'"-m", "([\w.]+)"', " ".join(command))
+    assert module and (REPO / (module[1].replace(".", "/") + ".py")).exists()

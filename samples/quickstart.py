@@ -1,9 +1,11 @@
-"""Quickstart: an ADK agent whose sessions live in PostgreSQL, with no database to install.
+"""Quickstart: an ADK agent whose sessions and memories live in PostgreSQL, with no database to
+install.
 
-`PostgresSessionService()` with no URL starts the embedded PostgreSQL in `./.adk/pgdata` (and
-stops it when the last process using it exits). The model is `ScriptedLlm`, so this runs with no
-API key; swap in `model="gemini-2.5-flash"` for a real one. Run it twice: the second run finds
-the first run's conversation still there.
+`configure()` with no URL uses the embedded PostgreSQL in `./.adk/pgdata` (started on first use,
+stopped when the last process using it exits). The model is `ScriptedLlm`, so this runs with no
+API key; swap in `model="gemini-2.5-flash"` for a real one (and drop `triggers=None` to let it
+generate memories). Run it twice: the second run finds the first run's conversation still there.
+The model is shown what the user's memory holds.
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from __future__ import annotations
 import asyncio
 
 from google.adk.agents.llm_agent import LlmAgent
-from google.adk.runners import Runner
 from google.genai import types
 
-from adk_memory import PostgresSessionService
+from adk_memory import configure
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP, USER, SESSION = "quickstart", "demo-user", "demo-session"
@@ -35,7 +36,8 @@ def describe(part: types.Part) -> str:
 
 
 async def main() -> None:
-    sessions = PostgresSessionService()
+    stack = configure(triggers=None)  # no model key here: no memory generation
+    sessions = stack.session_service
     model = ScriptedLlm(
         responder=lambda request: (
             function_call("get_weather", city="Paris")
@@ -44,11 +46,13 @@ async def main() -> None:
         )
     )
     agent = LlmAgent(name="assistant", model=model, tools=[get_weather], instruction="Be brief.")
-    runner = Runner(app_name=APP, agent=agent, session_service=sessions)
+    runner = stack.runner(agent, app_name=APP)
 
     session = await sessions.get_session(app_name=APP, user_id=USER, session_id=SESSION)
     if session is None:
         session = await sessions.create_session(app_name=APP, user_id=USER, session_id=SESSION)
+        scope = {"app_name": APP, "user_id": USER}
+        await stack.memory_service.create_memory("Lives in Paris", scope)
     print(f"session {session.id}: {len(session.events)} events stored before this run")
 
     message = types.Content(role="user", parts=[types.Part(text="What's the weather in Paris?")])
@@ -58,7 +62,9 @@ async def main() -> None:
 
     stored = await sessions.get_session(app_name=APP, user_id=USER, session_id=SESSION)
     print(f"session {stored.id}: {len(stored.events)} events stored in PostgreSQL")
-    await sessions.close()
+    print("the model was told:", model.requests[0].config.system_instruction.splitlines()[-2])
+    await runner.close()
+    await stack.close()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Owns: running generation jobs for a database apart from the agent's processes (its own Cloud Run
 job or service), until stopped with SIGINT/SIGTERM. Any number of workers, in-process or
-standalone, may serve one database: the queue hands each job to one of them. It never enqueues.
+standalone, may serve one database: the queue hands each job to one of them. Its options default
+to the `ADK_MEMORY_*` variables of `adk_memory.env`, as the agent's `configure()` reads them. It
+never enqueues.
 """
 
 from __future__ import annotations
@@ -12,8 +14,20 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from .config import GenerationConfig
+from .db.engine import DEFAULT_SCHEMA
+from .env import (
+    DATABASE_PASSWORD_ENV,
+    DATABASE_PASSWORD_FILE_ENV,
+    DATABASE_URL_ENV,
+    EMBEDDING_MODEL_ENV,
+    MODEL_ENV,
+    SCHEMA_ENV,
+    parse_embedding_model,
+    with_database_password,
+)
 from .memory.embeddings import GeminiEmbedder
 from .memory.service import PostgresMemoryService
 
@@ -47,23 +61,35 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m adk_memory.worker", description="Run memory-generation jobs."
     )
+    model = GenerationConfig().model
     parser.add_argument(
         "--database-url",
-        default=os.environ.get("ADK_MEMORY_DATABASE_URL"),
-        help="postgresql://... (default: $ADK_MEMORY_DATABASE_URL, else the embedded server)",
+        default=os.environ.get(DATABASE_URL_ENV),
+        help=(
+            f"postgresql://... (default: ${DATABASE_URL_ENV}, else the embedded server); "
+            f"without a password, the one in ${DATABASE_PASSWORD_ENV} (or the file in "
+            f"${DATABASE_PASSWORD_FILE_ENV})"
+        ),
     )
     parser.add_argument(
         "--model",
-        default=os.environ.get("ADK_MEMORY_MODEL", "gemini-2.5-flash"),
-        help="generation model (default: $ADK_MEMORY_MODEL or gemini-2.5-flash)",
+        default=os.environ.get(MODEL_ENV) or model,
+        help=f"generation model (default: ${MODEL_ENV} or {model})",
     )
     parser.add_argument(
-        "--embedder",
-        choices=["gemini", "none"],
-        default=os.environ.get("ADK_MEMORY_EMBEDDER", "none"),
-        help="must match the agent's memory service (default: $ADK_MEMORY_EMBEDDER or none)",
+        "--embedding-model",
+        type=parse_embedding_model,
+        default=os.environ.get(EMBEDDING_MODEL_ENV),
+        help=(
+            "Gemini embedding model, must match the agent's memory service "
+            f"(default: ${EMBEDDING_MODEL_ENV}; unset or none: full-text search only)"
+        ),
     )
-    parser.add_argument("--schema", default=os.environ.get("ADK_MEMORY_SCHEMA", "adk_memory"))
+    parser.add_argument(
+        "--schema",
+        default=os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA,
+        help=f"Postgres schema of the tables (default: ${SCHEMA_ENV} or {DEFAULT_SCHEMA})",
+    )
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument(
         "--until-idle", action="store_true", help="exit when no job is due (backfills, cron)"
@@ -71,15 +97,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _main(args: argparse.Namespace) -> int:
-    embedder = GeminiEmbedder() if args.embedder == "gemini" else None
-    async with PostgresMemoryService(
-        args.database_url,
+def _service(args: argparse.Namespace, environ: Mapping[str, str]) -> PostgresMemoryService:
+    """The memory service the parsed arguments describe; a URL without a password takes the
+    environment's (`adk_memory.env.with_database_password`)."""
+    url = args.database_url and with_database_password(args.database_url, environ)
+    return PostgresMemoryService(
+        url,
         llm=args.model,
-        embedder=embedder,
+        embedder=GeminiEmbedder(args.embedding_model) if args.embedding_model else None,
         schema=args.schema,
         run_worker=False,
-    ) as service:
+    )
+
+
+async def _main(args: argparse.Namespace) -> int:
+    async with _service(args, os.environ) as service:
         ran = await serve(service, concurrency=args.concurrency, until_idle=args.until_idle)
     if args.until_idle:
         print(f"ran {ran} generation jobs")

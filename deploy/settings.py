@@ -2,10 +2,12 @@
 
 Owns: turning environment variables (plain ones, and secrets mounted with `--set-secrets`) into
 the session and memory service URIs that the app, the worker and the migration job share, so
-the three never disagree about the database, the schema or the models. The variable names are
-the ones `python -m adk_memory.worker` and the `adk-memory` command read, where those have one.
-It never reads the database password (the services take it from `ADK_MEMORY_DATABASE_PASSWORD`
-themselves, so it is never part of a URL) and never connects to anything.
+the three never disagree about the database, the schema or the models. The `ADK_MEMORY_*`
+variables are those of `adk_memory.env`, read as `configure()`, `python -m adk_memory.worker`
+and the `adk-memory` command read them; only the Cloud SQL ones and the option strings are the
+deployment's own. It never reads the database password (the services take it from
+`ADK_MEMORY_DATABASE_PASSWORD` themselves, so it is never part of a URL) and never connects to
+anything.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from google.adk.errors.input_validation_error import InputValidationError
 
-DATABASE_URL_ENV = "ADK_MEMORY_DATABASE_URL"
-"""`postgresql://USER@HOST/DB` (the password comes from ADK_MEMORY_DATABASE_PASSWORD)."""
+from adk_memory.adk.services import MEMORY_VARIABLES, SESSION_VARIABLES
+from adk_memory.env import DATABASE_URL_ENV
 
 CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
 """`PROJECT:REGION:INSTANCE`: connect through the Unix socket Cloud Run mounts under /cloudsql
@@ -26,11 +28,6 @@ CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
 
 DATABASE_USER_ENV = "ADK_MEMORY_DATABASE_USER"
 DATABASE_NAME_ENV = "ADK_MEMORY_DATABASE_NAME"
-SCHEMA_ENV = "ADK_MEMORY_SCHEMA"
-MODEL_ENV = "ADK_MEMORY_MODEL"
-"""The generation model (e.g. gemini-2.5-flash); unset, sessions are remembered as raw events."""
-EMBEDDER_ENV = "ADK_MEMORY_EMBEDDER"
-"""`gemini` (gemini-embedding-001) or `none` (full-text search only, the default)."""
 OPTIONS_ENV = "ADK_MEMORY_OPTIONS"
 """Any other URI options for both services, as a query string: `pool_size=5`."""
 SESSION_OPTIONS_ENV = "ADK_MEMORY_SESSION_OPTIONS"
@@ -45,8 +42,6 @@ WEB_UI_ENV = "ADK_WEB_UI"
 
 DEFAULT_AGENTS_DIR = Path(__file__).resolve().parent.parent / "agents"
 """Where the image puts the agents (`/app/agents`)."""
-
-_EMBEDDERS = {"gemini": {"embedding_model": "gemini-embedding-001"}, "none": {}}
 
 _SESSION_DEFAULTS = {"auto_migrate": "false"}
 """The app never changes the schema: the migration job does, before a rollout."""
@@ -67,14 +62,15 @@ def _options(environ: Mapping[str, str], name: str) -> dict[str, str]:
     return options
 
 
-def _named(environ: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """The options set by their own variables: (for both services, for memory only)."""
-    both = {"schema": environ[SCHEMA_ENV]} if environ.get(SCHEMA_ENV) else {}
-    memory = {"model": environ[MODEL_ENV]} if environ.get(MODEL_ENV) else {}
-    embedder = environ.get(EMBEDDER_ENV) or "none"
-    if embedder not in _EMBEDDERS:
-        raise InputValidationError(f"{EMBEDDER_ENV} must be gemini or none, not {embedder!r}.")
-    return both, {**memory, **_EMBEDDERS[embedder]}
+def _named(environ: Mapping[str, str], variables: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """The options set by their own variables (`ADK_MEMORY_SCHEMA`, ...), one layer per
+    variable, as the URI schemes map them; written into the URIs, so the URI is the whole truth
+    even when `environ` is not the process's environment."""
+    return {
+        f"${variable}": {option: environ[variable]}
+        for option, variable in variables.items()
+        if environ.get(variable)
+    }
 
 
 def _disjoint(**layers: Mapping[str, str]) -> dict[str, str]:
@@ -131,17 +127,16 @@ class Deployment:
     def from_env(cls, environ: Mapping[str, str]) -> Deployment:
         """Read the settings; a missing database or a malformed or ambiguous option is an
         error here, at start-up, rather than on the first request."""
-        named_both, named_memory = _named(environ)
-        common = {f"${SCHEMA_ENV}": named_both, f"${OPTIONS_ENV}": _options(environ, OPTIONS_ENV)}
+        common = {f"${OPTIONS_ENV}": _options(environ, OPTIONS_ENV)}
         session = _disjoint(
-            **common, **{f"${SESSION_OPTIONS_ENV}": _options(environ, SESSION_OPTIONS_ENV)}
+            **_named(environ, SESSION_VARIABLES),
+            **common,
+            **{f"${SESSION_OPTIONS_ENV}": _options(environ, SESSION_OPTIONS_ENV)},
         )
         memory = _disjoint(
+            **_named(environ, MEMORY_VARIABLES),
             **common,
-            **{
-                f"${MODEL_ENV}/${EMBEDDER_ENV}": named_memory,
-                f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV),
-            },
+            **{f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV)},
         )
         web_ui = environ.get(WEB_UI_ENV, "false").lower()
         if web_ui not in ("true", "false"):

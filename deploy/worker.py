@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory.adk.services import memory_service_from_uri
+from adk_memory.env import MODEL_ENV
 from adk_memory.worker import serve
 
-from .settings import MODEL_ENV, Deployment
+from .settings import Deployment
 
 
 async def run(deployment: Deployment, *, concurrency: int = 1, until_idle: bool = False) -> int:

@@ -21,15 +21,24 @@ from google.genai import types
 
 from adk_memory import GeminiEmbedder, PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.services import (
-    PASSWORD_ENV,
-    PASSWORD_FILE_ENV,
     SCHEMES,
     collect_services,
     memory_service_from_uri,
     register,
     session_service_from_uri,
 )
+from adk_memory.adk.stack import configure
 from adk_memory.db.embedded import stop_embedded
+from adk_memory.env import (
+    DATA_DIR_ENV,
+    DATABASE_PASSWORD_ENV,
+    DATABASE_PASSWORD_FILE_ENV,
+    EMBEDDING_MODEL_ENV,
+    MEMORY_TTL_ENV,
+    MODEL_ENV,
+    SCHEMA_ENV,
+    SESSION_TTL_ENV,
+)
 
 
 @pytest.fixture
@@ -205,6 +214,39 @@ def test_bad_options_are_clear_errors(plain_url, kind, options, message):
         build(with_options(plain_url, options))
 
 
+def test_options_the_uri_leaves_out_come_from_the_environment(plain_url):
+    """The variables `configure()` reads fill what a URI leaves out, so `adk web` with a URI and
+    an agent's `configure()` in one environment agree; what the URI says wins."""
+    environ = {
+        SCHEMA_ENV: "from_env",
+        SESSION_TTL_ENV: "12h",
+        MODEL_ENV: "gemini-2.5-flash",
+        EMBEDDING_MODEL_ENV: "gemini-embedding-001",
+        MEMORY_TTL_ENV: "30d",
+    }
+    sessions = session_service_from_uri(plain_url, environ=environ)
+    assert sessions.database.schema == "from_env"
+    assert sessions.session_ttl == timedelta(hours=12)
+    memory = memory_service_from_uri(plain_url, environ=environ)
+    assert memory.database.schema == "from_env"
+    assert memory.llm is not None and memory.llm.model == "gemini-2.5-flash"
+    assert isinstance(memory.embedder, GeminiEmbedder)
+    assert memory.embedder.model == "gemini-embedding-001"
+    assert memory.config.ttl.default_ttl == timedelta(days=30)
+
+    # `embedding_model=none` switches off the environment's embedding model.
+    uri = with_options(plain_url, "schema=given&embedding_model=none&memory_ttl=1d")
+    memory = memory_service_from_uri(uri, environ=environ)
+    assert memory.database.schema == "given" and memory.embedder is None
+    assert memory.config.ttl.default_ttl == timedelta(days=1)
+
+    # A bad value names the variable it came from.
+    with pytest.raises(InputValidationError, match="Invalid ADK_MEMORY_SESSION_TTL='soon'"):
+        session_service_from_uri(plain_url, environ={SESSION_TTL_ENV: "soon"})
+    with pytest.raises(InputValidationError, match="Invalid ADK_MEMORY_MODEL='no-such-model'"):
+        memory_service_from_uri(plain_url, environ={MODEL_ENV: "no-such-model"})
+
+
 @pytest.mark.parametrize(
     ("uri", "message"),
     [
@@ -230,24 +272,24 @@ async def _url_password(service: PostgresSessionService) -> str | None:
 async def test_password_comes_from_the_environment_or_a_file(plain_url, tmp_path):
     secret = "p@ss:w/rd?&="
     no_password = plain_url.replace("postgres:@", "postgres@")
-    service = session_service_from_uri(no_password, environ={PASSWORD_ENV: secret})
+    service = session_service_from_uri(no_password, environ={DATABASE_PASSWORD_ENV: secret})
     assert await _url_password(service) == secret
     path = tmp_path / "db-password"
     path.write_text(secret + "\n")
-    service = session_service_from_uri(no_password, environ={PASSWORD_FILE_ENV: str(path)})
+    service = session_service_from_uri(no_password, environ={DATABASE_PASSWORD_FILE_ENV: str(path)})
     assert await _url_password(service) == secret
     # A password written in the URL wins; none anywhere leaves it to libpq's PGPASSWORD.
     in_url = plain_url.replace("postgres:@", "postgres:inline@")
-    service = session_service_from_uri(in_url, environ={PASSWORD_ENV: secret})
+    service = session_service_from_uri(in_url, environ={DATABASE_PASSWORD_ENV: secret})
     assert await _url_password(service) == "inline"
     assert await _url_password(session_service_from_uri(no_password, environ={})) is None
 
 
 def test_password_settings_errors(plain_url, tmp_path):
-    both = {PASSWORD_ENV: "x", PASSWORD_FILE_ENV: str(tmp_path / "p")}
+    both = {DATABASE_PASSWORD_ENV: "x", DATABASE_PASSWORD_FILE_ENV: str(tmp_path / "p")}
     with pytest.raises(InputValidationError, match="not both"):
         session_service_from_uri(plain_url, environ=both)
-    missing = {PASSWORD_FILE_ENV: str(tmp_path / "missing")}
+    missing = {DATABASE_PASSWORD_FILE_ENV: str(tmp_path / "missing")}
     with pytest.raises(InputValidationError, match="Cannot read the database password file"):
         memory_service_from_uri(plain_url, environ=missing)
 
@@ -256,15 +298,23 @@ def test_password_settings_errors(plain_url, tmp_path):
 
 
 async def test_adk_memory_scheme_is_the_embedded_server(tmp_path, monkeypatch):
-    """`adk-memory://` keeps its data beside the agents (`<agents_dir>/.adk/pgdata`) unless
-    `?data_dir=` says where; nothing starts until the first call."""
-    monkeypatch.delenv("ADK_MEMORY_DATA_DIR", raising=False)
+    """`adk-memory://` keeps its data where `configure()` and the `adk-memory` command do:
+    `?data_dir=`, else `$ADK_MEMORY_DATA_DIR`, else `./.adk/pgdata` in the working directory,
+    whatever agents directory ADK serves. Nothing starts until the first call."""
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
     register()
-    data_dir = tmp_path / ".adk" / "pgdata"
+    data_dir = (tmp_path / ".adk" / "pgdata").resolve()
     memory = create_memory_service_from_options(
-        base_dir=tmp_path, memory_service_uri="adk-memory://?schema=embedded_test"
+        base_dir=tmp_path / "agents", memory_service_uri="adk-memory://?schema=embedded_test"
     )
     sessions = session_service_from_uri(f"adk-memory://?data_dir={data_dir}&schema=embedded_test")
+    assert memory.database._data_dir == str(data_dir)
+    stack = configure(environ={})
+    assert stack.data_dir == data_dir
+    await stack.close()
+    elsewhere = session_service_from_uri("adk-memory://", environ={DATA_DIR_ENV: "elsewhere"})
+    assert elsewhere.database._data_dir == str((tmp_path / "elsewhere").resolve())
     assert not data_dir.exists()  # constructing started nothing
     try:
         async with sessions, memory:

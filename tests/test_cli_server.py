@@ -22,10 +22,12 @@ from conftest import TEST_SCHEMA
 from google.adk.cli.cli_tools_click import main as adk_main
 from test_cli import Cli, arun, services
 
+from adk_memory import GeminiEmbedder
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.cli.server import adk_arguments, service_uris
+from adk_memory.env import EMBEDDING_MODEL_ENV
 
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""
@@ -34,24 +36,29 @@ URL = "postgresql://app:secret@db.internal:5432/agents"
 
 
 def test_service_uris_name_our_database_schema_and_options(tmp_path: Path) -> None:
-    session, memory = service_uris(Target(URL, "tenant_a", None), None, "none")
-    assert session == memory == f"{URL}?schema=tenant_a"
+    session, memory = service_uris(Target(URL, "tenant_a", None), None, None)
+    assert session == f"{URL}?schema=tenant_a"
+    assert memory == f"{URL}?embedding_model=none&schema=tenant_a"
     built = session_service_from_uri(session)
     assert built.database.schema == "tenant_a"
+    # `--embedding-model none` is spelled out, so it wins over the server's environment.
+    plain = memory_service_from_uri(memory, environ={EMBEDDING_MODEL_ENV: "gemini-embedding-001"})
+    assert plain.embedder is None
 
-    _, generating = service_uris(Target(URL, "s", None), "gemini-2.5-flash", "gemini")
+    _, generating = service_uris(Target(URL, "s", None), "gemini-2.5-flash", "gemini-embedding-001")
     service = memory_service_from_uri(generating)
     assert service.llm is not None and service.llm.model == "gemini-2.5-flash"
-    assert service.embedder is not None and service.database.schema == "s"
+    assert isinstance(service.embedder, GeminiEmbedder) and service.database.schema == "s"
+    assert service.embedder.model == "gemini-embedding-001"
 
     # No URL: the embedded server, in the same data directory every other command uses.
     data = tmp_path / "pgdata"
-    session, memory = service_uris(Target(None, "adk_memory", str(data)), None, "none")
+    session, memory = service_uris(Target(None, "adk_memory", str(data)), None, None)
     assert session.startswith("adk-memory://?data_dir=")
     assert session_service_from_uri(session).database._data_dir == str(data.resolve())
 
     with pytest.raises(click.BadParameter, match="not in the URL"):
-        service_uris(Target(f"{URL}?schema=x", "adk_memory", None), None, "none")
+        service_uris(Target(f"{URL}?schema=x", "adk_memory", None), None, None)
 
 
 @pytest.mark.parametrize("command", ["web", "api_server"])

@@ -72,9 +72,9 @@ def test_settings_from_a_database_url(deploy):
             "ADK_MEMORY_DATABASE_URL": "postgresql://agent@db.internal/adk?sslmode=require",
             "ADK_MEMORY_SCHEMA": "prod",
             "ADK_MEMORY_MODEL": "gemini-2.5-flash",
-            "ADK_MEMORY_EMBEDDER": "gemini",
+            "ADK_MEMORY_EMBEDDING_MODEL": "gemini-embedding-001",
+            "ADK_MEMORY_SESSION_TTL": "30d",
             "ADK_MEMORY_OPTIONS": "pool_size=4",
-            "ADK_MEMORY_SESSION_OPTIONS": "session_ttl=30d",
             "ADK_MEMORY_MEMORY_OPTIONS": "top_k=5",
             "AGENTS_DIR": "/srv/agents",
         }
@@ -82,12 +82,12 @@ def test_settings_from_a_database_url(deploy):
     assert deployment.agents_dir == "/srv/agents"
     assert deployment.session_uri() == (
         "postgresql://agent@db.internal/adk?sslmode=require"
-        "&auto_migrate=false&schema=prod&pool_size=4&session_ttl=30d"
+        "&auto_migrate=false&schema=prod&session_ttl=30d&pool_size=4"
     )
     assert deployment.memory_uri(auto_migrate="true") == (
         "postgresql://agent@db.internal/adk?sslmode=require&auto_migrate=true&worker=false"
-        "&schema=prod&pool_size=4&model=gemini-2.5-flash&embedding_model=gemini-embedding-001"
-        "&top_k=5"
+        "&schema=prod&model=gemini-2.5-flash&embedding_model=gemini-embedding-001"
+        "&pool_size=4&top_k=5"
     )
     assert deployment.artifact_uri is None and deployment.web_ui is False
 
@@ -135,7 +135,14 @@ def test_settings_for_cloud_sql_use_the_unix_socket(deploy):
             },
             "model is set in both",
         ),
-        ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_MEMORY_EMBEDDER": "openai"}, "gemini or none"),
+        (
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:i",
+                "ADK_MEMORY_MEMORY_TTL": "30d",
+                "ADK_MEMORY_MEMORY_OPTIONS": "memory_ttl=1d",
+            },
+            re.escape("memory_ttl is set in both $ADK_MEMORY_MEMORY_TTL and $ADK_MEMORY_MEMORY_"),
+        ),
         ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_WEB_UI": "yes please"}, "true or false"),
     ],
 )

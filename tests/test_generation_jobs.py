@@ -195,7 +195,7 @@ async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
     assert await serve(worker_side, concurrency=2, until_idle=True) == 1
     assert (await agent_side.get_operation(operation.id)).done
     args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
-    assert (args.model, args.embedder, args.until_idle) == ("gemini-2.5-flash", "none", True)
+    assert (args.model, args.embedding_model, args.until_idle) == ("gemini-2.5-flash", None, True)
 
 
 async def test_revoking_a_source_regenerates_from_the_sources_that_remain(make):

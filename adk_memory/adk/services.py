@@ -3,6 +3,8 @@
 Owns: turning a `--session_service_uri` / `--memory_service_uri` into a `PostgresSessionService`
 or `PostgresMemoryService` (the scheme, the driver URL, adk-memory's options given as query
 parameters, the password taken from the environment) and registering those factories with ADK.
+An option the URI leaves out is read from the `ADK_MEMORY_*` variable `configure()` reads
+(`SESSION_VARIABLES`, `MEMORY_VARIABLES`); the URI wins over the environment.
 
 A factory only constructs: it never opens a connection, starts the embedded server or calls a
 model. The pool, the migrations and the embedded server start on first use, in the server's
@@ -16,6 +18,9 @@ URIs (`?` options are listed in `SESSION_OPTIONS`, `MEMORY_OPTIONS`, `DRIVER_PAR
     adk-memory://                                                     (the embedded server)
     adk-memory://?data_dir=/var/lib/adk/pgdata
 
+`adk-memory://` without `data_dir` uses `$ADK_MEMORY_DATA_DIR`, else `./.adk/pgdata` in the
+working directory: the database `configure()` and the `adk-memory` command use from there.
+
 `postgres://` and `postgresql+asyncpg://` mean the same as `postgresql://`: asyncpg always.
 """
 
@@ -26,8 +31,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -39,7 +42,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..config import MemoryBankConfig, RetrievalConfig, TtlConfig
-from ..db.embedded import DATA_DIR_ENV
+from ..env import (
+    EMBEDDING_MODEL_ENV,
+    MEMORY_TTL_ENV,
+    MODEL_ENV,
+    SCHEMA_ENV,
+    SESSION_TTL_ENV,
+    embedded_data_dir,
+    from_environ,
+    parse_duration,
+    parse_embedding_model,
+    with_database_password,
+)
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
@@ -54,18 +68,6 @@ EMBEDDED_SCHEME = "adk-memory"
 """The embedded PostgreSQL: `adk-memory://`, optionally `?data_dir=...`."""
 
 SCHEMES = (*DATABASE_SCHEMES, EMBEDDED_SCHEME)
-
-PASSWORD_ENV = "ADK_MEMORY_DATABASE_PASSWORD"
-"""The database password, for URLs that carry none (e.g. a Secret Manager secret mounted as an
-environment variable), so no password is ever written into a URL on disk or on a command line."""
-
-PASSWORD_FILE_ENV = "ADK_MEMORY_DATABASE_PASSWORD_FILE"
-"""A file holding the database password (e.g. a secret mounted as a volume); one trailing
-newline is ignored."""
-
-EMBEDDED_DATA_DIR = Path(".adk") / "pgdata"
-"""Where `adk-memory://` keeps its data, under the agents directory ADK serves (next to ADK's
-own `.adk` folders), unless `?data_dir=` or `$ADK_MEMORY_DATA_DIR` says otherwise."""
 
 DRIVER_PARAMETERS = ("host", "port", "ssl", "sslmode", "target_session_attrs")
 """Query parameters passed on to asyncpg (`host` is how a Unix socket is named). `sslmode` is
@@ -89,17 +91,6 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def _duration(raw: str) -> timedelta:
-    """`90` or `90s`, `15m`, `12h`, `30d`: short enough to write in a URL."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", raw)
-    if not match or float(match[1]) <= 0:
-        raise ValueError("expected a positive duration such as 3600, 90s, 15m, 12h or 30d")
-    return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
-
-
 def _choice(*allowed: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         if raw not in allowed:
@@ -107,6 +98,12 @@ def _choice(*allowed: str) -> Callable[[str], str]:
         return raw
 
     return parse
+
+
+def _model(raw: str) -> BaseLlm:
+    """The generation model, resolved while parsing so an unknown name fails at start-up
+    (resolving builds the client object only; nothing is called)."""
+    return resolve_llm(_text(raw))
 
 
 def _text(raw: str) -> str:
@@ -128,7 +125,7 @@ _COMMON_OPTIONS: dict[str, Parser] = {
 
 SESSION_OPTIONS: Mapping[str, Parser] = {
     **_COMMON_OPTIONS,
-    "session_ttl": _duration,  # sessions idle longer than this are swept
+    "session_ttl": parse_duration,  # sessions idle longer than this are swept
     "event_cache_size": _count(0),  # decoded events cached per process (0: off)
     "redact": _choice("pii", "none"),  # pii: e-mails, phone, card and IBAN numbers
 }
@@ -136,17 +133,29 @@ SESSION_OPTIONS: Mapping[str, Parser] = {
 
 MEMORY_OPTIONS: Mapping[str, Parser] = {
     **_COMMON_OPTIONS,
-    "model": _text,  # generation model, e.g. gemini-2.5-flash (unset: raw events)
-    "embedding_model": _text,  # Gemini embedding model (unset: full-text search only)
+    "model": _model,  # generation model, e.g. gemini-2.5-flash (unset: raw events)
+    "embedding_model": parse_embedding_model,  # Gemini embedding model (none: full text only)
     "embedding_dimensions": _count(1),  # embedding size (default 768)
     "retrieval_mode": _choice("hybrid", "vector", "text"),
     "top_k": _count(1),  # memories ADK's search_memory returns (default 3)
     "text_search_language": _text,  # Postgres text-search configuration (default english)
-    "memory_ttl": _duration,  # how long memories live (default forever)
-    "revision_ttl": _duration,  # how long memory revisions are kept (default forever)
+    "memory_ttl": parse_duration,  # how long memories live (default forever)
+    "revision_ttl": parse_duration,  # how long memory revisions are kept (default forever)
     "worker": _boolean,  # run generation jobs in this process (default true)
 }
 """adk-memory's options for a memory service URI."""
+
+SESSION_VARIABLES: Mapping[str, str] = {"schema": SCHEMA_ENV, "session_ttl": SESSION_TTL_ENV}
+"""The environment variable each session option is read from when the URI leaves it out (the
+variables `configure()` reads), so a URI and `configure()` in one environment agree."""
+
+MEMORY_VARIABLES: Mapping[str, str] = {
+    "schema": SCHEMA_ENV,
+    "model": MODEL_ENV,
+    "embedding_model": EMBEDDING_MODEL_ENV,
+    "memory_ttl": MEMORY_TTL_ENV,
+}
+"""The environment variable each memory option is read from when the URI leaves it out."""
 
 _EMBEDDED_OPTIONS: dict[str, Parser] = {"data_dir": _text}
 
@@ -164,22 +173,6 @@ class _Target:
     url: str | None
     data_dir: str | None
     options: dict[str, Any]
-
-
-def _database_password(environ: Mapping[str, str]) -> str | None:
-    direct, path = environ.get(PASSWORD_ENV), environ.get(PASSWORD_FILE_ENV)
-    if direct and path:
-        raise InputValidationError(f"Set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}, not both.")
-    if path:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputValidationError(
-                f"Cannot read the database password file {path!r} ({PASSWORD_FILE_ENV}): "
-                f"{exc.strerror}."
-            ) from exc
-        return text.removesuffix("\n").removesuffix("\r")
-    return direct or None
 
 
 def _split_query(
@@ -216,9 +209,11 @@ def _target(
     uri: str,
     kind: str,
     options: Mapping[str, Parser],
-    agents_dir: str | None,
+    variables: Mapping[str, str],
     environ: Mapping[str, str],
 ) -> _Target:
+    """Where `uri` points and its options: those the URI gives, else those `variables` name in
+    `environ` (parsed alike; a bad value is an error naming the variable)."""
     if not isinstance(uri, str) or "://" not in uri:
         raise InputValidationError(f"Not a {kind} service URI: {uri!r}.")
     parts = urlsplit(uri)
@@ -231,10 +226,8 @@ def _target(
             )
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         ours, _ = _split_query(kind, scheme, pairs, {**options, **_EMBEDDED_OPTIONS})
-        data_dir = ours.pop("data_dir", None) or environ.get(DATA_DIR_ENV)
-        if data_dir is None and agents_dir is not None:
-            data_dir = str(Path(agents_dir) / EMBEDDED_DATA_DIR)
-        return _Target(url=None, data_dir=data_dir, options=ours)
+        data_dir = str(embedded_data_dir(ours.pop("data_dir", None), environ))
+        return _Target(None, data_dir, _with_environment(ours, options, variables, environ))
     if scheme not in DATABASE_SCHEMES:
         raise InputValidationError(
             f"Unsupported {kind} service URI scheme {scheme!r}: use one of "
@@ -251,9 +244,24 @@ def _target(
             raise InputValidationError(f"The {kind} service URI sets both ssl and sslmode.")
         driver["ssl"] = driver.pop("sslmode")
     url = url.set(drivername="postgresql+asyncpg", query=driver)
-    if not url.password:
-        url = url.set(password=_database_password(environ))
-    return _Target(url.render_as_string(hide_password=False), None, ours)
+    with_password = with_database_password(url.render_as_string(hide_password=False), environ)
+    return _Target(with_password, None, _with_environment(ours, options, variables, environ))
+
+
+def _with_environment(
+    given: dict[str, Any],
+    options: Mapping[str, Parser],
+    variables: Mapping[str, str],
+    environ: Mapping[str, str],
+) -> dict[str, Any]:
+    """The URI's options, plus those it leaves out that `variables` find set in `environ`."""
+    chosen = dict(given)
+    for name, variable in variables.items():
+        if name not in chosen:
+            value = from_environ(environ, variable, options[name])
+            if value is not None:
+                chosen[name] = value
+    return chosen
 
 
 def _as_tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -295,19 +303,15 @@ def _remember(service: S) -> S:
 
 
 def session_service_from_uri(
-    uri: str,
-    *,
-    agents_dir: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    **engine_kwargs: Any,
+    uri: str, *, environ: Mapping[str, str] | None = None, **engine_kwargs: Any
 ) -> PostgresSessionService:
     """A `PostgresSessionService` for a session service URI (see the module docstring).
 
-    `agents_dir` places `adk-memory://`'s data under it; `engine_kwargs` go to
-    `create_async_engine` (what ADK's `session_db_kwargs` carry). `environ` defaults to
-    `os.environ` (read for the password and `$ADK_MEMORY_DATA_DIR`).
+    `engine_kwargs` go to `create_async_engine` (what ADK's `session_db_kwargs` carry).
+    `environ` (default `os.environ`) is read for the password, the data directory and the
+    options the URI leaves out (`SESSION_VARIABLES`).
     """
-    target = _target(uri, "session", SESSION_OPTIONS, agents_dir, _environ(environ))
+    target = _target(uri, "session", SESSION_OPTIONS, SESSION_VARIABLES, _environ(environ))
     options = dict(target.options)
     settings = _connection(target, options, engine_kwargs)
     redact = options.pop("redact", "none")
@@ -336,36 +340,24 @@ def _memory_config(options: dict[str, Any]) -> MemoryBankConfig:
 
 
 def _take(options: dict[str, Any], **renames: str) -> dict[str, Any]:
-    """Remove the named options that are present, keyed by their config field names."""
-    return {field: options.pop(name) for name, field in renames.items() if name in options}
-
-
-def _model(name: str | None) -> BaseLlm | None:
-    """The generation model, resolved now so an unknown name fails at start-up (resolving
-    builds the client object only; nothing is called)."""
-    if name is None:
-        return None
-    try:
-        return resolve_llm(name)
-    except ValueError as exc:
-        raise InputValidationError(
-            f"Invalid model={name!r} in the memory service URI: {exc}"
-        ) from exc
+    """Remove the named options that are present, keyed by their config field names; a None
+    value (`embedding_model=none`) is left out."""
+    taken = {field: options.pop(name) for name, field in renames.items() if name in options}
+    return {field: value for field, value in taken.items() if value is not None}
 
 
 def memory_service_from_uri(
-    uri: str,
-    *,
-    agents_dir: str | None = None,
-    environ: Mapping[str, str] | None = None,
+    uri: str, *, environ: Mapping[str, str] | None = None
 ) -> PostgresMemoryService:
     """A `PostgresMemoryService` for a memory service URI (see the module docstring).
 
     Without `model` it remembers raw events; with one (e.g. `model=gemini-2.5-flash`) it
-    generates memories. Without `embedding_model` it searches full text only and needs no API
-    key; `embedding_model=gemini-embedding-001` adds vector search (`GeminiEmbedder`).
+    generates memories. Without `embedding_model` (or with `none`) it searches full text only
+    and needs no API key; `embedding_model=gemini-embedding-001` adds vector search
+    (`GeminiEmbedder`). `environ` (default `os.environ`) is read for the password, the data
+    directory and the options the URI leaves out (`MEMORY_VARIABLES`).
     """
-    target = _target(uri, "memory", MEMORY_OPTIONS, agents_dir, _environ(environ))
+    target = _target(uri, "memory", MEMORY_OPTIONS, MEMORY_VARIABLES, _environ(environ))
     options = dict(target.options)
     settings = _connection(target, options, {})
     config = _memory_config(options)
@@ -378,7 +370,7 @@ def memory_service_from_uri(
         PostgresMemoryService(
             target.url,
             embedder=GeminiEmbedder(**embedding) if embedding else None,
-            llm=_model(options.pop("model", None)),
+            llm=options.pop("model", None),
             config=config,
             run_worker=options.pop("worker", True),
             **settings,
@@ -387,15 +379,17 @@ def memory_service_from_uri(
 
 
 def _session_factory(uri: str, **kwargs: Any) -> PostgresSessionService:
-    agents_dir = kwargs.pop("agents_dir", None)
-    return session_service_from_uri(uri, agents_dir=agents_dir, **kwargs)
+    """ADK passes `agents_dir` to every factory; the data directory deliberately ignores it (see
+    `embedded_data_dir`), so `adk web` and `configure()` run from one place share a database."""
+    kwargs.pop("agents_dir", None)
+    return session_service_from_uri(uri, **kwargs)
 
 
 def _memory_factory(uri: str, **kwargs: Any) -> PostgresMemoryService:
     unexpected = sorted(set(kwargs) - {"agents_dir"})
     if unexpected:
         raise InputValidationError(f"Unexpected memory service arguments: {', '.join(unexpected)}.")
-    return memory_service_from_uri(uri, agents_dir=kwargs.get("agents_dir"))
+    return memory_service_from_uri(uri)
 
 
 def register(registry: ServiceRegistry | None = None) -> None:

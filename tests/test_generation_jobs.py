@@ -148,12 +148,28 @@ async def test_direct_facts_and_wait_for_completion(make):
     await service.close()
 
 
+async def test_direct_facts_carry_their_topic(make):
+    service = make(ScriptedLlm(), run_worker=True)
+    operation = await service.generate_memories(
+        facts=["The user is vegetarian."],
+        topic="USER_PREFERENCES",
+        scope=SCOPE,
+        wait_for_completion=True,
+    )
+    [generated] = operation.generated_memories
+    assert generated.memory.topics == ["USER_PREFERENCES"]
+    assert len(await service.list_revisions(generated.memory.id, SCOPE)) == 1
+    await service.close()
+
+
 async def test_generation_input_errors_write_nothing(make, make_memory_service):
     service = make(ScriptedLlm())
     with pytest.raises(ValueError):
         await service.generate_memories(facts=["a"] * 6, scope=SCOPE)
     with pytest.raises(ValueError):
         await service.generate_memories(scope=SCOPE)
+    with pytest.raises(ValueError):  # a topic belongs to direct facts
+        await service.generate_memories(contents=[], topic="T", scope=SCOPE)
     with pytest.raises(ValueError):
         await make_memory_service().generate_memories(facts=["a"], scope=SCOPE)
 

@@ -217,7 +217,11 @@ class CreateMemoryTool(_MemoryTool):
         metadata: dict[str, str],
     ) -> dict[str, Any]:
         operation = await service.generate_memories(
-            facts=[fact], scope=scope, metadata=metadata, revision_labels={"tool": self.name}
+            facts=[fact],
+            topic=topic,
+            scope=scope,
+            metadata=metadata,
+            revision_labels={"tool": self.name},
         )
         try:
             operation = await service.wait(operation, timeout=self.timeout)
@@ -225,15 +229,10 @@ class CreateMemoryTool(_MemoryTool):
             return {"status": "pending", "operation_id": operation.id}
         if operation.error is not None:
             return {"error": "The memory could not be saved; try again later."}
-        changes = []
-        for generated in operation.generated_memories:
-            memory = generated.memory
-            if topic and generated.action is MemoryAction.CREATED and not memory.topics:
-                # Direct facts reach the generator without a topic; give the new memory its own.
-                memory = await service.update_memory(
-                    memory.id, scope, topics=[topic], labels={"tool": self.name}
-                )
-            changes.append(_change(generated.action, memory.id, memory.fact))
+        changes = [
+            _change(generated.action, generated.memory.id, generated.memory.fact)
+            for generated in operation.generated_memories
+        ]
         return {"status": "saved" if changes else "already_known", "changes": changes}
 
 

@@ -69,9 +69,10 @@ def contents_payload(
     }
 
 
-def facts_payload(facts: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
-    """A job that consolidates already extracted facts into the scope's memories."""
-    return {"source": "facts", "facts": list(facts), **options}
+def facts_payload(facts: Sequence[str], topic: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A job that consolidates already extracted facts (about `topic`, "" when unknown) into the
+    scope's memories."""
+    return {"source": "facts", "facts": list(facts), "topic": topic, **options}
 
 
 def _after_watermark(events: list[Event], watermark: tuple[str, float] | None) -> list[Event]:
@@ -125,7 +126,8 @@ class Generator:
         self, job: ClaimedJob, payload: dict[str, Any], events: list[Event]
     ) -> list[ExtractedFact]:
         if payload["source"] == "facts":
-            return [ExtractedFact(fact=f, topic="") for f in payload["facts"]]
+            topic = payload.get("topic", "")  # jobs enqueued before topics were carried
+            return [ExtractedFact(fact=f, topic=topic) for f in payload["facts"]]
         contents: list[Event | types.Content] = [*events]
         contents += [types.Content.model_validate(c) for c in payload.get("contents", [])]
         conversation = conversation_contents(

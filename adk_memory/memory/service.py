@@ -523,6 +523,7 @@ class PostgresMemoryService(BaseMemoryService):
         end_time: datetime | None = None,
         contents: Sequence[Event | types.Content] | None = None,
         facts: Sequence[str] | None = None,
+        topic: str | None = None,
         scope: Mapping[str, str] | None = None,
         session_id: str | None = None,
         disable_consolidation: bool = False,
@@ -534,12 +535,17 @@ class PostgresMemoryService(BaseMemoryService):
         GenerateMemories). Exactly one source: a `session` (optionally only its events between
         `start_time` and `end_time`; only events not processed before are used), direct
         `contents` (events or `types.Content`, a delta; images, audio and files reach the model),
-        or up to 5 pre-extracted `facts` to consolidate. `scope` defaults to the session's
+        or up to 5 pre-extracted `facts` to consolidate (with the memory `topic` they are
+        about, if known: extraction gives the others theirs). `scope` defaults to the session's
         user. Returns at once with an operation to poll, unless `wait_for_completion`."""
         if self.llm is None:
             raise InputValidationError("Memory generation needs a model: pass llm=... .")
         if sum(source is not None for source in (session, contents, facts)) != 1:
             raise InputValidationError("Pass exactly one of session, contents or facts.")
+        if topic is not None:
+            if facts is None:
+                raise InputValidationError("A topic goes with direct facts only.")
+            [topic] = _check_topics([topic]) or [""]
         if scope is None:
             if session is None:
                 raise InputValidationError("A scope is required unless a session is given.")
@@ -564,7 +570,7 @@ class PostgresMemoryService(BaseMemoryService):
             texts = [_check_fact(f) for f in facts or ()]
             if not 1 <= len(texts) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
-            payload = facts_payload(texts, options)
+            payload = facts_payload(texts, topic or "", options)
         await self._ready()
         job_id = await self._jobs.enqueue(
             scope_key(checked), checked, payload, self.config.generation.max_attempts

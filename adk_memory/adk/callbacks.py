@@ -31,7 +31,7 @@ from ..config import CustomTopic, ManagedTopic, MemoryTopic
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
 from ..memory.scope import Scope, user_scope
-from ..memory.service import MAX_TOP_K, PostgresMemoryService, to_memory_entry
+from ..memory.service import MAX_TOP_K, PostgresMemoryService, memory_time
 from .tokens import text_tokens
 
 logger = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ class ContextMemory:
         """A stored or retrieved memory, its age counted from `now`."""
         memory = found.memory if isinstance(found, RetrievedMemory) else found
         # One rule for when a memory is from, shared with the `MemoryEntry`s ADK's tools see.
-        time = datetime.fromisoformat(to_memory_entry(memory).timestamp or "")
+        time = memory_time(memory).astimezone(timezone.utc)
         return cls(
             id=memory.id,
             fact=memory.fact,

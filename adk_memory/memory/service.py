@@ -132,6 +132,12 @@ def _decode_token(token: str) -> tuple[datetime, str]:
         raise InputValidationError("Invalid page token.") from exc
 
 
+def memory_time(memory: Memory) -> datetime:
+    """When a memory is from: when its event happened for a memory of a raw event, else when
+    the fact was last updated."""
+    return memory.create_time if "event_id" in memory.metadata else memory.update_time
+
+
 def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
     """A memory as ADK's `MemoryEntry`: the fact as text, its id, its time (UTC ISO 8601: when
     the event happened for a memory of a raw event, else when the fact was last updated) and, in
@@ -141,7 +147,7 @@ def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
     extra: dict[str, Any] = {"topics": list(memory.topics), "scope": dict(memory.scope)}
     if isinstance(result, RetrievedMemory):
         extra["score"] = result.score
-    happened = memory.create_time if "event_id" in memory.metadata else memory.update_time
+    happened = memory_time(memory)
     return MemoryEntry(
         id=memory.id,
         content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),

@@ -15,6 +15,10 @@ is not there to read. The digest is deterministic, so every later model call, pr
 replica finds the same artifact (an existing one is reused, never re-saved). Each filename holds
 exactly one version, so ADK's `load_artifacts` tool (which loads the latest version by name)
 reads an archived result back: add it to the agent's tools to let the model ask for one.
+
+ADK rebuilds the request from the session on every model call, so every earlier result comes
+back each time. A result stored in the session never changes, so its size, digest and head are
+worked out once per process (`tokens.TokenCache` says which results are stored), not per call.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
@@ -33,7 +37,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 from typing_extensions import override
 
-from ..tokens import part_tokens
+from ..tokens import CachedEstimator, LruCache, PayloadKey, TokenCache
 
 ARTIFACT_PREFIX = "tool_result_"
 """Every archived result's artifact filename starts with this."""
@@ -54,6 +58,27 @@ def artifact_filename(name: str | None, payload: str) -> str:
     tool = _UNSAFE.sub("_", name or "tool").strip("_")[:48] or "tool"
     digest = hashlib.sha256(f"{name}\0{payload}".encode()).hexdigest()[:24]
     return f"{ARTIFACT_PREFIX}{tool}_{digest}.json"
+
+
+@dataclass(frozen=True)
+class _Archived:
+    """What a reference says about a result besides its version: worked out from the result's
+    JSON once, then remembered for results stored in the session (they never change)."""
+
+    filename: str
+    head: str
+    keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, response: types.FunctionResponse, head_chars: int) -> _Archived:
+        """Serialise and digest the result (the costly step the cache saves)."""
+        payload = _payload(response.response)
+        head = payload[:head_chars]
+        return cls(
+            filename=artifact_filename(response.name, payload),
+            head=head + ("..." if len(head) < len(payload) else ""),
+            keys=tuple(sorted(response.response or {})[:_MAX_KEYS]),
+        )
 
 
 class ToolResultArchivePlugin(BasePlugin):
@@ -81,8 +106,10 @@ class ToolResultArchivePlugin(BasePlugin):
           head_chars: characters of the result's JSON kept in the reference.
           archive_latest: also archive the results in the request's last content (the ones
             the model has not seen yet); off, the model reads a fresh result whole once.
-          cache_size: archived results remembered in this process (filename -> version), so
-            a result is looked up in the artifact service once per process, not per call.
+          cache_size: results remembered in this process: artifact versions (so a result is
+            looked up in the artifact service once per process, not per call), and the size,
+            digest and head of results stored in the session (so they are serialised once, not
+            on every model call).
           name: the plugin's name (unique within a Runner).
         """
         if threshold_tokens < 1:
@@ -95,8 +122,9 @@ class ToolResultArchivePlugin(BasePlugin):
         self.threshold_tokens = threshold_tokens
         self.head_chars = head_chars
         self.archive_latest = archive_latest
-        self._cache_size = cache_size
-        self._versions: OrderedDict[tuple[str, str, str, str], int] = OrderedDict()
+        self._versions: LruCache[tuple[str, str, str, str], int] = LruCache(cache_size)
+        self._archived: LruCache[tuple[PayloadKey, str | None], _Archived] = LruCache(cache_size)
+        self._tokens = TokenCache(cache_size)
 
     @override
     async def before_model_callback(
@@ -107,15 +135,18 @@ class ToolResultArchivePlugin(BasePlugin):
         replaced, never changed in place."""
         contents = llm_request.contents
         last = len(contents) - 1
+        estimator = self._tokens.for_request(
+            callback_context.session, callback_context.invocation_id
+        )
         for index, content in enumerate(contents):
             if index == last and not self.archive_latest:
                 break
             parts = content.parts or []
-            sizes = [part_tokens(p) if p.function_response else 0 for p in parts]
+            sizes = [estimator.part_tokens(p) if p.function_response else 0 for p in parts]
             if max(sizes, default=0) <= self.threshold_tokens:
                 continue
             new_parts = [
-                await self._reference(callback_context, part, size)
+                await self._reference(callback_context, estimator, part, size)
                 if size > self.threshold_tokens
                 else part
                 for part, size in zip(parts, sizes, strict=True)
@@ -123,24 +154,23 @@ class ToolResultArchivePlugin(BasePlugin):
             contents[index] = content.model_copy(update={"parts": new_parts})
         return None
 
-    async def _reference(self, context: CallbackContext, part: types.Part, size: int) -> types.Part:
+    async def _reference(
+        self, context: CallbackContext, estimator: CachedEstimator, part: types.Part, size: int
+    ) -> types.Part:
         """The stand-in for one large function response (archiving the result if it is new)."""
         response = part.function_response
         assert response is not None
-        payload = _payload(response.response)
-        filename = artifact_filename(response.name, payload)
-        version = await self._archive(context, filename, payload)
-        result = response.response or {}
-        head = payload[: self.head_chars]
+        archived = self._describe(estimator, response)
+        version = await self._archive(context, archived.filename, response)
         reference = {
             "archived": True,
-            "artifact": filename,
+            "artifact": archived.filename,
             "version": version,
             "size_tokens": size,
-            "keys": sorted(result)[:_MAX_KEYS],
-            "head": head + ("..." if len(head) < len(payload) else ""),
+            "keys": list(archived.keys),
+            "head": archived.head,
             "note": (
-                f"The full result is stored as artifact '{filename}' (version {version}); "
+                f"The full result is stored as artifact '{archived.filename}' (version {version}); "
                 "this is its beginning."
             ),
         }
@@ -148,13 +178,26 @@ class ToolResultArchivePlugin(BasePlugin):
             update={"function_response": response.model_copy(update={"response": reference})}
         )
 
-    async def _archive(self, context: CallbackContext, filename: str, payload: str) -> int:
+    def _describe(self, estimator: CachedEstimator, response: types.FunctionResponse) -> _Archived:
+        """Filename, head and keys of a result: remembered if it is stored in the session."""
+        stored = estimator.payload_key(response.response)
+        if stored is None:
+            return _Archived.of(response, self.head_chars)
+        key = (stored, response.name)
+        archived = self._archived.get(key)
+        if archived is None:
+            archived = _Archived.of(response, self.head_chars)
+            self._archived.put(key, archived)
+        return archived
+
+    async def _archive(
+        self, context: CallbackContext, filename: str, response: types.FunctionResponse
+    ) -> int:
         """The artifact version holding this result: remembered, found, or saved now (once)."""
         session = context.session
         key = (session.app_name, session.user_id, session.id, filename)
         version = self._versions.get(key)
         if version is not None:
-            self._versions.move_to_end(key)
             return version
         service = context.get_invocation_context().artifact_service
         if service is None:
@@ -171,12 +214,8 @@ class ToolResultArchivePlugin(BasePlugin):
         if existing:
             version = max(existing)
         else:
-            blob = types.Blob(
-                mime_type="application/json", data=payload.encode(), display_name=filename
-            )
+            payload = _payload(response.response).encode()
+            blob = types.Blob(mime_type="application/json", data=payload, display_name=filename)
             version = await context.save_artifact(filename, types.Part(inline_data=blob))
-        if self._cache_size:
-            self._versions[key] = version
-            if len(self._versions) > self._cache_size:
-                self._versions.popitem(last=False)
+        self._versions.put(key, version)
         return version

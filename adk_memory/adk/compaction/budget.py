@@ -10,8 +10,9 @@ never call a model to count tokens.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.errors.input_validation_error import InputValidationError
@@ -22,8 +23,8 @@ from google.genai import types
 
 from ..tokens import (
     MEDIA_TOKENS,
+    TokenCache,
     content_tokens,
-    contents_tokens,
     context_window,
     part_tokens,
     text_tokens,
@@ -131,12 +132,23 @@ def request_overhead_tokens(llm_request: LlmRequest) -> int:
     return _instruction_tokens(config.system_instruction) + tools
 
 
+def _within(limit: int, costs: Iterable[int]) -> bool:
+    """Whether `costs` add up to at most `limit`, stopping at the first that goes over."""
+    total = 0
+    for cost in costs:
+        total += cost
+        if total > limit:
+            return False
+    return True
+
+
 def fit_to_budget(
     contents: Sequence[types.Content],
     budget: Budget,
     *,
     reserved_tokens: int = 0,
     is_summary: SummaryTest = never_summary,
+    estimate: Callable[[types.Content], int] = content_tokens,
 ) -> list[types.Content]:
     """The newest whole turns that fit `budget` once `reserved_tokens` (instructions, tools) are
     taken, in their original order.
@@ -146,11 +158,18 @@ def fit_to_budget(
     (`is_summary`, newest first), then older turns newest first, each whole, so a function call
     is never sent without its response or a response without its call; the first turn that does
     not fit ends the history (no gaps in the middle of the conversation).
+
+    `estimate` gives a content's tokens (the plugin passes a request's cached estimator). A
+    content is estimated at most once, newest first, and only as far as the decision needs: a
+    long history over budget costs what is kept, not what is dropped.
     """
-    tokens = [content_tokens(content) for content in contents]
+    if not contents:
+        return []
+    tokens_of = cache(lambda index: estimate(contents[index]))
     max_messages = budget.max_messages if budget.max_messages is not None else len(contents)
-    fits = reserved_tokens + sum(tokens) <= budget.max_tokens and len(contents) <= max_messages
-    if fits or not contents:
+    if len(contents) <= max_messages and _within(
+        budget.max_tokens - reserved_tokens, map(tokens_of, reversed(range(len(contents))))
+    ):
         return list(contents)
     turns = split_turns(contents)
     kept: set[int] = set()
@@ -158,7 +177,7 @@ def fit_to_budget(
 
     def take(indices: Sequence[int], *, always: bool = False) -> bool:
         nonlocal used_tokens
-        cost = sum(tokens[i] for i in indices)
+        cost = sum(map(tokens_of, indices))
         if not always and (
             used_tokens + cost > budget.max_tokens or len(kept) + len(indices) > max_messages
         ):
@@ -181,7 +200,8 @@ class TokenBudgetPlugin(BasePlugin):
     """Trims every model request to its budget (see `BudgetPolicy` and `fit_to_budget`).
 
     Register it after `DelegationFilterPlugin` and `SlidingWindowPlugin` when they are used: it
-    then measures what is actually left to send.
+    then measures what is actually left to send. The JSON of tool calls and results stored in
+    the session is measured once per process (`tokens.TokenCache`), not on every model call.
     """
 
     def __init__(
@@ -200,17 +220,22 @@ class TokenBudgetPlugin(BasePlugin):
             max_messages=max_messages,
             with_summarizer=with_summarizer,
         )
+        self._tokens = TokenCache()
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Trims the request's history; the session's events are left as they are."""
         request = RequestHistory.of(llm_request)
+        session = callback_context.session
+        estimator = self._tokens.for_request(session, callback_context.invocation_id)
+        reserved = request_overhead_tokens(llm_request) + estimator.contents_tokens(request.prefix)
         kept = fit_to_budget(
             request.history,
             self.policy.budget_for(llm_request.model),
-            reserved_tokens=request_overhead_tokens(llm_request) + contents_tokens(request.prefix),
-            is_summary=summary_test(callback_context.session.events),
+            reserved_tokens=reserved,
+            is_summary=summary_test(session.events),
+            estimate=estimator.content_tokens,
         )
         request.replace(llm_request, kept)
         return None

@@ -14,6 +14,12 @@ from google.adk.errors.input_validation_error import InputValidationError
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from adk_memory import PostgresSessionService, SchemaVersionError, embedded_url, normalise_url
+from adk_memory.db.embedded import (
+    SETTINGS_FILE,
+    machine_memory,
+    server_settings,
+    stop_embedded,
+)
 from adk_memory.db.migrations import SESSION_MIGRATIONS, current_version
 
 
@@ -142,6 +148,42 @@ def test_two_processes_share_one_embedded_server(tmp_path):
     # The other process exited; this one still holds the server, so it still answers.
     pid = int((data_dir / "postmaster.pid").read_text().split()[0])
     os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("memory_mb", "buffers"),
+    [(256, "128MB"), (1024, "256MB"), (4096, "1024MB"), (24 * 1024, "2048MB")],
+)
+def test_the_embedded_server_takes_a_quarter_of_the_memory_up_to_2_gb(memory_mb, buffers):
+    assert server_settings(memory_mb * 1024 * 1024) == {"shared_buffers": buffers}
+
+
+async def test_the_embedded_server_is_sized_for_the_machine_and_alter_system_wins(tmp_path):
+    """The chosen settings are in force from the first start; an operator's ALTER SYSTEM
+    overrides them across restarts (the settings file is rewritten, not the override)."""
+    data_dir = tmp_path / "pgdata"
+    expected = server_settings(machine_memory())["shared_buffers"]
+
+    async def shared_buffers(statement: str | None = None) -> str:
+        conn = await asyncpg.connect(_dsn(embedded_url(data_dir)))
+        try:
+            if statement:
+                await conn.execute(statement)
+            return await conn.fetchval(
+                "SELECT setting::bigint * 8 / 1024 || 'MB' "
+                "FROM pg_settings WHERE name = 'shared_buffers'"
+            )
+        finally:
+            await conn.close()
+
+    try:
+        assert await shared_buffers("ALTER SYSTEM SET shared_buffers = '200MB'") == expected
+        stop_embedded(data_dir)
+        assert await shared_buffers() == "200MB"
+        conf = (data_dir / "postgresql.conf").read_text()
+        assert conf.count(f"include_if_exists = '{SETTINGS_FILE}'") == 1
+    finally:
+        stop_embedded(data_dir)
 
 
 async def test_a_cancelled_statement_does_not_poison_the_pool(make_session_service):

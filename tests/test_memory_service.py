@@ -33,6 +33,7 @@ from adk_memory import (
     SourceType,
     TtlConfig,
 )
+from adk_memory.memory.store import _retrieve_statement
 from adk_memory.testing import HashEmbedder
 
 APP = "app"
@@ -426,6 +427,28 @@ async def test_without_an_embedder_hybrid_is_full_text_and_vector_mode_is_refuse
     vector_only = make_service(config=MemoryBankConfig(retrieval=RetrievalConfig(mode="vector")))
     with pytest.raises(InputValidationError):
         await vector_only.retrieve_memories(SCOPE, search_query="tea")
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+async def test_the_settled_plan_casts_the_query_vector_once(embedded, filtered):
+    """A prepared search settles on a generic plan, where a parameter is no constant: a cast of
+    the query vector written per row would run once per memory of the scope (it doubled a big
+    scope's search). It runs once, as an InitPlan; without filters the scope's vectors come
+    from the covering index alone."""
+    await embedded.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
+    statement = _retrieve_statement(SCHEMA, covered=True, filtered=filtered)
+    nulls = ", ".join(["NULL"] * 16)
+    async with embedded.database.connection() as conn:
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            await conn.execute(f"PREPARE generic_search AS {statement}")
+            rows = await conn.fetch(f"EXPLAIN (COSTS OFF) EXECUTE generic_search({nulls})")
+        finally:
+            await conn.execute("DEALLOCATE generic_search; RESET plan_cache_mode")
+    plan = "\n".join(row[0] for row in rows)
+    assert "InitPlan" in plan and "::halfvec" not in plan.split("InitPlan")[0]
+    scan = "Index Only Scan" if not filtered else "Index Scan"
+    assert f"{scan} using memories_scope_vectors" in plan
 
 
 async def test_importance_decides_between_equally_relevant_memories(service):

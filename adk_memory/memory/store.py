@@ -223,7 +223,9 @@ ORDER BY create_time, id
 # Full-text matching is OR over the query's words (a question rarely repeats all of a fact's
 # words); both candidate lists are fused by reciprocal rank, normalised so that being first in
 # every list scores 1 (equally relevant memories share a rank), then blended with recency
-# (halving every half-life) and importance.
+# (halving every half-life) and importance. The full-precision distance each result reports is
+# computed for the top k only, not for every candidate: big vectors are TOASTed, so each one
+# read is a lookup in the TOAST table.
 # The vector list is an exact search of the scope when its vectors are small enough to sit, in
 # half precision, in the covering index `memories_scope_vectors` (an index-only scan reads a
 # scope's vectors from a few contiguous pages instead of one heap page per memory: 20 times
@@ -254,13 +256,18 @@ WITH vec AS (
 )
 SELECT {_MEMORY_COLUMNS},
        CASE WHEN $2::vector IS NULL THEN NULL ELSE m.embedding <=> $2::vector END,
-       $8 * f.rrf * ($7 + 1.0)
-          / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END) + (CASE WHEN $16 THEN 1 ELSE 0 END))
-     + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
-     + $10 * coalesce(m.importance, 0.5) AS score
-FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
-ORDER BY score DESC, m.id
-LIMIT $6
+       m.score
+FROM (
+    SELECT m.*,
+           $8 * f.rrf * ($7 + 1.0)
+              / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END)
+                 + (CASE WHEN $16 THEN 1 ELSE 0 END))
+         + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
+         + $10 * coalesce(m.importance, 0.5) AS score
+      FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
+     ORDER BY score DESC, m.id
+     LIMIT $6) m
+ORDER BY m.score DESC, m.id
 """
 
 # Typed, unused filter parameters: the statement keeps its numbering without naming a column.

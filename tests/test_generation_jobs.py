@@ -315,3 +315,15 @@ async def test_images_reach_the_model_and_customization_follows_the_scope_keys(m
     assert "USER_PREFERENCES" in str(default_request.config.system_instruction)
     solo = (await service.list_memories({"user_id": "solo"})).memories
     assert [(m.fact, m.topics) for m in solo] == [("The user is vegan.", ["diet"])]
+
+
+async def test_a_worker_started_first_on_a_fresh_database_finds_its_tables(make):
+    """A standalone worker may start before any agent has touched the database: it migrates
+    (or checks the schema) before claiming, instead of failing on a missing table."""
+    schema = "adk_memory_worker_fresh"
+    service = make(ScriptedLlm([]), schema=schema)
+    try:
+        assert await service.make_worker().run_until_idle() == 0
+    finally:
+        async with service.database.connection() as conn:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

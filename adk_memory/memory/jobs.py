@@ -247,9 +247,11 @@ class Worker:
         lease: timedelta = timedelta(minutes=5),
         poll_interval: float = 1.0,
         concurrency: int = 1,
+        prepare: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self._queue = queue
         self._handler = handler
+        self._prepare = prepare
         self._retry_base_delay = retry_base_delay
         self._lease = lease
         self._poll_interval = poll_interval
@@ -257,7 +259,11 @@ class Worker:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def run_once(self) -> bool:
-        """Claim and run one job; False when none was due."""
+        """Claim and run one job; False when none was due. `prepare` (the service's migration
+        check) runs first, so a worker started before any agent on a fresh database finds the
+        tables instead of failing on them."""
+        if self._prepare is not None:
+            await self._prepare()
         job = await self._queue.claim(self._lease)
         if job is None:
             return False

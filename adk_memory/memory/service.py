@@ -225,6 +225,7 @@ class PostgresMemoryService(BaseMemoryService):
         """A worker for this database's generation jobs (`Worker` options: lease,
         poll_interval, concurrency); the in-process one is `self.worker`."""
         options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
+        options.setdefault("prepare", self._ready)
         return Worker(self._jobs, self._generate, **options)
 
     async def _generate(self, job: ClaimedJob) -> None:

@@ -225,14 +225,12 @@ class PostgresMemoryService(BaseMemoryService):
         """A worker for this database's generation jobs (`Worker` options: lease,
         poll_interval, concurrency); the in-process one is `self.worker`."""
         options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
-        options.setdefault("prepare", self._ready)
-        return Worker(self._jobs, self._generate, **options)
+        return Worker(self._jobs, self._generate, prepare=self._ready, **options)
 
     async def _generate(self, job: ClaimedJob) -> None:
-        """The worker's handler: run one generation job."""
+        """The worker's handler: run one generation job (the worker has run `_ready` first)."""
         if self._generator is None:
             raise RuntimeError("This service has no generation model (pass llm=...).")
-        await self._ready()
         await self._generator(job)
 
     async def _ready(self) -> MemoryStore:

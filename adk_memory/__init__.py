@@ -42,20 +42,31 @@ from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
 from .db.migrations import MigrationError, SchemaVersionError
 from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
+from .memory.guard import (
+    DefaultMemoryGuard,
+    GuardAction,
+    GuardVerdict,
+    MemoryGuard,
+    ModelArmorGuard,
+)
 from .memory.models import (
     GeneratedMemory,
     GenerateMemoriesOperation,
+    GuardedFact,
     Memory,
     MemoryAction,
     MemoryFilter,
     MemoryPage,
     MemoryRevision,
+    QuarantinedMemory,
     RetrievedMemory,
     SourceType,
 )
+from .memory.rendering import neutralise
+from .memory.screen import MemoryRejectedError
 from .memory.service import PostgresMemoryService, to_memory_entry
 from .memory.store import EmbeddingDimensionError
-from .sessions.redaction import PiiRedactor, Redactor
+from .redaction import PiiRedactor, Redactor
 from .sessions.service import PostgresSessionService
 from .sessions.store import IdleSession
 
@@ -67,6 +78,7 @@ __all__ = [
     "CreateMemoryTool",
     "CustomTopic",
     "CustomizationConfig",
+    "DefaultMemoryGuard",
     "DelegationFilterPlugin",
     "EmbeddedPostgresUnavailableError",
     "Embedder",
@@ -76,6 +88,9 @@ __all__ = [
     "GenerateMemoriesOperation",
     "GeneratedMemory",
     "GenerationConfig",
+    "GuardAction",
+    "GuardVerdict",
+    "GuardedFact",
     "IdleSession",
     "LoadMemoryTool",
     "LocalEmbedder",
@@ -89,14 +104,18 @@ __all__ = [
     "MemoryContextPlugin",
     "MemoryFilter",
     "MemoryGenerationPlugin",
+    "MemoryGuard",
     "MemoryPage",
+    "MemoryRejectedError",
     "MemoryRevision",
     "MemoryStack",
     "MigrationError",
+    "ModelArmorGuard",
     "PiiRedactor",
     "PostgresMemoryService",
     "PostgresSessionService",
     "PreloadMemoryTool",
+    "QuarantinedMemory",
     "RecursiveSummarizationPlugin",
     "Redactor",
     "RetrievalConfig",
@@ -114,6 +133,7 @@ __all__ = [
     "configure",
     "embedded_url",
     "memory_service_from_uri",
+    "neutralise",
     "normalise_url",
     "register",
     "session_service_from_uri",

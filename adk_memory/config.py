@@ -162,6 +162,10 @@ class GenerationConfig(_Settings):
     """First retry delay; doubled on each further try (with jitter)."""
     include_function_calls: bool = False
     """Send function calls and responses to the model too (off: only what was said)."""
+    job_retention: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
+    """How long a finished job is kept before `sweep_jobs` deletes it. A done job holds no
+    conversation (only memory ids and actions); a dead-lettered one keeps its payload, for
+    diagnosis, until then."""
 
 
 class MemoryBankConfig(_Settings):

@@ -3,8 +3,8 @@
 Owns: the one definition of every variable that `configure()`, the URI schemes, the
 `adk-memory` command, `python -m adk_memory.worker` and the deployment read (so a variable
 means the same thing to all of them), the parsers of their values (durations, the embedding
-model), the embedded server's data directory as they all choose it, and the database password
-put into a URL that has none.
+model, the redactor), the embedded server's data directory as they all choose it, and the
+database password put into a URL that has none.
 
 It never reads `os.environ` itself (callers pass the environment, so tests and deployments can
 pass their own), never builds a service and never connects. A password it reads only ever goes
@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from .db.embedded import DATA_DIR_ENV, DEFAULT_DATA_DIR, resolve_data_dir
+from .redaction import PiiRedactor, Redactor
 
 T = TypeVar("T")
 
@@ -58,6 +59,15 @@ SESSION_TTL_ENV = "ADK_MEMORY_SESSION_TTL"
 MEMORY_TTL_ENV = "ADK_MEMORY_MEMORY_TTL"
 """How long a new memory lives (a duration, see `parse_duration`); unset: until deleted."""
 
+REDACT_ENV = "ADK_MEMORY_REDACT"
+"""`pii`: e-mail addresses, phone, card and IBAN numbers are redacted (`PiiRedactor`) before
+anything is stored or sent to a model, by the session service, the memory service, its
+generation and the compaction plugins alike; `none` or unset: nothing is redacted. One setting
+for all of them, because a redactor on one path only would leave the data on the others."""
+
+REDACT_CHOICES = ("pii", "none")
+"""The values `ADK_MEMORY_REDACT`, the URI option `redact` and `--redact` accept."""
+
 __all__ = [
     "DATABASE_PASSWORD_ENV",
     "DATABASE_PASSWORD_FILE_ENV",
@@ -66,6 +76,8 @@ __all__ = [
     "EMBEDDING_MODEL_ENV",
     "MEMORY_TTL_ENV",
     "MODEL_ENV",
+    "REDACT_CHOICES",
+    "REDACT_ENV",
     "SCHEMA_ENV",
     "SESSION_TTL_ENV",
     "database_password",
@@ -73,6 +85,7 @@ __all__ = [
     "from_environ",
     "parse_duration",
     "parse_embedding_model",
+    "parse_redact",
     "with_database_password",
 ]
 
@@ -107,6 +120,19 @@ def parse_embedding_model(text: str | None) -> str | None:
     empty or `none`), so `none` can switch off what an outer setting turned on."""
     name = (text or "").strip()
     return None if name.lower() in ("", "none") else name
+
+
+def parse_redact(text: str) -> Redactor | None:
+    """The redactor a setting names: `pii` is a `PiiRedactor`, `none` is None (so `none` can
+    switch off what an outer setting turned on); case and surrounding spaces are ignored.
+
+    Raises InputValidationError (a ValueError) listing the accepted values, so a typo fails at
+    start-up instead of silently storing personal data.
+    """
+    name = text.strip().lower()
+    if name not in REDACT_CHOICES:
+        raise InputValidationError(f"expected one of {', '.join(REDACT_CHOICES)}")
+    return PiiRedactor() if name == "pii" else None
 
 
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:

@@ -24,12 +24,16 @@ from .env import (
     DATABASE_URL_ENV,
     EMBEDDING_MODEL_ENV,
     MODEL_ENV,
+    REDACT_CHOICES,
+    REDACT_ENV,
     SCHEMA_ENV,
     parse_embedding_model,
+    parse_redact,
     with_database_password,
 )
 from .memory.embeddings import GeminiEmbedder
 from .memory.service import PostgresMemoryService
+from .redaction import Redactor
 
 logger = logging.getLogger("adk_memory.worker")
 
@@ -55,6 +59,15 @@ async def serve(
     finally:
         await asyncio.gather(*(w.stop() for w in workers))
     return 0
+
+
+def _redactor(text: str) -> Redactor | None:
+    """`--redact` (or `$ADK_MEMORY_REDACT`, its default) as a redactor; argparse reports a bad
+    value, naming both, before anything starts."""
+    try:
+        return parse_redact(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} ({REDACT_ENV} or --redact): {exc}") from exc
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,6 +99,16 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--redact",
+        type=_redactor,
+        default=os.environ.get(REDACT_ENV) or "none",
+        metavar="{" + ",".join(REDACT_CHOICES) + "}",
+        help=(
+            "pii: redact e-mail addresses, phone, card and IBAN numbers in what generation "
+            f"sends its model and stores; must match the agent's (default: ${REDACT_ENV} or none)"
+        ),
+    )
+    parser.add_argument(
         "--schema",
         default=os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA,
         help=f"Postgres schema of the tables (default: ${SCHEMA_ENV} or {DEFAULT_SCHEMA})",
@@ -107,6 +130,7 @@ def _service(args: argparse.Namespace, environ: Mapping[str, str]) -> PostgresMe
         embedder=GeminiEmbedder(args.embedding_model) if args.embedding_model else None,
         schema=args.schema,
         run_worker=False,
+        redactor=args.redact,
     )
 
 

@@ -2,8 +2,9 @@
 memory on PostgreSQL (`python -m deploy.main`).
 
 Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
-services built by ADK from those URIs, their pools released at shutdown) and serving it on
-$PORT. It holds no agent code and never sees the database password.
+services built by ADK from those URIs, their pools released at shutdown, client-chosen invocation
+ids honoured only to resume, see `invocations.py`) and serving it on $PORT. It holds no agent code
+and never sees the database password.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from fastapi import FastAPI
 from google.adk.cli.fast_api import get_fast_api_app
 
 from adk_memory.adk.services import collect_services, register
+from adk_memory.sessions.service import PostgresSessionService
 
+from .invocations import ResumeOnlyInvocationIds
 from .settings import Deployment
 
 
@@ -35,7 +38,7 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
             await service.close()
 
     with collect_services() as services:
-        return get_fast_api_app(
+        app = get_fast_api_app(
             agents_dir=deployment.agents_dir,
             session_service_uri=deployment.session_uri(),
             memory_service_uri=deployment.memory_uri(),
@@ -44,6 +47,9 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
             web=deployment.web_ui,
             lifespan=release_services,
         )
+    [sessions] = [s for s in services if isinstance(s, PostgresSessionService)]
+    app.add_middleware(ResumeOnlyInvocationIds, session_service=sessions)
+    return app
 
 
 def main() -> None:

@@ -2,7 +2,8 @@
 
 Owns: turning environment variables (plain ones, and secrets mounted with `--set-secrets`) into
 the session and memory service URIs that the app, the worker and the migration job share, so
-the three never disagree about the database, the schema or the models. The `ADK_MEMORY_*`
+the three never disagree about the database, the schema, the models or the redactor (sessions
+and memory always redact alike: `redact` set for one applies to both). The `ADK_MEMORY_*`
 variables are those of `adk_memory.env`, read as `configure()`, `python -m adk_memory.worker`
 and the `adk-memory` command read them; only the Cloud SQL ones and the option strings are the
 deployment's own. It never reads the database password (the services take it from
@@ -20,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory.adk.services import MEMORY_VARIABLES, SESSION_VARIABLES
-from adk_memory.env import DATABASE_URL_ENV
+from adk_memory.env import DATABASE_URL_ENV, REDACT_ENV
 
 CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
 """`PROJECT:REGION:INSTANCE`: connect through the Unix socket Cloud Run mounts under /cloudsql
@@ -31,7 +32,7 @@ DATABASE_NAME_ENV = "ADK_MEMORY_DATABASE_NAME"
 OPTIONS_ENV = "ADK_MEMORY_OPTIONS"
 """Any other URI options for both services, as a query string: `pool_size=5`."""
 SESSION_OPTIONS_ENV = "ADK_MEMORY_SESSION_OPTIONS"
-"""URI options for the session service only: `session_ttl=30d&redact=pii`."""
+"""URI options for the session service only: `session_ttl=30d&event_cache_size=1000`."""
 MEMORY_OPTIONS_ENV = "ADK_MEMORY_MEMORY_OPTIONS"
 """URI options for the memory service only: `memory_ttl=365d&top_k=5`."""
 AGENTS_DIR_ENV = "AGENTS_DIR"
@@ -83,6 +84,22 @@ def _disjoint(**layers: Mapping[str, str]) -> dict[str, str]:
                 raise InputValidationError(f"{name} is set in both {seen[name]} and {where}.")
             merged[name], seen[name] = value, where
     return merged
+
+
+def _one_redactor(session: dict[str, str], memory: dict[str, str]) -> None:
+    """Give both services the same `redact`: a value set for one (e.g. `redact=pii` in the
+    session options, as before the memory service took it) applies to the other, and two
+    different values are an error. A redactor on the sessions alone would let generation send
+    the same conversation to its model, and store its memories, unredacted."""
+    chosen = {layer["redact"].strip().lower() for layer in (session, memory) if "redact" in layer}
+    if len(chosen) > 1:
+        both = " and ".join(sorted(chosen))
+        raise InputValidationError(
+            f"redact differs between the session and memory options ({both}): set it once, "
+            f"in {REDACT_ENV}."
+        )
+    if chosen:
+        session["redact"] = memory["redact"] = chosen.pop()
 
 
 def _database_url(environ: Mapping[str, str]) -> str:
@@ -138,6 +155,7 @@ class Deployment:
             **common,
             **{f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV)},
         )
+        _one_redactor(session, memory)
         web_ui = environ.get(WEB_UI_ENV, "false").lower()
         if web_ui not in ("true", "false"):
             raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")

@@ -2,8 +2,8 @@
 pool, or a Cloud Run job with `--until-idle` run on a schedule.
 
 Owns: building the memory service from the same settings the app uses (so both agree on the
-database, the schema, the model and the embedder) and running adk-memory's worker loops on it
-until SIGTERM. It never serves HTTP and never enqueues.
+database, the schema, the model, the embedder and the redactor) and running adk-memory's worker
+loops on it until SIGTERM. It never serves HTTP and never enqueues.
 """
 
 from __future__ import annotations

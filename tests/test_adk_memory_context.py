@@ -77,12 +77,18 @@ def system(request: LlmRequest) -> str:
     return str(request.config.system_instruction or "")
 
 
-def context_for(sessions, memory, user_id: str, text: str, invocation_id: str):
+def context_for(sessions, memory, user_id: str, text: str, invocation_id: str, session_id=None):
     """A `CallbackContext` and `LlmRequest` as ADK builds them for a model call (for calling the
-    callback directly, as a benchmark or another framework would)."""
+    callback directly, as a benchmark or another framework would), in a new session or in the
+    session `session_id` of `user_id`."""
 
     async def build() -> tuple[CallbackContext, LlmRequest]:
-        session = await sessions.create_session(app_name=APP, user_id=user_id)
+        if session_id is None:
+            session = await sessions.create_session(app_name=APP, user_id=user_id)
+        else:
+            session = await sessions.get_session(
+                app_name=APP, user_id=user_id, session_id=session_id
+            )
         message = types.Content(role="user", parts=[types.Part(text=text)])
         invocation = InvocationContext(
             session_service=sessions,
@@ -169,11 +175,14 @@ async def test_the_plugin_retrieves_once_per_invocation_and_shows_the_profile(
     assert first.count("The user's name is Alice.") == 1  # not repeated in the relevant block
     assert "Oslo" not in first
 
-    # The run is over: the plugin dropped its cache entry, so the same invocation retrieves anew.
+    # The run is over: the plugin dropped its cache entry, so the same invocation (same app,
+    # user and session) retrieves anew.
     [session] = (await sessions.list_sessions(app_name=APP, user_id="alice")).sessions
     stored = await sessions.get_session(app_name=APP, user_id="alice", session_id=session.id)
     invocation_id = stored.events[-1].invocation_id
-    context, request = await context_for(sessions, memory, "alice", "Paris?", invocation_id)
+    context, request = await context_for(
+        sessions, memory, "alice", "Paris?", invocation_id, session_id=session.id
+    )
     await plugin.callback(context, request)
     assert embedder.calls == calls_before + 2
 
@@ -187,9 +196,12 @@ async def test_direct_calls_cache_by_invocation_and_forget_the_oldest(
     await memory.create_memory("The user flies from Berlin.", alice_scope())
     callback = MemoryContextCallback(max_cached_invocations=2)
     calls = embedder.calls
+    session = await sessions.create_session(app_name=APP, user_id="alice")
 
     async def call(invocation_id: str) -> str:
-        context, request = await context_for(sessions, memory, "alice", "flights", invocation_id)
+        context, request = await context_for(
+            sessions, memory, "alice", "flights", invocation_id, session_id=session.id
+        )
         await callback(context, request)
         return system(request)
 
@@ -201,6 +213,27 @@ async def test_direct_calls_cache_by_invocation_and_forget_the_oldest(
     assert embedder.calls == calls + 3
     await call("a")
     assert embedder.calls == calls + 4
+
+
+async def test_the_cache_is_keyed_by_app_user_and_session_not_the_invocation_id_alone(
+    make_session_service, make_memory_service
+):
+    """An invocation id is the client's to choose over ADK's HTTP API: the same id in another
+    user's (or another session's) invocation never gets the cached block."""
+    sessions = make_session_service()
+    memory = make_memory_service(embedder=HashEmbedder(64))
+    await memory.create_memory("The user flies from Berlin.", alice_scope())
+    await memory.create_memory("The user flies from Madrid.", alice_scope("bob"))
+    callback = MemoryContextCallback()
+
+    async def block(user_id: str) -> str:
+        context, request = await context_for(sessions, memory, user_id, "flights", "same-id")
+        await callback(context, request)
+        return system(request)
+
+    alice, bob = await block("alice"), await block("bob")
+    assert "Berlin" in alice and "Madrid" not in alice
+    assert "Madrid" in bob and "Berlin" not in bob
 
 
 async def test_the_block_keeps_to_its_budget_and_keeps_the_most_relevant(

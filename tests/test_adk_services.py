@@ -171,7 +171,7 @@ async def test_worker_false_leaves_generation_to_a_standalone_worker(
         scope = {"app_name": "app", "user_id": "u"}
         operation = await memory.generate_memories(facts=["Prefers tea."], scope=scope)
         await asyncio.sleep(0.3)
-        assert not (await memory.get_operation(operation.id)).done
+        assert not (await memory.get_operation(operation.id, operation.scope)).done
 
 
 def test_model_and_embedder_are_built_without_credentials_or_network(monkeypatch, plain_url):

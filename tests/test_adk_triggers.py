@@ -109,17 +109,20 @@ async def test_every_second_turn_enqueues_on_turns_2_and_4_with_only_new_events(
     runner, _ = make_runner(sessions, MemoryGenerationPlugin(memory, every_n_turns=2))
     session = await sessions.create_session(app_name=APP, user_id="alice")
     ran = []
+    queued = []  # each job's payload while it waits (a finished job keeps none)
     for turn in range(1, 6):
         await ask(runner, session, f"message {turn}")
+        queued += [p for p in await job_payloads(engine) if p]
         ran.append(await memory.worker.run_until_idle())
     assert ran == [0, 1, 0, 1, 0]
+    assert await job_payloads(engine) == [{}, {}]
     first, second = extraction_requests(memory.llm)
     assert "message 1" in first and "message 2" in first
     assert "message 3" in second and "message 4" in second
     assert "message 1" not in second and "message 2" not in second  # never extracted twice
     # The second job carried only what came after the watermark (turn 2's reply), not the
     # whole session: a long conversation does not make each job bigger.
-    _, later = await job_payloads(engine)
+    _, later = queued
     assert payload_texts(later) == ["Noted.", "message 3", "Noted.", "message 4", "Noted."]
     assert later["revision_labels"] == {"trigger": "turn"}
 
@@ -173,7 +176,7 @@ async def test_end_session_enqueues_the_rest_and_the_session_may_then_be_deleted
     assert operation is not None and not operation.done
     await sessions.delete_session(app_name=APP, user_id="alice", session_id=session.id)
     assert await memory.worker.run_until_idle() == 1  # the job carries the events
-    done = await memory.get_operation(operation.id)
+    done = await memory.get_operation(operation.id, operation.scope)
     assert [g.memory.fact for g in done.generated_memories] == [FACT]
     assert await plugin.end_session(stored) is None  # nothing new: nothing enqueued
     with pytest.raises(InputValidationError):

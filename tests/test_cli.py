@@ -145,7 +145,7 @@ def test_migrate_checks_applies_and_reports_versions(cli: Cli, fresh_schema: str
 
     both = cli("migrate", "--schema", fresh_schema)
     assert "sessions   1        1       up to date" in both.stdout
-    assert "memory     2        2       migrated from 0" in both.stdout
+    assert "memory     3        3       migrated from 0" in both.stdout
     current = cli("migrate", "--check", "--schema", fresh_schema)
     assert current.stdout.count("up to date") == 2
 

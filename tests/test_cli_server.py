@@ -22,12 +22,12 @@ from conftest import TEST_SCHEMA
 from google.adk.cli.cli_tools_click import main as adk_main
 from test_cli import Cli, arun, services
 
-from adk_memory import GeminiEmbedder
+from adk_memory import GeminiEmbedder, PiiRedactor
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.cli.server import adk_arguments, service_uris
-from adk_memory.env import EMBEDDING_MODEL_ENV
+from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV
 
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""
@@ -37,13 +37,19 @@ URL = "postgresql://app:secret@db.internal:5432/agents"
 
 def test_service_uris_name_our_database_schema_and_options(tmp_path: Path) -> None:
     session, memory = service_uris(Target(URL, "tenant_a", None), None, None)
-    assert session == f"{URL}?schema=tenant_a"
-    assert memory == f"{URL}?embedding_model=none&schema=tenant_a"
+    assert session == f"{URL}?redact=none&schema=tenant_a"
+    assert memory == f"{URL}?embedding_model=none&redact=none&schema=tenant_a"
     built = session_service_from_uri(session)
     assert built.database.schema == "tenant_a"
-    # `--embedding-model none` is spelled out, so it wins over the server's environment.
-    plain = memory_service_from_uri(memory, environ={EMBEDDING_MODEL_ENV: "gemini-embedding-001"})
-    assert plain.embedder is None
+    # `--embedding-model none` and `--redact none` are spelled out, so they win over the
+    # server's environment.
+    environ = {EMBEDDING_MODEL_ENV: "gemini-embedding-001", REDACT_ENV: "pii"}
+    plain = memory_service_from_uri(memory, environ=environ)
+    assert plain.embedder is None and plain.redactor is None
+    # `--redact pii` reaches both services.
+    session, memory = service_uris(Target(URL, "tenant_a", None), None, None, "pii")
+    assert "redact=pii" in session
+    assert isinstance(memory_service_from_uri(memory, environ={}).redactor, PiiRedactor)
 
     _, generating = service_uris(Target(URL, "s", None), "gemini-2.5-flash", "gemini-embedding-001")
     service = memory_service_from_uri(generating)

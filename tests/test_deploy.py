@@ -5,6 +5,7 @@ memory worker, all against the test database with the ScriptedLlm agent in tests
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import shutil
 import sys
@@ -19,6 +20,7 @@ from conftest import TEST_SCHEMA
 from fastapi import FastAPI
 from google.adk.errors.input_validation_error import InputValidationError
 
+from adk_memory import PiiRedactor
 from adk_memory.adk.services import memory_service_from_uri
 from adk_memory.db.migrations import MIGRATIONS
 
@@ -105,6 +107,26 @@ def test_settings_for_cloud_sql_use_the_unix_socket(deploy):
     assert service.database.schema == "adk_memory"
 
 
+def test_sessions_memory_and_the_worker_redact_alike(deploy):
+    """`ADK_MEMORY_REDACT`, or `redact=` in either option string, gives the app's session and
+    memory services and the worker (which builds its service from `memory_uri()`) one
+    redactor."""
+    settings = importlib.import_module("deploy.settings")
+    base = {"CLOUD_SQL_INSTANCE": "p:r:i"}
+    for extra in (
+        {"ADK_MEMORY_REDACT": "pii"},
+        {"ADK_MEMORY_SESSION_OPTIONS": "redact=pii"},
+        {"ADK_MEMORY_MEMORY_OPTIONS": "redact=PII"},
+        {"ADK_MEMORY_OPTIONS": "redact=pii"},
+    ):
+        deployment = settings.Deployment.from_env({**base, **extra})
+        assert "redact=pii" in deployment.session_uri(), extra
+        memory = memory_service_from_uri(deployment.memory_uri(), environ={})
+        assert isinstance(memory.redactor, PiiRedactor), extra
+    plain = settings.Deployment.from_env(base)
+    assert "redact" not in plain.session_uri() + plain.memory_uri()
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
@@ -144,6 +166,22 @@ def test_settings_for_cloud_sql_use_the_unix_socket(deploy):
             re.escape("memory_ttl is set in both $ADK_MEMORY_MEMORY_TTL and $ADK_MEMORY_MEMORY_"),
         ),
         ({"CLOUD_SQL_INSTANCE": "p:r:i", "ADK_WEB_UI": "yes please"}, "true or false"),
+        (
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:i",
+                "ADK_MEMORY_SESSION_OPTIONS": "redact=pii",
+                "ADK_MEMORY_MEMORY_OPTIONS": "redact=none",
+            },
+            re.escape("redact differs between the session and memory options (none and pii)"),
+        ),
+        (
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:i",
+                "ADK_MEMORY_REDACT": "pii",
+                "ADK_MEMORY_SESSION_OPTIONS": "redact=pii",
+            },
+            re.escape("redact is set in both $ADK_MEMORY_REDACT and $ADK_MEMORY_SESSION_OPTIONS"),
+        ),
     ],
 )
 def test_bad_settings_fail_at_start_up(deploy, env, message):
@@ -205,6 +243,53 @@ async def _say(client: httpx.AsyncClient, session_id: str, text: str) -> str:
     return response.json()[-1]["content"]["parts"][0]["text"]
 
 
+async def _run(
+    client: httpx.AsyncClient, route: str, user: str, session_id: str, **extra: object
+) -> list[dict]:
+    """One turn through `/run` or `/run_sse` with extra body fields; the events."""
+    body = {
+        "app_name": APP,
+        "user_id": user,
+        "session_id": session_id,
+        "new_message": {"role": "user", "parts": [{"text": f"{user} says hello"}]},
+        **extra,
+    }
+    response = await client.post(route, json=body)
+    response.raise_for_status()
+    if route == "/run":
+        return response.json()
+    lines = response.text.splitlines()
+    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data:")]
+
+
+@pytest.mark.parametrize("route", ["/run", "/run_sse"])
+async def test_the_app_ignores_invocation_ids_that_resume_nothing_of_the_session(
+    deploy, environ, restore_imports, route
+):
+    """A client-chosen invocation id is kept only when it names an invocation of the request's
+    own session (a resume); for a new run, ADK makes the id, whatever the client sent."""
+    migrate = importlib.import_module("deploy.migrate")
+    main = importlib.import_module("deploy.main")
+    settings = importlib.import_module("deploy.settings")
+    await migrate.migrate(settings.Deployment.from_env(environ))
+    other = "other-user"
+    async with serving(main.create_app(environ)) as client:
+        mine = (await client.post(SESSIONS, json={})).json()["id"]
+        theirs = (await client.post(f"/apps/{APP}/users/{other}/sessions", json={})).json()["id"]
+        [first] = {e["invocationId"] for e in await _run(client, route, USER, mine)}
+
+        # Another user reuses that id, in either spelling ADK accepts: a fresh id each time.
+        for key in ("invocation_id", "invocationId"):
+            events = await _run(client, route, other, theirs, **{key: first})
+            assert events and {e["invocationId"] for e in events}.isdisjoint({first})
+        # A made-up id on one's own session is not kept either.
+        events = await _run(client, route, USER, mine, invocation_id="e-made-up")
+        assert "e-made-up" not in {e["invocationId"] for e in events}
+        # An id of an invocation of the request's own session is passed on to ADK.
+        events = await _run(client, route, USER, mine, invocation_id=first)
+        assert {e["invocationId"] for e in events} == {first}
+
+
 async def test_the_app_refuses_to_migrate_a_stale_schema(deploy, environ, restore_imports):
     """The app runs with auto_migrate=false: a schema the migration job has not brought up to
     date is an error on first use, not a silent DDL from a serving instance."""
@@ -234,7 +319,7 @@ async def test_the_worker_runs_what_the_app_enqueued(deploy, environ):
             facts=["Prefers window seats."], scope=scope, disable_consolidation=True
         )
         assert await worker.run(deployment, until_idle=True) == 1
-        assert (await app_memory.get_operation(operation.id)).done
+        assert (await app_memory.get_operation(operation.id, operation.scope)).done
         listed = await app_memory.list_memories(scope=scope)
     assert [m.fact for m in listed.memories] == ["Prefers window seats."]
 

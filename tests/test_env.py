@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from google.adk.errors.input_validation_error import InputValidationError
 
-from adk_memory import GeminiEmbedder, PostgresMemoryService, PostgresSessionService
+from adk_memory import GeminiEmbedder, PiiRedactor, PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.services import memory_service_from_uri
 from adk_memory.adk.stack import configure
 from adk_memory.cli import main
@@ -22,6 +22,7 @@ from adk_memory.env import (
     EMBEDDING_MODEL_ENV,
     parse_duration,
     parse_embedding_model,
+    parse_redact,
     with_database_password,
 )
 from adk_memory.worker import _parser, _service
@@ -57,6 +58,15 @@ def test_embedding_model_none_means_full_text_only() -> None:
     for text in (None, "", "none", " NONE "):
         assert parse_embedding_model(text) is None
     assert parse_embedding_model(" gemini-embedding-001 ") == "gemini-embedding-001"
+
+
+def test_redact_names_the_redactor() -> None:
+    assert isinstance(parse_redact("pii"), PiiRedactor)
+    assert isinstance(parse_redact(" PII "), PiiRedactor)
+    assert parse_redact("none") is None
+    for text in ("", "all", "pii,none"):
+        with pytest.raises(InputValidationError, match="expected one of pii, none"):
+            parse_redact(text)
 
 
 def test_a_password_in_the_url_wins(tmp_path: Path) -> None:

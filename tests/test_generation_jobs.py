@@ -61,7 +61,7 @@ async def test_a_session_becomes_memories_in_the_background(make):
     operation = await service.generate_memories(session=session)
     assert not operation.done and llm.requests == []  # returned before the model was called
     assert await service.worker.run_until_idle() == 1
-    done = await service.get_operation(operation.id)
+    done = await service.get_operation(operation.id, operation.scope)
     assert done.done and done.error is None
     [generated] = done.generated_memories
     assert generated.action is MemoryAction.CREATED
@@ -95,7 +95,7 @@ async def test_consolidation_updates_and_deletes_existing_memories(make):
     session = Session(id="s2", app_name=APP, user_id=USER, events=[said("Aisle now. No tea.")])
     operation = await service.generate_memories(session=session)
     await service.worker.run_until_idle()
-    done = await service.get_operation(operation.id)
+    done = await service.get_operation(operation.id, operation.scope)
     assert sorted(g.action for g in done.generated_memories) == [
         MemoryAction.DELETED,
         MemoryAction.UPDATED,
@@ -115,7 +115,7 @@ async def test_malformed_output_is_retried_then_dead_lettered_and_nothing_is_wri
     await service.worker.run_until_idle()
     await asyncio.sleep(0.05)
     await service.worker.run_until_idle()
-    done = await service.get_operation(operation.id)
+    done = await service.get_operation(operation.id, operation.scope)
     assert done.done and "GenerationOutputError" in done.error
     assert [d.id for d in await service.dead_letters()] == [operation.id]
     assert await facts_of(service) == []
@@ -132,7 +132,7 @@ async def test_a_worker_that_loses_its_job_writes_nothing(make):
     await service.worker.run_until_idle()  # another worker takes the job over and finishes it
     await service._generate(stale)  # the first worker wakes up and tries to commit
     assert await facts_of(service) == ["The user likes jazz."]
-    assert len((await service.get_operation(operation.id)).generated_memories) == 1
+    assert len((await service.get_operation(operation.id, operation.scope)).generated_memories) == 1
 
 
 async def test_direct_facts_and_wait_for_completion(make):
@@ -209,7 +209,7 @@ async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
     session = Session(id="s9", app_name=APP, user_id=USER, events=[said("I'm vegetarian")])
     operation = await agent_side.generate_memories(session=session)
     assert await serve(worker_side, concurrency=2, until_idle=True) == 1
-    assert (await agent_side.get_operation(operation.id)).done
+    assert (await agent_side.get_operation(operation.id, operation.scope)).done
     args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
     assert (args.model, args.embedding_model, args.until_idle) == ("gemini-2.5-flash", None, True)
 
@@ -255,7 +255,7 @@ async def test_revoking_a_source_regenerates_from_the_sources_that_remain(make):
     # Revoking a: the jazz memory goes, and b's own extracted fact is generated again.
     [operation] = await service.revoke_source("a", SCOPE)
     await service.worker.run_until_idle()
-    assert (await service.get_operation(operation.id)).done
+    assert (await service.get_operation(operation.id, operation.scope)).done
     assert await facts_of(service) == ["The user loves bebop jazz."]
     [revision] = [
         r for r in await service.list_revisions(jazz.id, SCOPE) if r.action is MemoryAction.DELETED
@@ -282,7 +282,7 @@ async def test_model_timeouts_and_exceptions_are_retried_until_they_succeed(make
     for _ in range(3):
         await service.worker.run_until_idle()
         await asyncio.sleep(0.02)
-    done = await service.get_operation(operation.id)
+    done = await service.get_operation(operation.id, operation.scope)
     assert done.done and done.error is None
     assert await facts_of(service) == ["The user plays chess."]
 

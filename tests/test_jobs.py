@@ -43,8 +43,9 @@ async def test_jobs_of_one_scope_never_run_at_once(queue):
     await complete(queue, one, {"ok": True})
     three = await queue.claim(LEASE)
     assert three.payload == {"n": 2} and three.scope == A
-    record = await queue.get(first)
+    record = await queue.get(first, "a")
     assert (record.status, record.result, record.attempts) == ("done", {"ok": True}, 1)
+    assert await queue.get(first, "b") is None  # only with its own scope
 
 
 async def test_a_failed_try_is_retried_after_its_backoff_then_dead_lettered(queue):
@@ -86,7 +87,7 @@ async def test_effects_and_completion_commit_together(queue):
         async with queue._db.connection() as conn, conn.transaction():
             await queue.complete(conn, job.id, {"written": True})
             raise RuntimeError("killed before commit")
-    assert (await queue.get(job_id)).status == "running"
+    assert (await queue.get(job_id, "a")).status == "running"
     await asyncio.sleep(0.3)
     assert (await queue.claim(LEASE)).id == job_id
 

@@ -13,6 +13,7 @@ import json
 
 import pytest
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.tools import load_memory, preload_memory
 from google.adk.tools.load_memory_tool import LoadMemoryResponse
@@ -246,20 +247,36 @@ async def forget_everything(tool_context: ToolContext) -> dict:
     return {"status": "forgotten"}
 
 
-async def test_tool_context_delete_memory_without_an_id_deletes_all_of_the_users_memories(
-    make_session_service, make_memory
+async def test_tool_context_delete_memory_without_an_id_deletes_nothing(
+    make_session_service, make_memory, caplog
 ):
-    """ToolContext.delete_memory's memory_id defaults to None, which this service reads as "every
-    memory of the user" (ADK's InMemoryMemoryService treats it as a no-op)."""
+    """ToolContext.delete_memory's memory_id defaults to None. ADK's contract is "delete one
+    memory by id" and its InMemoryMemoryService does nothing for None: so does this service
+    (with a warning). Forgetting a whole scope is only ever `purge`."""
     memory = make_memory()
     sessions, _ = await remember_first_session(make_session_service, memory)
+    alice = {"app_name": APP, "user_id": "alice"}
+    before = [m.id for m in (await memory.list_memories(alice)).memories]
+    assert before
     await memory.create_memory("bob's fact", {"app_name": APP, "user_id": "bob"})
     llm = ScriptedLlm([function_call("forget_everything"), "Done."])
     agent = LlmAgent(name="assistant", model=llm, tools=[forget_everything])
     runner = Runner(app_name=APP, agent=agent, session_service=sessions, memory_service=memory)
     session = await sessions.create_session(app_name=APP, user_id="alice")
-    await ask(runner, "alice", session.id, "Forget me.")
+    with caplog.at_level("WARNING"):
+        await ask(runner, "alice", session.id, "Forget me.")
 
-    assert (await memory.list_memories({"app_name": APP, "user_id": "alice"})).memories == []
+    assert [m.id for m in (await memory.list_memories(alice)).memories] == before
     bobs = (await memory.list_memories({"app_name": APP, "user_id": "bob"})).memories
     assert [m.fact for m in bobs] == ["bob's fact"]
+    assert "deletes nothing" in caplog.text
+
+    # The same operations on ADK's own reference service: nothing deleted there either.
+    reference = InMemoryMemoryService()
+    await reference.add_session_to_memory(
+        await sessions.get_session(app_name=APP, user_id="alice", session_id=session.id)
+    )
+    found = await reference.search_memory(app_name=APP, user_id="alice", query="Forget")
+    await reference.delete_memory(app_name=APP, user_id="alice")
+    again = await reference.search_memory(app_name=APP, user_id="alice", query="Forget")
+    assert len(again.memories) == len(found.memories) > 0

@@ -225,12 +225,9 @@ async def run(service: PostgresMemoryService, model: Model, op: object) -> None:
         return
 
     if isinstance(op, DeleteUser):
+        # ADK's delete without an id: deletes nothing, whoever asks ("None" never means "all").
         app, user_id = USERS[op.user]
         await service.delete_memory(app_name=app, user_id=user_id)
-        home = user_scope_index(op.user)
-        if home is not None:
-            for memory_id in list(model.live_in(home)):
-                model.delete(memory_id)
         return
 
     if isinstance(op, Purge):

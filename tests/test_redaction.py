@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adk_memory.sessions.redaction import PiiRedactor, Redactor, redact_json
+from adk_memory.redaction import PiiRedactor, Redactor, redact_json
 
 REDACTOR = PiiRedactor()
 

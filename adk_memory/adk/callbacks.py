@@ -7,8 +7,10 @@ them into a token budget, and rendering them (ages, confidence, template). `prel
 `tools.py` is a thin wrapper over the same callback, so both write the same text.
 
 It never writes or deletes a memory, never reads outside the invocation's own app and user (the
-scope comes from the session, never from the model), and never lets a failed retrieval fail the
-turn: the error is logged and the model is called without memories.
+scope comes from the session, never from the model), never keys a cache by anything a client can
+choose alone (the invocation id comes with its app, user and session), never shows a fact that is
+not `rendering.neutralise`d, and never lets a failed retrieval fail the turn: the error is logged
+and the model is called without memories.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from ..config import CustomTopic, ManagedTopic, MemoryTopic
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
+from ..memory.rendering import neutralise
 from ..memory.scope import Scope, user_scope
 from ..memory.service import MAX_TOP_K, PostgresMemoryService, memory_time
 from .tokens import text_tokens
@@ -79,6 +82,19 @@ def memory_service_of(
     return service
 
 
+InvocationKey = tuple[str, str, str, str]
+"""(app, user, session, invocation id): what a cached memory block belongs to. The invocation
+id alone is not enough: ADK's HTTP API lets the client choose it (`/run`'s `invocation_id`), so
+a key without the app, user and session would hand one user's memories to another user who
+sends the same id."""
+
+
+def invocation_key(context: CallbackContext | InvocationContext) -> InvocationKey:
+    """The key of the invocation `context` belongs to, read from its session (as `scope_of`)."""
+    session = context.session
+    return (session.app_name, session.user_id, session.id, context.invocation_id)
+
+
 def scope_of(context: CallbackContext) -> Scope:
     """The invocation's memory scope: its app and user, read from the session (never from
     anything the model says), as ADK's own memory calls scope it."""
@@ -110,6 +126,9 @@ class ContextMemory:
 
     id: str
     fact: str
+    """The stored fact, `neutralise`d: one line that cannot close or open the block's tags or
+    pass as a role line, whoever wrote it and whenever (facts stored before any write-time guard
+    included). Every renderer, a custom template too, only ever sees this form."""
     time: datetime
     """When the fact was last confirmed (for a remembered raw event: when it was said)."""
     age: str
@@ -135,10 +154,10 @@ class ContextMemory:
         time = memory_time(memory).astimezone(timezone.utc)
         return cls(
             id=memory.id,
-            fact=memory.fact,
+            fact=neutralise(memory.fact),
             time=time,
             age=describe_age(time, now),
-            topics=tuple(memory.topics),
+            topics=tuple(neutralise(topic) for topic in memory.topics),
             confidence=memory.confidence,
             score=found.score if isinstance(found, RetrievedMemory) else None,
         )
@@ -272,7 +291,8 @@ class MemoryContextCallback:
       preamble: the fixed text in front of the memories.
       timeout: seconds a retrieval may take; None: no limit.
       max_cached_invocations: invocations whose result is kept (least recently used dropped;
-        the plugin also drops an invocation's entry when its run ends).
+        the plugin also drops an invocation's entry when its run ends). An entry is keyed by
+        the invocation's app, user and session as well as its id (`InvocationKey`).
     """
 
     def __init__(
@@ -318,7 +338,7 @@ class MemoryContextCallback:
         self.timeout = timeout
         self._render = _check_template(template)
         self._max_cached = max_cached_invocations
-        self._cache: OrderedDict[str, asyncio.Task[str]] = OrderedDict()
+        self._cache: OrderedDict[InvocationKey, asyncio.Task[str]] = OrderedDict()
 
     async def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
         """Append the memory block to `llm_request`'s system instruction (None: the model is
@@ -331,7 +351,7 @@ class MemoryContextCallback:
         """The block for this invocation ("" when there is nothing to show): built on its first
         model call, reused by the later ones (concurrent first calls share one retrieval)."""
         service = memory_service_of(context, self.memory_service)
-        key = context.invocation_id
+        key = invocation_key(context)
         task = self._cache.get(key)
         if task is None:
             build = self._build(service, scope_of(context), user_query(context, llm_request))
@@ -343,9 +363,9 @@ class MemoryContextCallback:
             self._cache.move_to_end(key)
         return await asyncio.shield(task)
 
-    def forget(self, invocation_id: str) -> None:
-        """Drop an invocation's cached block (its run is over)."""
-        self._cache.pop(invocation_id, None)
+    def forget(self, context: CallbackContext | InvocationContext) -> None:
+        """Drop the cached block of `context`'s invocation (its run is over)."""
+        self._cache.pop(invocation_key(context), None)
 
     async def _build(self, service: PostgresMemoryService, scope: Scope, query: str) -> str:
         try:
@@ -427,4 +447,4 @@ class MemoryContextPlugin(BasePlugin):
         await self.callback(callback_context, llm_request)
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        self.callback.forget(invocation_context.invocation_id)
+        self.callback.forget(invocation_context)

@@ -46,18 +46,19 @@ from ..env import (
     EMBEDDING_MODEL_ENV,
     MEMORY_TTL_ENV,
     MODEL_ENV,
+    REDACT_ENV,
     SCHEMA_ENV,
     SESSION_TTL_ENV,
     embedded_data_dir,
     from_environ,
     parse_duration,
     parse_embedding_model,
+    parse_redact,
     with_database_password,
 )
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
-from ..sessions.redaction import PiiRedactor
 from ..sessions.service import PostgresSessionService
 
 DATABASE_SCHEMES = ("postgresql", "postgres", "postgresql+asyncpg")
@@ -121,13 +122,15 @@ _COMMON_OPTIONS: dict[str, Parser] = {
     "pool_size": _count(1),  # connections this service's pool keeps open
     "max_overflow": _count(0),  # extra connections allowed under load
     "auto_migrate": _boolean,  # create/upgrade the tables on first use (default true)
+    # pii: e-mails, phone, card and IBAN numbers redacted before they are stored or sent to a
+    # model (the memory service: memories, raw events, jobs, generation); none: off (default)
+    "redact": parse_redact,
 }
 
 SESSION_OPTIONS: Mapping[str, Parser] = {
     **_COMMON_OPTIONS,
     "session_ttl": parse_duration,  # sessions idle longer than this are swept
     "event_cache_size": _count(0),  # decoded events cached per process (0: off)
-    "redact": _choice("pii", "none"),  # pii: e-mails, phone, card and IBAN numbers
 }
 """adk-memory's options for a session service URI."""
 
@@ -145,7 +148,11 @@ MEMORY_OPTIONS: Mapping[str, Parser] = {
 }
 """adk-memory's options for a memory service URI."""
 
-SESSION_VARIABLES: Mapping[str, str] = {"schema": SCHEMA_ENV, "session_ttl": SESSION_TTL_ENV}
+SESSION_VARIABLES: Mapping[str, str] = {
+    "schema": SCHEMA_ENV,
+    "session_ttl": SESSION_TTL_ENV,
+    "redact": REDACT_ENV,
+}
 """The environment variable each session option is read from when the URI leaves it out (the
 variables `configure()` reads), so a URI and `configure()` in one environment agree."""
 
@@ -154,6 +161,7 @@ MEMORY_VARIABLES: Mapping[str, str] = {
     "model": MODEL_ENV,
     "embedding_model": EMBEDDING_MODEL_ENV,
     "memory_ttl": MEMORY_TTL_ENV,
+    "redact": REDACT_ENV,
 }
 """The environment variable each memory option is read from when the URI leaves it out."""
 
@@ -314,13 +322,9 @@ def session_service_from_uri(
     target = _target(uri, "session", SESSION_OPTIONS, SESSION_VARIABLES, _environ(environ))
     options = dict(target.options)
     settings = _connection(target, options, engine_kwargs)
-    redact = options.pop("redact", "none")
     return _remember(
         PostgresSessionService(
-            target.url,
-            redactor=PiiRedactor() if redact == "pii" else None,
-            **settings,
-            **options,
+            target.url, redactor=options.pop("redact", None), **settings, **options
         )
     )
 
@@ -373,6 +377,7 @@ def memory_service_from_uri(
             llm=options.pop("model", None),
             config=config,
             run_worker=options.pop("worker", True),
+            redactor=options.pop("redact", None),
             **settings,
         )
     )

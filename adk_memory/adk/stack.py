@@ -47,18 +47,21 @@ from ..env import (
     EMBEDDING_MODEL_ENV,
     MEMORY_TTL_ENV,
     MODEL_ENV,
+    REDACT_ENV,
     SCHEMA_ENV,
     SESSION_TTL_ENV,
     embedded_data_dir,
     from_environ,
     parse_duration,
     parse_embedding_model,
+    parse_redact,
     with_database_password,
 )
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
+from ..memory.guard import MemoryGuard
 from ..memory.service import PostgresMemoryService
-from ..sessions.redaction import Redactor
+from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
 from .callbacks import MemoryContextCallback, MemoryContextPlugin
 from .compaction.archive import ToolResultArchivePlugin
@@ -66,6 +69,7 @@ from .compaction.budget import TokenBudgetPlugin
 from .compaction.delegation import DelegationFilterPlugin
 from .compaction.summarize import RecursiveSummarizationPlugin
 from .compaction.window import SlidingWindowPlugin
+from .erasure import erase_user
 from .tools import CreateMemoryTool, ForgetMemoryTool, LoadMemoryTool
 from .triggers import MemoryGenerationPlugin, OptOut
 
@@ -174,15 +178,24 @@ DEFAULT_TRIGGERS = TriggerConfig()
 """configure()'s default: generation enqueued after every turn."""
 
 
-def compaction_plugins(config: CompactionConfig, model: BaseLlm) -> tuple[BasePlugin, ...]:
+def compaction_plugins(
+    config: CompactionConfig, model: BaseLlm, redactor: Redactor | None = None
+) -> tuple[BasePlugin, ...]:
     """The plugins `config` chooses, in the order they must run: filtering and archiving first,
     so the window and the budget measure the smaller request; the budget last among the
-    request-trimming ones, as it counts everything the others left. `model` writes summaries."""
+    request-trimming ones, as it counts everything the others left. `model` writes summaries.
+    `redactor` goes to the plugins that store text or send it to a model of their own (the
+    archive's artifacts and references, the summarizer's input and summaries); the others only
+    choose which contents the agent's model gets."""
     chosen: list[BasePlugin] = []
     if config.filter_delegation:
         chosen.append(DelegationFilterPlugin())
     if config.archive_tool_results:
-        chosen.append(ToolResultArchivePlugin(threshold_tokens=config.archive_threshold_tokens))
+        chosen.append(
+            ToolResultArchivePlugin(
+                threshold_tokens=config.archive_threshold_tokens, redactor=redactor
+            )
+        )
     if config.window_turns is not None:
         chosen.append(SlidingWindowPlugin(config.window_turns))
     if config.token_budget is not None:
@@ -201,6 +214,7 @@ def compaction_plugins(config: CompactionConfig, model: BaseLlm) -> tuple[BasePl
                 event_threshold=config.summarize_after_events,
                 token_threshold=config.summarize_after_tokens,
                 keep_last=config.keep_last_events,
+                redactor=redactor,
             )
         )
     return tuple(chosen)
@@ -223,6 +237,8 @@ class MemoryStack:
       generation: the memory-generation trigger plugin (`end_session(session)`,
         `sweep_idle(...)`), or None.
       compaction: the compaction plugins, in order.
+      redactor: the one redactor every part applies before it stores text or sends it to a
+        model (sessions, memory, generation, summaries, archived tool results), or None.
       create_memory, load_memory, forget_memory: the memory tools, described with the
         configured topics.
       data_dir: the embedded server's data directory (None when a database URL is used).
@@ -237,6 +253,7 @@ class MemoryStack:
         memory_context: MemoryContextPlugin | None = None,
         generation: MemoryGenerationPlugin | None = None,
         compaction: tuple[BasePlugin, ...] = (),
+        redactor: Redactor | None = None,
         data_dir: Path | None = None,
         engine: AsyncEngine | None = None,
     ) -> None:
@@ -246,6 +263,7 @@ class MemoryStack:
         self.memory_context = memory_context
         self.generation = generation
         self.compaction = compaction
+        self.redactor = redactor
         self.create_memory = CreateMemoryTool(memory_service)
         self.load_memory = LoadMemoryTool(memory_service)
         self.forget_memory = ForgetMemoryTool(memory_service)
@@ -314,6 +332,23 @@ class MemoryStack:
             **options,
         )
 
+    async def erase_user(
+        self, app_name: str, user_id: str, *, artifact_service: BaseArtifactService | None = None
+    ) -> dict[str, int]:
+        """Forget one user of one app everywhere: archived tool results (in `artifact_service`,
+        default the stack's), generation jobs with their payloads and results, memories
+        (quarantined ones too), revisions, watermarks, sessions, events, compaction summaries
+        and user state, for every scope naming the user. Idempotent and resumable (run it again
+        after an interruption); returns counts per kind, and records the erasure with counts
+        and times only. See `adk_memory.adk.erasure`."""
+        return await erase_user(
+            app_name=app_name,
+            user_id=user_id,
+            session_service=self.session_service,
+            memory_service=self.memory_service,
+            artifact_service=artifact_service or self.artifact_service,
+        )
+
     async def close(self) -> None:
         """Finish the plugins' background work (summaries in flight are written), stop the
         generation worker (queued jobs stay queued), then release the connection pools. The
@@ -375,6 +410,7 @@ def configure(
     embedder: Embedder | None = None,
     session_ttl: timedelta | None = None,
     redactor: Redactor | None = None,
+    guard: MemoryGuard | None = None,
     context: MemoryContextConfig | None = DEFAULT_CONTEXT,
     triggers: TriggerConfig | None = DEFAULT_TRIGGERS,
     compaction: CompactionConfig | None = None,
@@ -405,7 +441,12 @@ def configure(
         when that names a model; unset or `none`: full-text search only).
       session_ttl: idle sessions older than this are deleted by `sweep_expired_sessions()`
         (`$ADK_MEMORY_SESSION_TTL`; default: kept forever).
-      redactor: redacts PII before session events and state are stored (default: none).
+      redactor: redacts personal data wherever the stack stores text or sends it to a model:
+        session events and state, memories, raw events and jobs, the generation model's input
+        and output, summaries and their model's input, archived tool results and their
+        references (`$ADK_MEMORY_REDACT`: `pii` is `PiiRedactor()`; default: none).
+      guard: judges every fact before it is stored (`MemoryGuard`; default
+        `DefaultMemoryGuard()`): allow, reject, or quarantine for an operator.
       context: memories in the system instruction (default on); None: off.
       triggers: memory generation triggers (default: after every turn); None: no plugin.
       compaction: compaction plugins (default None: none).
@@ -433,6 +474,10 @@ def configure(
         embedder = GeminiEmbedder(embedding_model)
     if session_ttl is None:
         session_ttl = from_environ(environ, SESSION_TTL_ENV, parse_duration)
+    if redactor is None:
+        redactor = from_environ(environ, REDACT_ENV, parse_redact)
+    elif not isinstance(redactor, Redactor):
+        raise InputValidationError("redactor must have a `redact(text) -> str` method.")
 
     engine: AsyncEngine | None = None
     where: dict[str, Any]
@@ -449,7 +494,13 @@ def configure(
 
     session_service = PostgresSessionService(redactor=redactor, session_ttl=session_ttl, **shared)
     memory_service = PostgresMemoryService(
-        embedder=embedder, config=config, llm=llm, run_worker=run_worker, **shared
+        embedder=embedder,
+        config=config,
+        llm=llm,
+        run_worker=run_worker,
+        redactor=redactor,
+        guard=guard,
+        **shared,
     )
     memory_context = None
     if context is not None:
@@ -467,7 +518,8 @@ def configure(
         artifact_service=artifact_service or InMemoryArtifactService(),
         memory_context=memory_context,
         generation=generation,
-        compaction=compaction_plugins(compaction, llm) if compaction is not None else (),
+        compaction=() if compaction is None else compaction_plugins(compaction, llm, redactor),
+        redactor=redactor,
         data_dir=resolved_dir,
         engine=engine,
     )

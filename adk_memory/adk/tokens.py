@@ -170,7 +170,11 @@ class TokenCache:
         self._tokens: LruCache[PayloadKey, int] = LruCache(max_entries)
 
     def for_request(self, session: Session, invocation_id: str) -> CachedEstimator:
-        """The estimator of one model call of `invocation_id` on `session`."""
+        """The estimator of one model call of `invocation_id` on `session`.
+
+        Entries are keyed by where a payload is stored (`PayloadKey`: app, user, session,
+        event), never by the invocation id, which a client may choose: the id only leaves the
+        running invocation's events out (a reused one leaves more out, of the same session)."""
         stored: dict[int, tuple[object, PayloadKey]] = {}
         scope = (session.app_name, session.user_id, session.id)
         for event in session.events:

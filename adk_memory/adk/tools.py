@@ -10,7 +10,8 @@ do, for the Runner and its plugins to handle.
 It never takes a scope from the model: every call is scoped to the invocation's app and user,
 so one user can never read, write or delete another's memories. It never deletes without a
 memory id: a description only finds candidates (similarity search always returns the nearest
-memories, related or not, so deleting by it would sooner or later delete the wrong one).
+memories, related or not, so deleting by it would sooner or later delete the wrong one). It
+never returns a stored fact to the model without `rendering.neutralise`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing_extensions import override
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction
+from ..memory.rendering import neutralise
 from ..memory.scope import Scope
 from ..memory.service import MAX_TOP_K, PostgresMemoryService
 from .callbacks import ContextMemory, MemoryContextCallback, memory_service_of, scope_of
@@ -88,7 +90,8 @@ def _error(exc: InputValidationError) -> dict[str, str]:
 
 
 def _shown(memory: ContextMemory) -> dict[str, Any]:
-    """A memory as a tool returns it to the model."""
+    """A memory as a tool returns it to the model (its fact and topics already `neutralise`d by
+    `ContextMemory.of`, as in the memory-context block)."""
     shown: dict[str, Any] = {
         "id": memory.id,
         "fact": memory.fact,
@@ -201,8 +204,10 @@ class CreateMemoryTool(_MemoryTool):
             memory = await service.create_memory(
                 fact, scope, topics=[topic] if topic else None, metadata=metadata
             )
-        except InputValidationError as exc:
+        except InputValidationError as exc:  # a MemoryRejectedError says the guard's reason
             return _error(exc)
+        if memory.quarantined:
+            return {"status": "held_for_review", "changes": []}
         return {
             "status": "saved",
             "changes": [_change(MemoryAction.CREATED, memory.id, memory.fact)],
@@ -229,15 +234,31 @@ class CreateMemoryTool(_MemoryTool):
             return {"status": "pending", "operation_id": operation.id}
         if operation.error is not None:
             return {"error": "The memory could not be saved; try again later."}
-        changes = [
-            _change(generated.action, generated.memory.id, generated.memory.fact)
+        if operation.rejected:
+            return {"error": f"Not saved: {operation.rejected[0].reason}."}
+        changes = [  # a memory this generation deleted is gone, fact and all: its id remains
+            _change(
+                generated.action,
+                generated.memory_id,
+                generated.memory.fact if generated.memory is not None else None,
+            )
             for generated in operation.generated_memories
+            if not generated.quarantined
         ]
+        held = any(generated.quarantined for generated in operation.generated_memories)
+        if held and not changes:
+            return {"status": "held_for_review", "changes": []}
         return {"status": "saved" if changes else "already_known", "changes": changes}
 
 
-def _change(action: MemoryAction, memory_id: str, fact: str) -> dict[str, str]:
-    return {"action": action.value.lower(), "id": memory_id, "fact": fact}
+def _change(action: MemoryAction, memory_id: str, fact: str | None) -> dict[str, str]:
+    """A write as a tool reports it to the model. The fact is a stored one (an UPDATE merges
+    into an old fact, a delete reports the old fact), so it is `neutralise`d like any other;
+    None (a memory deleted since) reports the id alone."""
+    change = {"action": action.value.lower(), "id": memory_id}
+    if fact is not None:
+        change["fact"] = neutralise(fact)
+    return change
 
 
 class LoadMemoryTool(_MemoryTool):

@@ -10,8 +10,10 @@ import click
 
 from .backfill import backfill
 from .db import db, migrate
+from .erase import erase
 from .maintenance import sweep, worker
 from .memories import memories
+from .quarantine import quarantine
 from .server import api_server, web
 
 
@@ -25,7 +27,8 @@ def main() -> None:
     """
 
 
-for _command in (web, api_server, db, migrate, worker, sweep, memories, backfill):
+for _command in (web, api_server, db, migrate, worker, sweep, memories, backfill, erase):
     main.add_command(_command)
+memories.add_command(quarantine)
 
 __all__ = ["main"]

@@ -185,8 +185,8 @@ async def _backfill(
 ) -> tuple[Outcome, bool]:
     """The outcome, and whether a Ctrl-C stopped the run before every chosen session was sent."""
     async with (
-        target.sessions(event_cache_size=0) as sessions,
-        target.memory(llm=generation.llm, embedder=generation.embedder, run_worker=False) as memory,
+        target.sessions(event_cache_size=0, redactor=generation.redactor) as sessions,
+        target.memory(**generation.memory_options(), run_worker=False) as memory,
     ):
         plan = _Backfill(sessions, memory, wait=wait, concurrency=concurrency)
         await plan.choose(app, user, limit, look=dry_run)

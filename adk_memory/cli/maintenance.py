@@ -1,8 +1,9 @@
 """`adk-memory worker` and `adk-memory sweep`: the jobs a deployment runs beside its agents.
 
 Owns: the command-line side of the memory-generation worker (`adk_memory.worker.serve` does the
-work) and of the TTL sweeps (the services' `sweep_expired_sessions` and `sweep_expired` do the
-deleting). It never deletes anything the services would not: expiry is decided by the same TTLs.
+work) and of the TTL sweeps (the services' `sweep_expired_sessions`, `sweep_expired` and
+`sweep_jobs` do the deleting). It never deletes anything the services would not: expiry is
+decided by the same TTLs, and a generation job only once it is finished.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import timedelta
 
 import click
 
-from ..config import MemoryBankConfig, TtlConfig
+from ..config import GenerationConfig, MemoryBankConfig, TtlConfig
 from ..env import SESSION_TTL_ENV
 from ..worker import serve
 from .options import DURATION, Generation, Target, database_options, generation_options, run
@@ -20,9 +21,7 @@ from .output import running_count
 
 
 async def _work(target: Target, generation: Generation, concurrency: int, until_idle: bool) -> int:
-    async with target.memory(
-        llm=generation.llm, embedder=generation.embedder, run_worker=False
-    ) as service:
+    async with target.memory(**generation.memory_options(), run_worker=False) as service:
         return await serve(service, concurrency=concurrency, until_idle=until_idle)
 
 
@@ -60,6 +59,18 @@ async def _sweep_memories(target: Target, revision_ttl: timedelta | None, batch_
             return await service.sweep_expired(batch_size=batch_size, progress=progress)
 
 
+async def _sweep_jobs(target: Target, retention: timedelta, batch_size: int) -> int:
+    config = MemoryBankConfig(generation=GenerationConfig(job_retention=retention))
+    with running_count("finished generation jobs deleted") as progress:
+        async with target.memory(config=config) as service:
+            return await service.sweep_jobs(batch_size=batch_size, progress=progress)
+
+
+_JOB_RETENTION = f"{GenerationConfig().job_retention.total_seconds() / 86_400:g}d"
+"""The config's default in days (`7d`), so that the command and an app's `sweep_jobs` keep
+jobs as long."""
+
+
 @click.command()
 @database_options
 @click.option(
@@ -83,19 +94,36 @@ async def _sweep_memories(target: Target, revision_ttl: timedelta | None, batch_
     type=DURATION,
     help="Expiry of the DELETED revisions the memory sweep writes (the app's revision_ttl).",
 )
+@click.option(
+    "--jobs/--no-jobs",
+    "sweep_jobs",
+    default=True,
+    show_default=True,
+    help="Delete finished (done or dead-lettered) generation jobs older than --job-retention.",
+)
+@click.option(
+    "--job-retention",
+    type=DURATION,
+    default=_JOB_RETENTION,
+    show_default=True,
+    help="How long a finished generation job is kept (the app's generation.job_retention).",
+)
 @click.option("--batch-size", type=click.IntRange(1), default=1000, show_default=True)
 def sweep(
     target: Target,
     session_ttl: timedelta | None,
     sweep_memories: bool,
     revision_ttl: timedelta | None,
+    sweep_jobs: bool,
+    job_retention: timedelta,
     batch_size: int,
 ) -> None:
-    """Delete expired sessions and memories.
+    """Delete expired sessions and memories, and finished generation jobs.
 
     Idle sessions go with --session-ttl; memories past their expiry always (unless
-    --no-memories). Deletes in batches that never hold long locks. Run it from cron; running it
-    twice is harmless."""
+    --no-memories); generation jobs finished longer than --job-retention ago always (unless
+    --no-jobs: a dead-lettered job keeps its payload, the conversation, until then). Deletes in
+    batches that never hold long locks. Run it from cron; running it twice is harmless."""
     if session_ttl is None:
         click.echo("sessions: not swept (no --session-ttl)")
     else:
@@ -104,3 +132,6 @@ def sweep(
     if sweep_memories:
         count = run(_sweep_memories(target, revision_ttl, batch_size))
         click.echo(f"memories: {count} expired memories deleted")
+    if sweep_jobs:
+        count = run(_sweep_jobs(target, job_retention, batch_size))
+        click.echo(f"jobs: {count} finished generation jobs deleted")

@@ -18,7 +18,7 @@ from ..memory.models import Memory, MemoryFilter, MemoryRevision
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
 from .options import Target, database_options, run, user_errors, with_options
-from .output import echo_json, echo_table, note, shorten, to_json
+from .output import echo_json, echo_table, key_values, note, shorten, to_json
 
 _PAGE = 1000
 
@@ -44,10 +44,14 @@ def _scope(app: str | None, user: str | None, extra: dict[str, str]) -> Scope:
         return validate_scope({**scope, **extra})
 
 
-def scope_options(*, across_users: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def scope_options(
+    *, across_users: bool, every_scope: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """`--app`, `--user`, `--scope` (and `--all-users` where reading across users makes sense).
     The command receives `scope` (exact) or, with `--all-users`, `within` (keys every listed
-    memory's scope must have, user aside)."""
+    memory's scope must have, user aside). `every_scope` adds `--all`: `scope=None`, every scope
+    of the database, asked for explicitly (an operator's review queue; None never means all by
+    default)."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
@@ -57,8 +61,13 @@ def scope_options(*, across_users: bool) -> Callable[[Callable[..., Any]], Calla
             user: str | None,
             extra: dict[str, str],
             all_users: bool = False,
+            all_scopes: bool = False,
             **kwargs: Any,
         ) -> Any:
+            if all_scopes:
+                if app is not None or user is not None or extra:
+                    raise click.UsageError("--all takes no --app, --user or --scope.")
+                return command(*args, scope=None, **kwargs)
             if not across_users:
                 return command(*args, scope=_scope(app, user, extra), **kwargs)
             if not all_users:
@@ -87,6 +96,10 @@ def scope_options(*, across_users: bool) -> Callable[[Callable[..., Any]], Calla
                     help="Every scope of --app (an operator's view across users).",
                 )
             )
+        if every_scope:
+            options.append(
+                click.option("--all", "all_scopes", is_flag=True, help="Every scope of every app.")
+            )
         return with_options(wrapper, options)
 
     return decorate
@@ -113,7 +126,7 @@ async def _memories(
 
 @click.group()
 def memories() -> None:
-    """Read memories: list, show, revisions, export."""
+    """Read memories (list, show, revisions, export); review quarantined ones (quarantine)."""
 
 
 async def _list(
@@ -209,7 +222,7 @@ def revisions(target: Target, scope: Scope, memory_id: str, as_json: bool) -> No
             [
                 f"{r.create_time:%Y-%m-%d %H:%M:%S}",
                 r.action.value,
-                ",".join(f"{k}={v}" for k, v in r.labels.items()),
+                key_values(r.labels),
                 shorten(r.fact or ""),
             ]
             for r in history

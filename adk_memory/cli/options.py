@@ -5,7 +5,8 @@ code 1.
 Owns: the `--database-url` / `--schema` / `--data-dir` options and the services built from them
 (never migrating: only `adk-memory migrate` changes a schema; a URL without a password takes the
 one in `$ADK_MEMORY_DATABASE_PASSWORD` / `_FILE`), the `--model` / `--embedding-model` options,
-and the list of errors that are the user's to fix. Each option's environment variable is the one
+the `--redact` option (one redactor for the sessions, the memories and generation), and the list
+of errors that are the user's to fix. Each option's environment variable is the one
 `adk_memory.env` defines. It never defines a command, and never hides an error it cannot
 explain: anything else is a bug and keeps its traceback.
 """
@@ -38,15 +39,19 @@ from ..env import (
     DATABASE_URL_ENV,
     EMBEDDING_MODEL_ENV,
     MODEL_ENV,
+    REDACT_CHOICES,
+    REDACT_ENV,
     SCHEMA_ENV,
     parse_duration,
     parse_embedding_model,
+    parse_redact,
     with_database_password,
 )
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
 from ..memory.store import EmbeddingDimensionError
+from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
 
 T = TypeVar("T")
@@ -182,10 +187,16 @@ class Overrides:
 
 @dataclass(frozen=True)
 class Generation:
-    """The model that generates memories and the embedder that must match the agent's."""
+    """The model that generates memories, and the embedder and redactor that must match the
+    agent's (a worker without the agent's redactor would send its model unredacted events)."""
 
     llm: BaseLlm
     embedder: Embedder | None
+    redactor: Redactor | None = None
+
+    def memory_options(self) -> dict[str, Any]:
+        """The memory service's arguments for generating: the model, embedder and redactor."""
+        return {"llm": self.llm, "embedder": self.embedder, "redactor": self.redactor}
 
 
 def _resolve_model(ctx: click.Context, param: click.Parameter, name: str) -> BaseLlm:
@@ -211,15 +222,35 @@ embedding_model_option = click.option(
 )
 """`--embedding-model`: the command receives the model's name, or None for full text only."""
 
+redact_option = click.option(
+    "--redact",
+    envvar=REDACT_ENV,
+    type=click.Choice(REDACT_CHOICES, case_sensitive=False),
+    default="none",
+    show_default=True,
+    help=(
+        "pii: redact e-mail addresses, phone, card and IBAN numbers before anything is stored or "
+        f"sent to a model; must match the agent's (${REDACT_ENV})."
+    ),
+)
+"""`--redact`: the command receives `pii` or `none` (`adk_memory.env.parse_redact` makes the
+redactor)."""
+
 
 def generation_options(command: Callable[..., T]) -> Callable[..., T]:
-    """Add `--model` and `--embedding-model`; the command receives `generation`."""
+    """Add `--model`, `--embedding-model` and `--redact`; the command receives `generation`."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, model: BaseLlm, embedding_model: str | None, **kwargs: Any) -> T:
+    def wrapper(
+        *args: Any, model: BaseLlm, embedding_model: str | None, redact: str, **kwargs: Any
+    ) -> T:
         overrides = click.get_current_context().find_object(Overrides) or Overrides()
         embedder = GeminiEmbedder(embedding_model) if embedding_model is not None else None
-        chosen = Generation(llm=overrides.llm or model, embedder=overrides.embedder or embedder)
+        chosen = Generation(
+            llm=overrides.llm or model,
+            embedder=overrides.embedder or embedder,
+            redactor=parse_redact(redact),
+        )
         return command(*args, generation=chosen, **kwargs)
 
     options = (
@@ -232,6 +263,7 @@ def generation_options(command: Callable[..., T]) -> Callable[..., T]:
             help=f"The generation model, any name ADK resolves (${MODEL_ENV}).",
         ),
         embedding_model_option,
+        redact_option,
     )
     return with_options(wrapper, options)
 

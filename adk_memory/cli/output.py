@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,6 +42,12 @@ def shorten(text: str, limit: int = 80) -> str:
     """One line of at most `limit` characters."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def key_values(mapping: Mapping[str, Any]) -> str:
+    """A scope or labels in one table cell, `app_name=shop,user_id=u1`: keys sorted, so a
+    mapping reads the same whichever order the database returned it in."""
+    return ",".join(f"{key}={mapping[key]}" for key in sorted(mapping))
 
 
 def note(message: str) -> None:

@@ -20,19 +20,28 @@ from sqlalchemy.exc import ArgumentError
 from ..adk.services import EMBEDDED_SCHEME, register
 from ..db.embedded import resolve_data_dir
 from ..env import MODEL_ENV
-from .options import Target, database_options, embedding_model_option, user_errors
+from .options import (
+    Target,
+    database_options,
+    embedding_model_option,
+    redact_option,
+    user_errors,
+)
 
 _OWN_URIS = ("--session_service_uri", "--memory_service_uri")
 _RELOAD_FLAGS = ("--reload", "--no-reload")
 
 
 def service_uris(
-    target: Target, memory_model: str | None, embedding_model: str | None
+    target: Target, memory_model: str | None, embedding_model: str | None, redact: str = "none"
 ) -> tuple[str, str]:
     """(session URI, memory URI) for the target: its URL with adk-memory's options as query
     parameters, or `adk-memory://` with the data directory spelled out, so the server uses the
-    same embedded database as every other `adk-memory` command run from here."""
-    session = {"schema": target.schema}
+    same embedded database as every other `adk-memory` command run from here. `redact` (`pii`
+    or `none`) goes into both: one redactor for sessions and memory."""
+    # Always spelled out, like embedding_model below: --redact none must override
+    # $ADK_MEMORY_REDACT, which the factories would otherwise read.
+    session = {"schema": target.schema, "redact": redact}
     memory = dict(session)
     if memory_model:
         memory["model"] = memory_model
@@ -107,6 +116,7 @@ def _server_command(name: str, what: str) -> click.Command:
         ),
     )
     @embedding_model_option
+    @redact_option
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(
@@ -114,9 +124,10 @@ def _server_command(name: str, what: str) -> click.Command:
         target: Target,
         memory_model: str | None,
         embedding_model: str | None,
+        redact: str,
         adk_args: tuple[str, ...],
     ) -> None:
-        session_uri, memory_uri = service_uris(target, memory_model, embedding_model)
+        session_uri, memory_uri = service_uris(target, memory_model, embedding_model, redact)
         argv = adk_arguments(adk_args, session_uri, memory_uri)
         register()
         adk = _adk_command(name)

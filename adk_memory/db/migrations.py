@@ -181,6 +181,27 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope_key, session_id)
     );
     """,
+    # 3: privacy. A finished job keeps no conversation: its payload is emptied and its result
+    # holds memory ids and actions only (facts are read from the memories, so a deleted
+    # memory's fact is gone); jobs finished before this version are scrubbed the same way.
+    # Erasures are recorded with counts and times, never with whom they erased.
+    """
+    UPDATE {schema}.memory_jobs
+       SET payload = '{{}}',
+           result = (SELECT coalesce(json_agg(json_build_object(
+                                'action', g->>'action', 'memory_id', g->'memory'->>'id')), '[]')
+                       FROM json_array_elements(result) g)
+     WHERE status = 'done';
+    CREATE INDEX memory_jobs_finished ON {schema}.memory_jobs (update_time)
+        WHERE status IN ('done', 'dead');
+    CREATE TABLE {schema}.erasures (
+        id          uuid        PRIMARY KEY,
+        app_name    text        NOT NULL,
+        counts      jsonb       NOT NULL,
+        start_time  timestamptz NOT NULL,
+        finish_time timestamptz NOT NULL DEFAULT now()
+    );
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -7,6 +7,13 @@ turning model decisions into store writes with provenance. At most two model cal
 (extraction, consolidation) whatever the size of the store. It never commits anything outside
 `MemoryStore.apply_generation`, so a worker killed at any point leaves no partial writes and the
 retried job produces the same memories once.
+
+Privacy and safety: a payload's events are redacted when it is built (and again when it is read,
+for jobs queued before a redactor was configured), so the model never sees what the redactor
+removes; every fact the model extracts or writes is redacted and judged by the guard before it
+is consolidated or stored (a rejected one is dropped and reported without its text, a
+quarantined one is stored under quarantine and never consolidated into a live memory). The
+job's result names memory ids and actions, never facts.
 """
 
 from __future__ import annotations
@@ -31,37 +38,45 @@ from .generation import (
 )
 from .jobs import ClaimedJob, JobQueue
 from .models import Memory, MemoryAction, SourceType
-from .store import MemoryChange, MemoryStore, NewMemory
+from .screen import FactScreen, Screened, guard_labels
+from .store import MemoryChange, MemoryStore, NewMemory, quarantine_key
 
 Embed = Callable[[Sequence[str], str], Awaitable[list[list[float]] | None]]
 
 
+def _events_data(events: Sequence[Event], screen: FactScreen) -> list[dict[str, Any]]:
+    return [
+        screen.event_data(e.model_dump(mode="json", exclude_none=True, by_alias=True))
+        for e in events
+    ]
+
+
 def session_payload(
-    session_id: str, events: Sequence[Event], options: dict[str, Any]
+    session_id: str, events: Sequence[Event], options: dict[str, Any], screen: FactScreen
 ) -> dict[str, Any]:
-    """A job that turns a session's (new) events into memories."""
+    """A job that turns a session's (new) events into memories (their text redacted)."""
     return {
         "source": "session",
         "session_id": session_id,
-        "events": [e.model_dump(mode="json", exclude_none=True, by_alias=True) for e in events],
+        "events": _events_data(events, screen),
         **options,
     }
 
 
 def contents_payload(
-    contents: Sequence[Event | types.Content], session_id: str | None, options: dict[str, Any]
+    contents: Sequence[Event | types.Content],
+    session_id: str | None,
+    options: dict[str, Any],
+    screen: FactScreen,
 ) -> dict[str, Any]:
-    """A job that turns given events or contents (a delta, not a whole session) into memories."""
+    """A job that turns given events or contents (a delta, not a whole session) into memories
+    (their text redacted)."""
     return {
         "source": "contents",
         "session_id": session_id,
-        "events": [
-            c.model_dump(mode="json", exclude_none=True, by_alias=True)
-            for c in contents
-            if isinstance(c, Event)
-        ],
+        "events": _events_data([c for c in contents if isinstance(c, Event)], screen),
         "contents": [
-            c.model_dump(mode="json", exclude_none=True)
+            screen.json(c.model_dump(mode="json", exclude_none=True))
             for c in contents
             if isinstance(c, types.Content)
         ],
@@ -99,7 +114,9 @@ class Generator:
         embed: Embed,
         config: MemoryBankConfig,
         revision_ttl: float | None,
+        screen: FactScreen,
     ) -> None:
+        self._screen = screen
         self._store = store
         self._queue = queue
         self._llm = llm
@@ -110,7 +127,9 @@ class Generator:
     async def __call__(self, job: ClaimedJob) -> None:
         payload = job.payload
         session_id: str | None = payload.get("session_id")
-        events = [Event.model_validate(e) for e in payload.get("events", [])]
+        events = [
+            Event.model_validate(self._screen.event_data(e)) for e in payload.get("events", [])
+        ]
         watermark = None
         if payload["source"] == "session" and session_id:
             events = _after_watermark(
@@ -118,9 +137,61 @@ class Generator:
             )
             if events:
                 watermark = (job.scope_key, session_id, events[-1].id, events[-1].timestamp)
-        facts = await self._facts(job, payload, events)
+        facts, held, refused = await self._judged(job, await self._facts(job, payload, events))
         operations = await self._operations(job, facts, bool(payload.get("disable_consolidation")))
-        await self._apply(job, payload, operations, events, watermark)
+        operations, more_held, more_refused = await self._judged_operations(job, operations)
+        await self._apply(
+            job,
+            payload,
+            operations,
+            [*held, *more_held],
+            [*refused, *more_refused],
+            events,
+            watermark,
+        )
+
+    async def _judged(
+        self, job: ClaimedJob, facts: list[ExtractedFact]
+    ) -> tuple[list[ExtractedFact], list[tuple[ExtractedFact, Screened]], list[Screened]]:
+        """The extracted facts, redacted and judged: (allowed, quarantined, rejected). Only
+        allowed facts reach consolidation, so a quarantined fact never changes a live memory."""
+        allowed: list[ExtractedFact] = []
+        held: list[tuple[ExtractedFact, Screened]] = []
+        refused: list[Screened] = []
+        for fact in facts:
+            screened = await self._screen.screen(fact.fact, job.scope, "generation")
+            kept = fact.model_copy(update={"fact": screened.fact})
+            if screened.rejected:
+                refused.append(screened)
+            elif screened.quarantined:
+                held.append((kept, screened))
+            else:
+                allowed.append(kept)
+        return allowed, held, refused
+
+    async def _judged_operations(
+        self, job: ClaimedJob, operations: list[MemoryOperation]
+    ) -> tuple[list[MemoryOperation], list[tuple[ExtractedFact, Screened]], list[Screened]]:
+        """The consolidation's operations with what they would write redacted and judged: a
+        rejected create or update is dropped, a quarantined one becomes a quarantined memory of
+        its own (the memory an update targeted stays as it was)."""
+        kept: list[MemoryOperation] = []
+        held: list[tuple[ExtractedFact, Screened]] = []
+        refused: list[Screened] = []
+        for op in operations:
+            extracted = tuple(self._screen.texts(op.extracted_facts))
+            if op.action == "DELETE" or op.fact is None:
+                kept.append(op.model_copy(update={"extracted_facts": extracted}))
+                continue
+            screened = await self._screen.screen(op.fact, job.scope, "generation")
+            if screened.rejected:
+                refused.append(screened)
+            elif screened.quarantined:
+                held.append((ExtractedFact(fact=screened.fact, topic=op.topic or ""), screened))
+            else:
+                update = {"fact": screened.fact, "extracted_facts": extracted}
+                kept.append(op.model_copy(update=update))
+        return kept, held, refused
 
     async def _facts(
         self, job: ClaimedJob, payload: dict[str, Any], events: list[Event]
@@ -179,6 +250,8 @@ class Generator:
         job: ClaimedJob,
         payload: dict[str, Any],
         operations: list[MemoryOperation],
+        held: list[tuple[ExtractedFact, Screened]],
+        refused: list[Screened],
         events: list[Event],
         watermark: tuple[str, str, str, float] | None,
     ) -> None:
@@ -188,7 +261,20 @@ class Generator:
         session_id = payload.get("session_id")
         event_ids = [e.id for e in events]
         source = SourceType.BOOTSTRAPPED if payload["source"] == "facts" else SourceType.USER_INPUT
-        written = [op for op in operations if op.action != "DELETE"]
+        # A quarantined fact is created as a memory of its own, under the scope's quarantine key.
+        to_create: list[tuple[MemoryOperation, Screened | None]] = [
+            (op, None) for op in operations if op.action == "CREATE"
+        ]
+        to_create += [
+            (
+                MemoryOperation(
+                    action="CREATE", fact=f.fact, topic=f.topic, extracted_facts=(f.fact,)
+                ),
+                s,
+            )
+            for f, s in held
+        ]
+        written = [op for op in operations if op.action == "UPDATE"] + [op for op, _ in to_create]
         vectors = await self._embed([op.fact or "" for op in written], "document")
         embedding = {id(op): vectors[i] for i, op in enumerate(written)} if vectors else {}
         created_ttl = ttl.for_generated_create()
@@ -196,7 +282,7 @@ class Generator:
         creates = [
             NewMemory(
                 id=str(uuid.uuid4()),
-                scope_key=job.scope_key,
+                scope_key=job.scope_key if held_by is None else quarantine_key(job.scope_key),
                 scope=job.scope,
                 fact=op.fact or "",
                 topics=[op.topic] if op.topic else [],
@@ -207,11 +293,11 @@ class Generator:
                 embedding=embedding.get(id(op)),
                 ttl_seconds=created_ttl.total_seconds() if created_ttl else None,
                 extracted_facts=op.extracted_facts,
-                labels=labels,
+                labels=labels if held_by is None else {**labels, **guard_labels(held_by.verdict)},
             )
-            for op in operations
-            if op.action == "CREATE"
+            for op, held_by in to_create
         ]
+        quarantined = {new.id for new in creates if new.scope_key != job.scope_key}
         updates = [
             (
                 op.target_id or "",
@@ -238,9 +324,18 @@ class Generator:
         ]
 
         async def complete(conn: Any, applied: list[tuple[MemoryAction, Memory]]) -> None:
-            result = [
-                {"action": action.value, "memory": memory.model_dump(mode="json")}
+            # Ids and actions only: the facts stay in the memories (see `JobQueue`).
+            result: list[dict[str, Any]] = [
+                {
+                    "action": action.value,
+                    "memory_id": memory.id,
+                    "quarantined": memory.id in quarantined,
+                }
                 for action, memory in applied
+            ]
+            result += [
+                {"action": "REJECTED", "rule": s.verdict.rule, "reason": s.verdict.reason}
+                for s in refused
             ]
             await self._queue.complete(conn, job.id, result)
 

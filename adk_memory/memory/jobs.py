@@ -6,6 +6,12 @@ the memories a job writes and its completion commit together or not at all), ret
 exponential backoff and jitter, dead-lettering after the last try, and the worker loop. A job
 whose worker died is claimed again when its lease runs out: nothing is silently dropped. It
 knows nothing of what a job does: the worker calls a handler.
+
+Privacy: a job's payload is the conversation it generates from, so it lives only as long as it
+is needed: completing a job empties it (the result keeps memory ids and actions, no text), a
+dead job keeps it for diagnosis until `sweep` deletes finished jobs past their retention, and
+`purge` / `erase` delete a scope's or a user's jobs outright. A job is read back only with its
+scope (`get`), so an operation id never reveals another scope's generation.
 """
 
 from __future__ import annotations
@@ -66,8 +72,8 @@ RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j
 _COMPLETE = """
 WITH done AS (
     UPDATE {schema}.memory_jobs
-       SET status = 'done', result = $2::json, error = NULL, lease_until = NULL,
-           update_time = now()
+       SET status = 'done', payload = '{{}}', result = $2::json, error = NULL,
+           lease_until = NULL, update_time = now()
      WHERE id = $1::uuid AND status = 'running'
     RETURNING scope_key
 )
@@ -93,13 +99,37 @@ SELECT status FROM failed
 _GET = """
 SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
        create_time, update_time
-FROM {schema}.memory_jobs WHERE id = $1::uuid
+FROM {schema}.memory_jobs WHERE id = $1::uuid AND scope_key = $2
 """
 
 _DEAD = """
 SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
        create_time, update_time
 FROM {schema}.memory_jobs WHERE status = 'dead' ORDER BY update_time DESC LIMIT $1
+"""
+
+# Finished jobs (done, or dead-lettered with their payload kept for diagnosis) past their
+# retention, a batch at a time.
+_SWEEP = """
+DELETE FROM {schema}.memory_jobs WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM {schema}.memory_jobs
+     WHERE status IN ('done', 'dead') AND update_time < now() - make_interval(secs => $1)
+     LIMIT $2))
+"""
+
+# A scope's jobs and its lease ($1 scope key): what `purge` forgets with the memories.
+_PURGE = """
+WITH j AS (DELETE FROM {schema}.memory_jobs WHERE scope_key = $1 RETURNING 1),
+     l AS (DELETE FROM {schema}.memory_scope_leases WHERE scope_key = $1 RETURNING 1)
+SELECT count(*) FROM j
+"""
+
+# Every job and lease of every scope containing $1 (e.g. {"app_name": A, "user_id": U}).
+_ERASE = """
+WITH j AS (DELETE FROM {schema}.memory_jobs WHERE scope @> $1::jsonb RETURNING 1),
+     l AS (DELETE FROM {schema}.memory_scope_leases WHERE scope_key::jsonb @> $1::jsonb
+           RETURNING 1)
+SELECT count(*) FROM j
 """
 
 _RETRY_DEAD = """
@@ -170,6 +200,9 @@ class JobQueue:
         self._get = _GET.format(schema=schema)
         self._dead = _DEAD.format(schema=schema)
         self._retry_dead = _RETRY_DEAD.format(schema=schema)
+        self._sweep = _SWEEP.format(schema=schema)
+        self._purge = _PURGE.format(schema=schema)
+        self._erase = _ERASE.format(schema=schema)
         self.enqueued = asyncio.Event()
         """Set on every enqueue in this process, so an in-process worker wakes at once."""
 
@@ -202,8 +235,8 @@ class JobQueue:
         )
 
     async def complete(self, conn: asyncpg.Connection, job_id: str, result: Any) -> None:
-        """Mark the job done and free its scope, on `conn`: call it inside the transaction that
-        writes the job's effects."""
+        """Mark the job done, drop its payload and free its scope, on `conn`: call it inside the
+        transaction that writes the job's effects. `result` must hold no conversation text."""
         await conn.execute(self._complete, job_id, json.dumps(result))
 
     async def fail(self, job_id: str, error: str, retry_in: float) -> JobStatus | None:
@@ -213,15 +246,33 @@ class JobQueue:
             lambda conn: conn.fetchval(self._fail, job_id, error[:4000], retry_in)
         )
 
-    async def get(self, job_id: str) -> JobRecord | None:
-        """A job by id (the operation behind `get_operation`)."""
-        row = await self._db.run(lambda conn: conn.fetchrow(self._get, job_id))
+    async def get(self, job_id: str, scope_key: str) -> JobRecord | None:
+        """A job by id, only if it is of this scope (the operation behind `get_operation`)."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._get, job_id, scope_key))
         return None if row is None else _record(row)
 
     async def dead_letters(self, limit: int = 100) -> list[JobRecord]:
         """Jobs that used up their tries, newest first, with their last error."""
         rows = await self._db.run(lambda conn: conn.fetch(self._dead, limit))
         return [_record(r) for r in rows]
+
+    async def sweep(self, retention: timedelta, batch_size: int) -> int:
+        """Delete up to `batch_size` finished jobs older than `retention`; how many went."""
+        status = await self._db.run(
+            lambda conn: conn.execute(self._sweep, retention.total_seconds(), batch_size)
+        )
+        return int(status.split()[-1])
+
+    async def purge(self, scope_key: str) -> int:
+        """Delete a scope's jobs (whatever their state) and its lease; how many jobs went."""
+        return int(await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key)))
+
+    async def erase(self, containing: dict[str, str]) -> int:
+        """Delete the jobs and leases of every scope that contains `containing`; how many jobs
+        went. A generation running for one of them then finds its job gone and writes nothing
+        (`MemoryStore.apply_generation` checks that its try still owns the job)."""
+        text = json.dumps(containing)
+        return int(await self._db.run(lambda conn: conn.fetchval(self._erase, text)))
 
     async def retry_dead(self, job_id: str) -> bool:
         """Give a dead job a fresh set of tries (after fixing what killed it)."""
@@ -236,7 +287,8 @@ effects. Raising means the try failed; the worker records it and schedules the r
 
 class Worker:
     """Claims and runs jobs until stopped: in-process by default, or standalone
-    (`python -m adk_memory.worker`). Any number may run against one database."""
+    (`python -m adk_memory.worker`). Any number may run against one database. `redact` is
+    applied to a failed try's error before it is stored (an error may quote the job's text)."""
 
     def __init__(
         self,
@@ -248,8 +300,10 @@ class Worker:
         poll_interval: float = 1.0,
         concurrency: int = 1,
         prepare: Callable[[], Awaitable[object]] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._queue = queue
+        self._redact = redact
         self._handler = handler
         self._prepare = prepare
         self._retry_base_delay = retry_base_delay
@@ -271,7 +325,10 @@ class Worker:
             await self._handler(job)
         except Exception as exc:  # every failure is recorded and retried, never dropped
             delay = backoff(job.attempt, self._retry_base_delay)
-            status = await self._queue.fail(job.id, f"{type(exc).__name__}: {exc}", delay)
+            error = f"{type(exc).__name__}: {exc}"  # may quote the model's input or output
+            if self._redact is not None:
+                error = self._redact(error)
+            status = await self._queue.fail(job.id, error, delay)
             log = logger.error if status == "dead" else logger.warning
             log(
                 "Memory job %s try %d/%d failed (%s): %s",

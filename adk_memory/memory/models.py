@@ -54,6 +54,9 @@ class Memory(BaseModel):
     create_time: datetime
     update_time: datetime
     expire_time: datetime | None = None
+    quarantined: bool = False
+    """Held back by the memory guard: stored, never retrieved or shown to a model until an
+    operator approves it."""
 
 
 class RetrievedMemory(BaseModel):
@@ -108,19 +111,47 @@ class MemoryPage(BaseModel):
 
 
 class GeneratedMemory(BaseModel):
-    """One change a generation made: the memory (as it was when deleted) and what happened."""
+    """One change a generation made: what happened to which memory, and the memory as it is
+    now. A finished job keeps only ids and actions, never facts, so `memory` is read when the
+    operation is: None when the memory is gone (deleted by this generation or since) or is held
+    in quarantine (`quarantined`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_id: str
+    action: MemoryAction
+    memory: Memory | None = None
+    quarantined: bool = False
+
+
+class GuardedFact(BaseModel):
+    """A fact the memory guard refused to store: which rule and why (never the fact itself)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    reason: str
+
+
+class GenerateMemoriesOperation(BaseModel):
+    """A generation request: poll it with `get_operation(id, scope)` or block on
+    `wait(operation)`. `error` is set when it failed for good (every try used: dead-lettered);
+    `rejected` lists the facts the memory guard refused."""
+
+    id: str
+    scope: dict[str, str]
+    done: bool = False
+    error: str | None = None
+    generated_memories: list[GeneratedMemory] = Field(default_factory=list)
+    rejected: list[GuardedFact] = Field(default_factory=list)
+
+
+class QuarantinedMemory(BaseModel):
+    """A memory the guard held back: stored, never retrieved or shown to a model, until an
+    operator approves it (it becomes live) or rejects it (it is deleted)."""
 
     model_config = ConfigDict(frozen=True)
 
     memory: Memory
-    action: MemoryAction
-
-
-class GenerateMemoriesOperation(BaseModel):
-    """A generation request: poll it with `get_operation(id)` or block on `wait(operation)`.
-    `error` is set when it failed for good (every try used: dead-lettered)."""
-
-    id: str
-    done: bool = False
-    error: str | None = None
-    generated_memories: list[GeneratedMemory] = Field(default_factory=list)
+    rule: str
+    reason: str

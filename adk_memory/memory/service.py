@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -29,24 +30,33 @@ from typing_extensions import override
 
 from .._json import sanitise, sanitise_text
 from ..config import MemoryBankConfig
+from ..db.batches import in_batches
 from ..db.engine import DEFAULT_SCHEMA, Database
+from ..redaction import Redactor
 from .embeddings import Embedder
 from .generation import resolve_llm
 from .generator import Generator, contents_payload, facts_payload, session_payload
+from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, JobRecord, Worker
 from .models import (
     GeneratedMemory,
     GenerateMemoriesOperation,
+    GuardedFact,
     Memory,
     MemoryAction,
     MemoryFilter,
     MemoryPage,
     MemoryRevision,
+    QuarantinedMemory,
     RetrievedMemory,
     SourceType,
 )
+from .rendering import neutralise
 from .scope import Scope, scope_key, user_scope, validate_scope
-from .store import MemoryChange, MemoryStore, NewMemory
+from .screen import FactScreen, MemoryRejectedError, Screened, guard_labels
+from .store import MemoryChange, MemoryStore, NewMemory, quarantine_key
+
+logger = logging.getLogger(__name__)
 
 MAX_FACT_LENGTH = 10_000
 """Longest fact accepted, in characters: a memory is a fact, not a document."""
@@ -148,10 +158,13 @@ def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
     if isinstance(result, RetrievedMemory):
         extra["score"] = result.score
     happened = memory_time(memory)
+    # ADK's load_memory / preload_memory show the text (and author) as lines of a tagged block:
+    # neutralised here, at rendering time, so facts stored before any write-time guard are too.
+    author = memory.metadata.get("author")
     return MemoryEntry(
         id=memory.id,
-        content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
-        author=memory.metadata.get("author"),
+        content=types.Content(role="user", parts=[types.Part(text=neutralise(memory.fact))]),
+        author=neutralise(author) if isinstance(author, str) else author,
         timestamp=happened.astimezone(timezone.utc).isoformat(),
         custom_metadata=extra,
     )
@@ -170,6 +183,12 @@ class PostgresMemoryService(BaseMemoryService):
         ADK's add_* calls enqueue generation; without, sessions are remembered as raw events.
       run_worker: run a generation worker in this process (started on the first enqueue); off
         when a standalone worker serves the database.
+      redactor: applied to every text this service persists or sends to a model (facts, raw
+        events, job payloads, the generation model's input and output, revisions' extracted
+        facts, stored errors), e.g. `PiiRedactor()`; the same object as the session service's.
+      guard: judges every fact before it is written (`MemoryGuard`: allow, reject or
+        quarantine); None: `DefaultMemoryGuard()`. To switch it off, pass a guard that allows
+        everything.
       engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresSessionService`).
       schema, data_dir, auto_migrate, engine_kwargs: as for `PostgresSessionService`.
     """
@@ -182,6 +201,8 @@ class PostgresMemoryService(BaseMemoryService):
         config: MemoryBankConfig | None = None,
         llm: str | BaseLlm | None = None,
         run_worker: bool = True,
+        redactor: Redactor | None = None,
+        guard: MemoryGuard | None = None,
         engine: AsyncEngine | None = None,
         schema: str = DEFAULT_SCHEMA,
         data_dir: str | None = None,
@@ -190,8 +211,11 @@ class PostgresMemoryService(BaseMemoryService):
     ) -> None:
         if embedder is not None and not isinstance(embedder, Embedder):
             raise InputValidationError("embedder must have `dimensions` and `embed(texts)`.")
+        self._screen = FactScreen(redactor, guard)
         self.config = config or MemoryBankConfig()
         self.embedder = embedder
+        self.redactor = redactor
+        self.guard = self._screen.guard
         self.database = Database(
             database_url,
             engine=engine,
@@ -214,6 +238,7 @@ class PostgresMemoryService(BaseMemoryService):
                 embed=self._embed,
                 config=self.config,
                 revision_ttl=self._revision_ttl,
+                screen=self._screen,
             )
             if self.llm is not None
             else None
@@ -225,7 +250,9 @@ class PostgresMemoryService(BaseMemoryService):
         """A worker for this database's generation jobs (`Worker` options: lease,
         poll_interval, concurrency); the in-process one is `self.worker`."""
         options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
-        return Worker(self._jobs, self._generate, prepare=self._ready, **options)
+        return Worker(
+            self._jobs, self._generate, prepare=self._ready, redact=self._screen.text, **options
+        )
 
     async def _generate(self, job: ClaimedJob) -> None:
         """The worker's handler: run one generation job (the worker has run `_ready` first)."""
@@ -269,12 +296,19 @@ class PostgresMemoryService(BaseMemoryService):
         ttl: timedelta | None = None,
         source_type: SourceType = SourceType.BOOTSTRAPPED,
     ) -> Memory:
-        """Store a fact as a memory of `scope`, as given (no consolidation)."""
+        """Store a fact as a memory of `scope`, as given (no consolidation): redacted, then
+        judged by the guard. A quarantined fact is stored but not live (the memory returned says
+        `quarantined`) until an operator approves it.
+
+        Raises:
+          MemoryRejectedError: the guard refused the fact (nothing is stored).
+        """
         checked = validate_scope(scope)
+        screened = await self._screen.admit(_check_fact(fact), checked, "api")
         new = await self._new_memory(
             str(uuid.uuid4()),
             checked,
-            fact,
+            screened,
             topics=topics,
             metadata=metadata,
             content=content,
@@ -286,13 +320,22 @@ class PostgresMemoryService(BaseMemoryService):
         store = await self._ready()
         memory = await store.insert(new, self._revision_ttl)
         assert memory is not None  # a fresh random id is never taken
-        return memory
+        return memory.model_copy(update={"quarantined": True}) if screened.quarantined else memory
+
+    async def _screen_all(
+        self, facts: Sequence[str], scope: Scope, source: str, *, direct: bool
+    ) -> list[Screened]:
+        """Each fact checked, redacted and judged. A direct write (`direct`) is all or nothing:
+        one rejected fact raises `MemoryRejectedError` before anything is stored."""
+        checked = [_check_fact(f) for f in facts]
+        judge = self._screen.admit if direct else self._screen.screen
+        return [await judge(fact, scope, source) for fact in checked]
 
     async def _new_memory(
         self,
         memory_id: str,
         scope: Scope,
-        fact: str,
+        screened: Screened,
         *,
         embedding: Sequence[float] | None = None,
         ttl: timedelta | None,
@@ -306,19 +349,21 @@ class PostgresMemoryService(BaseMemoryService):
         source_event_ids: Sequence[str] = (),
         create_time: datetime | None = None,
     ) -> NewMemory:
-        """Validate one memory's fields (and embed its fact unless a vector is given)."""
-        fact = _check_fact(fact)
+        """Validate one screened memory's fields (and embed its fact unless a vector is given).
+        A quarantined fact goes under its scope's quarantine key, its verdict in the revision."""
+        fact = screened.fact
         if embedding is None:
             vectors = await self._embed([fact], "document")
             embedding = vectors[0] if vectors else None
+        key = scope_key(scope)
         return NewMemory(
             id=memory_id,
-            scope_key=scope_key(scope),
+            scope_key=quarantine_key(key) if screened.quarantined else key,
             scope=scope,
             fact=fact,
             topics=_check_topics(topics) or [],
-            metadata=_check_mapping("metadata", metadata) or {},
-            content=_check_mapping("content", content),
+            metadata=self._screen.json(_check_mapping("metadata", metadata) or {}),
+            content=self._screen.json(_check_mapping("content", content)),
             importance=_check_unit("importance", importance),
             confidence=_check_unit("confidence", confidence),
             source_type=SourceType(source_type),
@@ -327,6 +372,7 @@ class PostgresMemoryService(BaseMemoryService):
             embedding=embedding,
             create_time=create_time,
             ttl_seconds=_seconds(ttl),
+            labels=guard_labels(screened.verdict),
         )
 
     async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
@@ -375,20 +421,26 @@ class PostgresMemoryService(BaseMemoryService):
     ) -> Memory:
         """Change a memory (fields left None are kept) and record an UPDATED revision.
 
-        The expiry is reset to now + `ttl`, else now + the configured default TTL, else kept.
+        The expiry is reset to now + `ttl`, else now + the configured default TTL, else kept. A
+        new fact is redacted and judged by the guard; one the guard does not allow outright is
+        refused (a live memory is never turned into a quarantined one).
 
         Raises:
           LookupError: no live memory with this id in this scope.
+          MemoryRejectedError: the guard rejected or would quarantine the new fact.
         """
         checked = validate_scope(scope)
         memory_id = _check_id(memory_id)
         if fact is not None:
-            fact = _check_fact(fact)
+            screened = await self._screen.admit(_check_fact(fact), checked, "api")
+            if screened.quarantined:
+                raise MemoryRejectedError(screened.verdict)
+            fact = screened.fact
         vectors = await self._embed([fact], "document") if fact is not None else None
         change = MemoryChange(
             fact=fact,
             topics=_check_topics(topics),
-            metadata=_check_mapping("metadata", metadata),
+            metadata=self._screen.json(_check_mapping("metadata", metadata)),
             importance=_check_unit("importance", importance),
             confidence=_check_unit("confidence", confidence),
             embedding=vectors[0] if vectors else None,
@@ -410,17 +462,23 @@ class PostgresMemoryService(BaseMemoryService):
         memory_id: str | None = None,
         scope: Mapping[str, str] | None = None,
     ) -> None:
-        """Delete one memory, or with no `memory_id` all of the scope's, keeping revisions.
+        """Delete one memory by id, keeping its revisions (ADK's contract).
 
         ADK's form names the user (`app_name`, `user_id`); Memory Bank's names the `scope`. A
-        memory of another scope is never touched, even with its id.
+        memory of another scope is never touched, even with its id. Without a `memory_id`
+        nothing is deleted (logged at warning), as in ADK's `InMemoryMemoryService`: ADK's
+        `Context.delete_memory()` defaults the id to None, and "no id" must never mean "all".
+        Forgetting a whole scope is `purge(scope)`; a whole user, `erase_user`.
         """
-        await self._delete(self._scope_of(app_name, user_id, scope), memory_id)
-
-    async def _delete(self, scope: Scope, memory_id: str | None) -> int:
-        checked_id = _check_id(memory_id) if memory_id is not None else None
+        checked = self._scope_of(app_name, user_id, scope)
+        if not memory_id:
+            logger.warning(
+                "delete_memory without a memory_id deletes nothing; use purge(scope) to forget "
+                "a whole scope."
+            )
+            return
         store = await self._ready()
-        return await store.delete(scope_key(scope), checked_id, None, self._revision_ttl)
+        await store.delete(scope_key(checked), _check_id(memory_id), None, self._revision_ttl)
 
     @staticmethod
     def _scope_of(
@@ -443,10 +501,41 @@ class PostgresMemoryService(BaseMemoryService):
         return await store.revisions(_check_id(memory_id), scope_key(checked))
 
     async def purge(self, scope: Mapping[str, str]) -> int:
-        """Forget a scope entirely: its memories and their revisions. Returns rows deleted."""
+        """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
+        generation jobs (payloads and results) and its watermarks. Returns rows deleted. The
+        jobs go first, so a generation running for the scope finds its job gone and writes
+        nothing."""
         checked = validate_scope(scope)
+        key = scope_key(checked)
         store = await self._ready()
-        return await store.purge(scope_key(checked))
+        jobs = await self._jobs.purge(key)
+        return jobs + await store.purge(key)
+
+    async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
+        """Forget one user of one app everywhere in memory: for every scope that contains
+        `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
+        `{..., "agent": "a1"}`), its generation jobs, memories (quarantined ones too), revisions
+        and watermarks. Scopes without an `app_name` are not touched. Idempotent: a second call
+        counts zeros; an interrupted one is finished by calling again. Returns counts per kind
+        (`MemoryStack.erase_user` also erases sessions and artifacts and records the erasure)."""
+        containing = user_scope(app_name, user_id)
+        store = await self._ready()
+        jobs = await self._jobs.erase(containing)
+        memories, revisions, watermarks = await store.erase(containing)
+        return {
+            "generation_jobs": jobs,
+            "memories": memories,
+            "revisions": revisions,
+            "watermarks": watermarks,
+        }
+
+    async def record_erasure(
+        self, app_name: str, counts: Mapping[str, int], start_time: datetime
+    ) -> None:
+        """Record that a user of `app_name` was erased: the counts and the times, nothing that
+        says who (the record must not keep what it erased)."""
+        store = await self._ready()
+        await store.record_erasure(app_name, dict(counts), start_time)
 
     async def retrieve_memories(
         self,
@@ -470,6 +559,9 @@ class PostgresMemoryService(BaseMemoryService):
         retrieval = self.config.retrieval
         if retrieval.mode == "vector" and self.embedder is None:
             raise InputValidationError("Vector-only retrieval needs an embedder.")
+        # The query is often the user's own message: redacted before the embedding model sees
+        # it (and so it matches the redacted facts it should find).
+        search_query = self._screen.text(search_query)
         use_vectors = retrieval.mode != "text"
         vectors = await self._embed([search_query], "query") if use_vectors else None
         store = await self._ready()
@@ -505,18 +597,76 @@ class PostgresMemoryService(BaseMemoryService):
         self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
     ) -> int:
         """Delete expired memories (each with a DELETED revision labelled "expired") and expired
-        revisions, in batches; `progress` gets the running count of memories. Returns it."""
-        if batch_size < 1:
-            raise InputValidationError("batch_size must be at least 1.")
+        revisions, in batches; `progress` gets the running count of memories. Returns it.
+        (Finished generation jobs past their retention: `sweep_jobs`.)"""
         store = await self._ready()
-        total = 0
-        while True:
-            memories, revisions = await store.sweep(batch_size, self._revision_ttl)
-            total += memories
-            if progress is not None:
-                progress(total)
-            if memories < batch_size and revisions < batch_size:
-                return total
+
+        async def step(size: int) -> tuple[int, bool]:
+            memories, revisions = await store.sweep(size, self._revision_ttl)
+            return memories, memories == size or revisions == size
+
+        return await in_batches(step, batch_size, progress)
+
+    async def sweep_jobs(
+        self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Delete finished generation jobs (done, and dead-lettered ones whose payload was kept
+        for diagnosis) older than `config.generation.job_retention`, in batches; `progress`
+        gets the running count. Returns it. Their operations are then unknown."""
+        await self._ready()
+        retention = self.config.generation.job_retention
+
+        async def step(size: int) -> tuple[int, bool]:
+            deleted = await self._jobs.sweep(retention, size)
+            return deleted, deleted == size
+
+        return await in_batches(step, batch_size, progress)
+
+    # ------------------------------------------------------------------ quarantine
+
+    async def list_quarantined(
+        self, scope: Mapping[str, str] | None = None, *, limit: int = 100
+    ) -> list[QuarantinedMemory]:
+        """Memories the guard quarantined, newest first, with its reason: of `scope`, or of
+        every scope (`None`: the operator's review queue). Never shown to a model."""
+        key = scope_key(validate_scope(scope)) if scope is not None else None
+        if not 1 <= limit <= 1000:
+            raise InputValidationError("limit must be between 1 and 1000.")
+        store = await self._ready()
+        return [
+            QuarantinedMemory(
+                memory=memory.model_copy(update={"quarantined": True}),
+                rule=labels.get("guard_rule", ""),
+                reason=labels.get("guard_reason", ""),
+            )
+            for memory, labels in await store.quarantined(key, limit)
+        ]
+
+    async def approve_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> Memory:
+        """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
+        revision labelled `guard: approved`).
+
+        Raises:
+          LookupError: no quarantined memory with this id in this scope.
+        """
+        checked = validate_scope(scope)
+        store = await self._ready()
+        labels = {"guard": "approved"}
+        memory = await store.release(
+            _check_id(memory_id), scope_key(checked), labels, self._revision_ttl
+        )
+        if memory is None:
+            raise LookupError(f"No quarantined memory {memory_id} in scope {checked}.")
+        return memory
+
+    async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:
+        """An operator's rejection: the quarantined memory is deleted (a DELETED revision
+        labelled `guard_rejected`). False if there was no such quarantined memory."""
+        checked = validate_scope(scope)
+        store = await self._ready()
+        key = quarantine_key(scope_key(checked))
+        labels = {"reason": "guard_rejected"}
+        return await store.delete(key, _check_id(memory_id), labels, self._revision_ttl) > 0
 
     # ------------------------------------------------------------------ memory generation
 
@@ -561,6 +711,7 @@ class PostgresMemoryService(BaseMemoryService):
             "metadata": _check_mapping("metadata", metadata) or {},
             "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
         }
+        options["metadata"] = self._screen.json(options["metadata"])
         if session is not None:
             events = [
                 e
@@ -568,27 +719,67 @@ class PostgresMemoryService(BaseMemoryService):
                 if (start_time is None or e.timestamp >= start_time.timestamp())
                 and (end_time is None or e.timestamp < end_time.timestamp())
             ]
-            payload = session_payload(session.id, events, options)
+            payload = session_payload(session.id, events, options, self._screen)
         elif contents is not None:
-            payload = contents_payload(list(contents), session_id, options)
+            payload = contents_payload(list(contents), session_id, options, self._screen)
         else:
-            texts = [_check_fact(f) for f in facts or ()]
-            if not 1 <= len(texts) <= MAX_DIRECT_FACTS:
+            if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
-            payload = facts_payload(texts, topic or "", options)
+            source = "tool" if "tool" in options["metadata"] else "api"
+            screened = await self._screen_all(facts or (), checked, source, direct=True)
+            payload = facts_payload([s.fact for s in screened], topic or "", options)
         await self._ready()
         job_id = await self._jobs.enqueue(
             scope_key(checked), checked, payload, self.config.generation.max_attempts
         )
         if self._run_worker:
             self.worker.start()
-        operation = GenerateMemoriesOperation(id=job_id)
+        operation = GenerateMemoriesOperation(id=job_id, scope=checked)
         return await self.wait(operation) if wait_for_completion else operation
 
-    async def get_operation(self, operation_id: str) -> GenerateMemoriesOperation | None:
-        """A generation's current state, by id (None if there is no such operation)."""
-        record = await self._jobs.get(_check_id(operation_id))
-        return None if record is None else _operation(record)
+    async def get_operation(
+        self, operation_id: str, scope: Mapping[str, str]
+    ) -> GenerateMemoriesOperation | None:
+        """A generation's current state, by id and the scope it was for (None if this scope
+        has no such operation: another scope's operation is never returned). A finished one
+        lists the memories it changed as they are now (see `GeneratedMemory`)."""
+        checked = validate_scope(scope)
+        await self._ready()
+        record = await self._jobs.get(_check_id(operation_id), scope_key(checked))
+        return None if record is None else await self._operation(record)
+
+    async def _operation(self, record: JobRecord) -> GenerateMemoriesOperation:
+        """An operation from its job: the facts of the memories it changed are read from the
+        memories themselves (the job keeps ids and actions only)."""
+        changes: list[tuple[str, MemoryAction, bool]] = []
+        rejected: list[GuardedFact] = []
+        for entry in record.result or []:
+            if entry["action"] == "REJECTED":
+                rejected.append(GuardedFact(rule=entry["rule"], reason=entry["reason"]))
+                continue
+            # Jobs finished before results lost their facts carry the memory itself.
+            memory_id = entry.get("memory_id") or entry["memory"]["id"]
+            changes.append(
+                (memory_id, MemoryAction(entry["action"]), bool(entry.get("quarantined")))
+            )
+        key = scope_key(record.scope)
+        live = await self._store.get_many([c[0] for c in changes], key) if changes else {}
+        return GenerateMemoriesOperation(
+            id=record.id,
+            scope=record.scope,
+            done=record.status in ("done", "dead"),
+            error=record.error if record.status == "dead" else None,
+            generated_memories=[
+                GeneratedMemory(
+                    memory_id=memory_id,
+                    action=action,
+                    memory=None if quarantined else live.get(memory_id),
+                    quarantined=quarantined,
+                )
+                for memory_id, action, quarantined in changes
+            ],
+            rejected=rejected,
+        )
 
     async def wait(
         self, operation: GenerateMemoriesOperation, *, timeout: float | None = None
@@ -598,7 +789,7 @@ class PostgresMemoryService(BaseMemoryService):
         async def poll() -> GenerateMemoriesOperation:
             delay = 0.02
             while True:
-                current = await self.get_operation(operation.id)
+                current = await self.get_operation(operation.id, operation.scope)
                 if current is None:
                     raise LookupError(f"No operation {operation.id}.")
                 if current.done:
@@ -654,7 +845,8 @@ class PostgresMemoryService(BaseMemoryService):
 
     async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
         """Generations that failed for good, newest first, each with its last error."""
-        return [_operation(r) for r in await self._jobs.dead_letters(limit)]
+        await self._ready()
+        return [await self._operation(r) for r in await self._jobs.dead_letters(limit)]
 
     # ------------------------------------------------------------------ ADK's memory service
 
@@ -686,24 +878,26 @@ class PostgresMemoryService(BaseMemoryService):
         """Store each entry's text as a memory of the user (entry metadata kept; an entry's
         `custom_metadata["topics"]` becomes its topics). With `custom_metadata={"consolidate":
         True}` (extraction mode), the entries are consolidated into existing memories instead,
-        in the background."""
+        in the background. Every text is redacted and judged by the guard first; one rejected
+        entry raises `MemoryRejectedError` and nothing of the call is stored."""
         scope = user_scope(app_name, user_id)
+        for entry in memories:
+            if not isinstance(entry, MemoryEntry):
+                raise InputValidationError("memories must be ADK MemoryEntry objects.")
+        screened = await self._screen_all(
+            [_entry_text(e) for e in memories], scope, "add_memory", direct=True
+        )
         if custom_metadata and custom_metadata.get("consolidate"):
-            texts = [_check_fact(_entry_text(e)) for e in memories]
+            texts = [s.fact for s in screened]
             for start in range(0, len(texts), MAX_DIRECT_FACTS):
                 await self.generate_memories(
                     facts=texts[start : start + MAX_DIRECT_FACTS], scope=scope
                 )
             return
-        texts: list[str] = []
-        for entry in memories:
-            if not isinstance(entry, MemoryEntry):
-                raise InputValidationError("memories must be ADK MemoryEntry objects.")
-            texts.append(_check_fact(_entry_text(entry)))
-        vectors = await self._embed(texts, "document")
+        vectors = await self._embed([s.fact for s in screened], "document")
         ttl = self.config.ttl.for_create()
         batch = []
-        for i, (entry, text) in enumerate(zip(memories, texts, strict=True)):
+        for i, (entry, text) in enumerate(zip(memories, screened, strict=True)):
             metadata = {**(custom_metadata or {}), **entry.custom_metadata}
             topics = metadata.pop("topics", None) or []
             if entry.author:
@@ -750,7 +944,8 @@ class PostgresMemoryService(BaseMemoryService):
     ) -> None:
         """Remember these events (a delta): in extraction mode, enqueue generation from them; in
         raw-events mode, each event with text once (an event already remembered, or remembered
-        and then deleted, is skipped)."""
+        and then deleted, is skipped), redacted and judged by the guard: an event it rejects is
+        not remembered (logged), one it quarantines is held for an operator."""
         scope = user_scope(app_name, user_id)
         if self.llm is not None:
             await self.generate_memories(
@@ -761,9 +956,14 @@ class PostgresMemoryService(BaseMemoryService):
             )
             return
         key = scope_key(scope)
-        picked = [(e, _event_text(e)) for e in events if not e.partial]
+        picked = [(e, _event_text(e)[:MAX_FACT_LENGTH]) for e in events if not e.partial]
         picked = [(e, text) for e, text in picked if text]
-        vectors = await self._embed([text for _, text in picked], "document")
+        screened = await self._screen_all([t for _, t in picked], scope, "raw_event", direct=False)
+        refused = [s.verdict.rule for s in screened if s.rejected]
+        if refused:
+            logger.warning("The memory guard refused %d event(s): %s", len(refused), refused)
+        picked = [(e, s) for (e, _), s in zip(picked, screened, strict=True) if not s.rejected]
+        vectors = await self._embed([s.fact for _, s in picked], "document")
         ttl = self.config.ttl.for_create()
         batch = []
         for i, (event, text) in enumerate(picked):
@@ -779,7 +979,7 @@ class PostgresMemoryService(BaseMemoryService):
                 await self._new_memory(
                     str(uuid.uuid5(_RAW_EVENT_NAMESPACE, f"{key}\n{session_id}\n{event.id}")),
                     scope,
-                    text[:MAX_FACT_LENGTH],
+                    text,
                     embedding=vectors[i] if vectors else None,
                     ttl=ttl,
                     metadata=metadata,
@@ -805,19 +1005,6 @@ class PostgresMemoryService(BaseMemoryService):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
-
-
-def _operation(record: JobRecord) -> GenerateMemoriesOperation:
-    generated = [
-        GeneratedMemory(memory=Memory.model_validate(g["memory"]), action=MemoryAction(g["action"]))
-        for g in record.result or []
-    ]
-    return GenerateMemoriesOperation(
-        id=record.id,
-        done=record.status in ("done", "dead"),
-        error=record.error if record.status == "dead" else None,
-        generated_memories=generated,
-    )
 
 
 def _entry_memory_id(scope: Scope, entry: MemoryEntry) -> str:

@@ -9,6 +9,7 @@ decides what to write (the service does) and never calls a model.
 from __future__ import annotations
 
 import json
+import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,26 @@ _MEMORY_COLUMNS = """
     m.update_time, m.expire_time"""
 
 _LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
+
+QUARANTINE_PREFIX = "quarantine:"
+"""A quarantined memory is stored under its scope's key with this prefix. Every read, search and
+ADK call matches a scope key exactly, so no path can return a quarantined memory without naming
+the quarantine on purpose (and the tuned retrieval statements and indexes stay as they are);
+approving it moves it back under its scope's own key. Revisions always carry the real key."""
+
+
+def _real_key(column: str) -> str:
+    """SQL for the scope key without the quarantine prefix."""
+    return (
+        f"CASE WHEN starts_with({column}, '{QUARANTINE_PREFIX}') "
+        f"THEN substr({column}, {len(QUARANTINE_PREFIX) + 1}) ELSE {column} END"
+    )
+
+
+def quarantine_key(scope_key: str) -> str:
+    """Where a scope's quarantined memories are kept (see `QUARANTINE_PREFIX`)."""
+    return QUARANTINE_PREFIX + scope_key
+
 
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
 # bounds. Substituted per statement so each statement numbers its own parameters.
@@ -63,7 +84,8 @@ def _revision_of_m(
     INSERT INTO {{schema}}.memory_revisions
         (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
          source_session_id, source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, m.scope_key, m.scope, '{action}', m.fact, {extracted},
+    SELECT gen_random_uuid(), m.id, {_real_key("m.scope_key")}, m.scope, '{action}', m.fact,
+           {extracted},
            {labels}, {source_type}, m.source_session_id, m.source_event_ids, {_expiry(ttl)}
     FROM m"""
 
@@ -84,7 +106,7 @@ WITH m AS (
            $12::text[], $13::vector, to_tsvector($14::regconfig, $4),
            coalesce($15::timestamptz, now()), now(), {_expiry("$16")}
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = $2 AND memory_id = $1::uuid)
+                       WHERE scope_key = {_real_key("$2")} AND memory_id = $1::uuid)
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
@@ -128,12 +150,13 @@ WITH m AS (
 SELECT {_MEMORY_COLUMNS} FROM m
 """
 
-# $1 scope key, $2 id (NULL: every memory of the scope), $3 labels, $4 revision ttl seconds,
-# $5 extracted facts (what led a generation to delete it). Returns the deleted memories.
+# $1 scope key, $2 id, $3 labels, $4 revision ttl seconds, $5 extracted facts (what led a
+# generation to delete it). Returns the deleted memory. One memory at a time, always: deleting a
+# whole scope is `_PURGE`, asked for by name.
 _DELETE = f"""
 WITH m AS (
     DELETE FROM {{schema}}.memories m
-     WHERE m.scope_key = $1 AND ($2::uuid IS NULL OR m.id = $2::uuid)
+     WHERE m.scope_key = $1 AND m.id = $2::uuid
     RETURNING m.*
 ), r AS (
 {_revision_of_m("DELETED", extracted="$5::text[]", labels="$3::jsonb", ttl="$4")}
@@ -187,10 +210,62 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-_PURGE = """
-WITH m AS (DELETE FROM {schema}.memories WHERE scope_key = $1 RETURNING 1),
-     r AS (DELETE FROM {schema}.memory_revisions WHERE scope_key = $1 RETURNING 1)
-SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM r)
+# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks.
+_PURGE = f"""
+WITH m AS (DELETE FROM {{schema}}.memories
+            WHERE scope_key = $1 OR scope_key = '{QUARANTINE_PREFIX}' || $1 RETURNING 1),
+     r AS (DELETE FROM {{schema}}.memory_revisions WHERE scope_key = $1 RETURNING 1),
+     w AS (DELETE FROM {{schema}}.memory_watermarks WHERE scope_key = $1 RETURNING 1)
+SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)
+"""
+
+# Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
+# memories, revisions and watermarks deleted. Scopes are matched on their JSON (a scan: erasure
+# is rare, and no index on every memory's scope is worth its cost on every write).
+_ERASE = """
+WITH m AS (DELETE FROM {schema}.memories WHERE scope @> $1::jsonb RETURNING 1),
+     r AS (DELETE FROM {schema}.memory_revisions WHERE scope @> $1::jsonb RETURNING 1),
+     w AS (DELETE FROM {schema}.memory_watermarks WHERE scope_key::jsonb @> $1::jsonb
+           RETURNING 1)
+SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM r), (SELECT count(*) FROM w)
+"""
+
+_RECORD_ERASURE = """
+INSERT INTO {schema}.erasures (id, app_name, counts, start_time)
+VALUES ($1::uuid, $2, $3::jsonb, $4)
+"""
+
+# Live memories of a scope by id ($1 ids, $2 scope key), for an operation's results.
+_GET_MANY = f"""
+SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
+WHERE m.id = ANY($1::uuid[]) AND m.scope_key = $2 AND {_LIVE}
+"""
+
+# Quarantined memories, newest first: of one scope ($1), or of every scope ($1 NULL: the
+# operator's queue), each with the guard's reason from its latest revision. $2 limit.
+_QUARANTINED = f"""
+SELECT {_MEMORY_COLUMNS}, r.labels::text FROM {{schema}}.memories m
+LEFT JOIN LATERAL (
+    SELECT labels FROM {{schema}}.memory_revisions x
+     WHERE x.scope_key = {_real_key("m.scope_key")} AND x.memory_id = m.id
+     ORDER BY x.create_time DESC LIMIT 1) r ON true
+WHERE starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
+  AND ($1::text IS NULL OR m.scope_key = '{QUARANTINE_PREFIX}' || $1)
+ORDER BY m.update_time DESC, m.id DESC
+LIMIT $2
+"""
+
+# Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
+# $4 revision ttl), with an UPDATED revision.
+_RELEASE = f"""
+WITH m AS (
+    UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
+     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2
+    RETURNING m.*
+), r AS (
+{_revision_of_m("UPDATED", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4")}
+)
+SELECT {_MEMORY_COLUMNS} FROM m
 """
 
 _GET = f"""
@@ -444,6 +519,11 @@ class MemoryStore:
         self._update = _UPDATE.format(schema=schema)
         self._delete = _DELETE.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
+        self._erase = _ERASE.format(schema=schema)
+        self._record_erasure = _RECORD_ERASURE.format(schema=schema)
+        self._get_many = _GET_MANY.format(schema=schema)
+        self._quarantined = _QUARANTINED.format(schema=schema)
+        self._release = _RELEASE.format(schema=schema)
         self._get = _GET.format(schema=schema)
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
@@ -602,11 +682,11 @@ class MemoryStore:
     async def delete(
         self,
         scope_key: str,
-        memory_id: str | None,
+        memory_id: str,
         labels: dict[str, str] | None,
         revision_ttl: float | None,
     ) -> int:
-        """Delete one memory (or all of the scope's, with no id), each with a DELETED revision."""
+        """Delete one memory with a DELETED revision; how many went (0 or 1)."""
         labels_json = json.dumps(labels or {})
         rows = await self._db.run(
             lambda conn: conn.fetch(
@@ -616,8 +696,48 @@ class MemoryStore:
         return len(rows)
 
     async def purge(self, scope_key: str) -> int:
-        """Delete every memory and every revision of the scope; how many rows went."""
+        """Delete every memory (quarantined ones too), revision and watermark of the scope; how
+        many rows went."""
         return int(await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key)))
+
+    async def erase(self, containing: dict[str, str]) -> tuple[int, int, int]:
+        """Delete the memories, revisions and watermarks of every scope containing
+        `containing`; (memories, revisions, watermarks) deleted."""
+        text = json.dumps(containing)
+        row = await self._db.run(lambda conn: conn.fetchrow(self._erase, text))
+        return int(row[0]), int(row[1]), int(row[2])
+
+    async def record_erasure(
+        self, app_name: str, counts: dict[str, int], start_time: datetime
+    ) -> None:
+        """Keep a record that an erasure happened: the app, the counts and the times only."""
+        args = (str(uuid.uuid4()), app_name, json.dumps(counts), start_time)
+        await self._db.run(lambda conn: conn.execute(self._record_erasure, *args))
+
+    async def get_many(self, memory_ids: Sequence[str], scope_key: str) -> dict[str, Memory]:
+        """The live memories of the scope among these ids, by id."""
+        if not memory_ids:
+            return {}
+        ids = list(memory_ids)
+        rows = await self._db.run(lambda conn: conn.fetch(self._get_many, ids, scope_key))
+        return {memory.id: memory for memory in map(_memory, rows)}
+
+    async def quarantined(
+        self, scope_key: str | None, limit: int
+    ) -> list[tuple[Memory, dict[str, str]]]:
+        """Quarantined memories (of one scope, or of all), newest first, each with the labels
+        of its latest revision (the guard's reason)."""
+        rows = await self._db.run(lambda conn: conn.fetch(self._quarantined, scope_key, limit))
+        return [(_memory(r), json.loads(r[14] or "{}")) for r in rows]
+
+    async def release(
+        self, memory_id: str, scope_key: str, labels: dict[str, str], revision_ttl: float | None
+    ) -> Memory | None:
+        """Move a quarantined memory back under its scope (an UPDATED revision with `labels`);
+        None if no quarantined memory of the scope has that id."""
+        args = (memory_id, scope_key, json.dumps(labels), revision_ttl)
+        row = await self._db.run(lambda conn: conn.fetchrow(self._release, *args))
+        return None if row is None else _memory(row)
 
     async def get(self, memory_id: str, scope_key: str) -> Memory | None:
         """One live memory of the scope."""

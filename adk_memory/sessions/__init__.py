@@ -1,1 +1,1 @@
-"""ADK sessions on PostgreSQL: the service, its SQL, its JSON codec and PII redaction."""
+"""ADK sessions on PostgreSQL: the service, its SQL and its JSON codec."""

@@ -21,7 +21,7 @@ from google.adk.sessions import _session_util
 from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise
-from .redaction import Redactor, redact_json
+from ..redaction import Redactor, redact_event_data, redact_json
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -46,8 +46,8 @@ def dump_event(event: Event, redactor: Redactor | None) -> str:
     Field names are written by alias (camelCase, as ADK's API speaks): some nested models only
     round-trip that way (an API-key auth scheme's `in`, for one).
 
-    With a redactor, text in the content (parts' text, function-call arguments and responses)
-    and in the state delta is redacted before it is written.
+    With a redactor, the event's text (content, state delta, compaction summary: see
+    `redact_event_data`) is redacted before it is written.
     """
     if redactor is None:
         try:
@@ -55,13 +55,7 @@ def dump_event(event: Event, redactor: Redactor | None) -> str:
         except (PydanticSerializationError, UnicodeEncodeError):
             return dump_json(_json_data(event))
         return dump_json(_json_data(event)) if "\\u0000" in text else text
-    data = _json_data(event)
-    if "content" in data:
-        data["content"] = redact_json(data["content"], redactor)
-    actions = data.get("actions")
-    if actions and actions.get("stateDelta"):
-        actions["stateDelta"] = redact_json(actions["stateDelta"], redactor)
-    return dump_json(data)
+    return dump_json(redact_event_data(_json_data(event), redactor))
 
 
 def _json_data(event: Event) -> dict[str, Any]:
@@ -119,6 +113,10 @@ class EventCache:
         else:
             self._decoded.move_to_end(text)
         return cached.model_copy(deep=True)
+
+    def clear(self) -> None:
+        """Forget every decoded event (after an erasure: nothing of it stays in memory)."""
+        self._decoded.clear()
 
 
 def load_state(state_json: str | None) -> dict[str, Any]:

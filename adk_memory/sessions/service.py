@@ -33,9 +33,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import override
 
 from .._json import sanitise_text
+from ..db.batches import in_batches
 from ..db.engine import DEFAULT_SCHEMA, Database
+from ..redaction import Redactor
 from . import codec
-from .redaction import Redactor
 from .store import IdleSession, SessionRow, SessionStore
 
 logger = logging.getLogger(__name__)
@@ -225,6 +226,22 @@ class PostgresSessionService(BaseSessionService):
         if session_id:
             await self._store.delete(app_name, user_id, session_id)
 
+    async def erase_user(self, *, app_name: str, user_id: str) -> dict[str, int]:
+        """Forget one user of one app: every session with its events (compaction summaries
+        included) and the user's state, in one statement; counts per kind. Idempotent (a second
+        call counts zeros). This process's decoded-event cache is emptied too, so none of the
+        user's events stays in memory. App state is shared by all users and is kept."""
+        _check_key("app_name", app_name)
+        _check_key("user_id", user_id)
+        sessions, events, summaries, states = await self._store.erase_user(app_name, user_id)
+        self._events.clear()
+        return {
+            "sessions": sessions,
+            "events": events,
+            "compaction_summaries": summaries,
+            "user_states": states,
+        }
+
     @override
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """The user's state with raw (unprefixed) keys; {} when none was stored."""
@@ -326,16 +343,13 @@ class PostgresSessionService(BaseSessionService):
         """
         if self.session_ttl is None:
             return 0
-        if batch_size < 1:
-            raise InputValidationError("batch_size must be at least 1.")
-        total = 0
-        while True:
-            deleted = await self._store.sweep(self.session_ttl.total_seconds(), batch_size)
-            total += deleted
-            if progress is not None:
-                progress(total)
-            if deleted < batch_size:
-                return total
+        idle_seconds = self.session_ttl.total_seconds()
+
+        async def step(size: int) -> tuple[int, bool]:
+            deleted = await self._store.sweep(idle_seconds, size)
+            return deleted, deleted == size
+
+        return await in_batches(step, batch_size, progress)
 
     async def list_idle_sessions(
         self,

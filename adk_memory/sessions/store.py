@@ -80,6 +80,18 @@ _USER_STATE = "SELECT state::text FROM {schema}.user_states WHERE app_name = $1 
 
 _DELETE = "DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AND id = $3"
 
+# One user of one app, forgotten: events (compaction summaries counted apart), sessions and user
+# state. Events are deleted explicitly (not only by cascade) so they can be counted.
+_ERASE_USER = """
+WITH e AS (
+    DELETE FROM {schema}.events WHERE app_name = $1 AND user_id = $2
+    RETURNING (data::jsonb -> 'actions' -> 'compaction') IS NOT NULL AS compaction
+), s AS (DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 RETURNING 1),
+   u AS (DELETE FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2 RETURNING 1)
+SELECT (SELECT count(*) FROM s), (SELECT count(*) FILTER (WHERE NOT compaction) FROM e),
+       (SELECT count(*) FILTER (WHERE compaction) FROM e), (SELECT count(*) FROM u)
+"""
+
 # Succeeds (returns the new revision) only if the session is still at revision $6 and does not
 # hold this very event already (an equal re-delivery is a no-op, as in ADK): the optimistic
 # check, the event insert and all three state merges commit together or not at all.
@@ -192,6 +204,7 @@ class SessionStore:
         self._app_state = _APP_STATE.format(schema=schema)
         self._user_state = _USER_STATE.format(schema=schema)
         self._delete = _DELETE.format(schema=schema)
+        self._erase_user = _ERASE_USER.format(schema=schema)
         self._append = _APPEND.format(schema=schema)
         self._head = _HEAD.format(schema=schema)
         self._events_with_id = _EVENTS_WITH_ID.format(schema=schema)
@@ -270,6 +283,12 @@ class SessionStore:
         """Delete one session; its events go with it (ON DELETE CASCADE)."""
         await self.ready()
         await self._db.run(lambda conn: conn.execute(self._delete, app_name, user_id, session_id))
+
+    async def erase_user(self, app_name: str, user_id: str) -> tuple[int, int, int, int]:
+        """Delete every session, event and the user state of one user; (sessions, events,
+        compaction summaries, user states) deleted."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._erase_user, app_name, user_id))
+        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     async def user_state(self, app_name: str, user_id: str) -> str | None:
         """The user's state as JSON text, or None when nothing was ever stored."""

@@ -7,7 +7,10 @@ response: its size, top-level keys, the head of its JSON, and the artifact's fil
 version. The call/response pairing the model API requires is kept (same name and id).
 
 Must never: modify the stored session event (the full result stays in the session), save a
-result more than once, or touch another session's artifacts.
+result more than once, or touch another session's artifacts. With a `redactor`, it never lets
+an unredacted value of the result into the artifact or the reference: both are made from the
+redacted result (`redact_json`: string values; keys and numbers are kept, as everywhere), and so
+is the filename's digest.
 
 The artifact filename is derived from the tool name and a digest of the result, not from the
 function call id: for Gemini, ADK strips its own `adk-` call ids from request contents, so the id
@@ -37,6 +40,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 from typing_extensions import override
 
+from ...redaction import Redactor, redact_json
 from ..tokens import CachedEstimator, LruCache, PayloadKey, TokenCache
 
 ARTIFACT_PREFIX = "tool_result_"
@@ -47,9 +51,13 @@ _MAX_KEYS = 20
 """Top-level keys listed in a reference (enough to know what to ask for)."""
 
 
-def _payload(response: dict[str, Any] | None) -> str:
-    """The result as canonical JSON: what is saved, measured and digested."""
-    return json.dumps(response or {}, sort_keys=True, ensure_ascii=False, default=str)
+def _payload(response: dict[str, Any] | None, redactor: Redactor | None) -> str:
+    """The result as canonical JSON, redacted first when there is a redactor: what is saved,
+    quoted in the reference and digested."""
+    value = response or {}
+    if redactor is not None:
+        value = redact_json(value, redactor)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def artifact_filename(name: str | None, payload: str) -> str:
@@ -70,9 +78,11 @@ class _Archived:
     keys: tuple[str, ...]
 
     @classmethod
-    def of(cls, response: types.FunctionResponse, head_chars: int) -> _Archived:
-        """Serialise and digest the result (the costly step the cache saves)."""
-        payload = _payload(response.response)
+    def of(
+        cls, response: types.FunctionResponse, head_chars: int, redactor: Redactor | None
+    ) -> _Archived:
+        """Serialise (redacted) and digest the result (the costly step the cache saves)."""
+        payload = _payload(response.response, redactor)
         head = payload[:head_chars]
         return cls(
             filename=artifact_filename(response.name, payload),
@@ -97,6 +107,7 @@ class ToolResultArchivePlugin(BasePlugin):
         head_chars: int = 400,
         archive_latest: bool = False,
         cache_size: int = 10_000,
+        redactor: Redactor | None = None,
         name: str = "tool_result_archive",
     ) -> None:
         """Set what counts as large and how much of it the reference keeps.
@@ -110,6 +121,8 @@ class ToolResultArchivePlugin(BasePlugin):
             looked up in the artifact service once per process, not per call), and the size,
             digest and head of results stored in the session (so they are serialised once, not
             on every model call).
+          redactor: redacts the saved artifact and the reference the model gets, e.g.
+            `PiiRedactor()`: the stack's redactor. None: both hold the result as it is.
           name: the plugin's name (unique within a Runner).
         """
         if threshold_tokens < 1:
@@ -118,10 +131,16 @@ class ToolResultArchivePlugin(BasePlugin):
             raise InputValidationError("head_chars must not be negative.")
         if cache_size < 0:
             raise InputValidationError("cache_size must not be negative.")
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InputValidationError("redactor must have a `redact(text) -> str` method.")
         super().__init__(name)
         self.threshold_tokens = threshold_tokens
         self.head_chars = head_chars
         self.archive_latest = archive_latest
+        self.redactor = redactor
+        # Keyed by app, user and session, never by an invocation id (a client may choose that):
+        # versions by (app, user, session, filename), the filename a digest of the exact result;
+        # descriptions by where the result is stored (`PayloadKey` starts with the same three).
         self._versions: LruCache[tuple[str, str, str, str], int] = LruCache(cache_size)
         self._archived: LruCache[tuple[PayloadKey, str | None], _Archived] = LruCache(cache_size)
         self._tokens = TokenCache(cache_size)
@@ -182,11 +201,11 @@ class ToolResultArchivePlugin(BasePlugin):
         """Filename, head and keys of a result: remembered if it is stored in the session."""
         stored = estimator.payload_key(response.response)
         if stored is None:
-            return _Archived.of(response, self.head_chars)
+            return _Archived.of(response, self.head_chars, self.redactor)
         key = (stored, response.name)
         archived = self._archived.get(key)
         if archived is None:
-            archived = _Archived.of(response, self.head_chars)
+            archived = _Archived.of(response, self.head_chars, self.redactor)
             self._archived.put(key, archived)
         return archived
 
@@ -214,7 +233,7 @@ class ToolResultArchivePlugin(BasePlugin):
         if existing:
             version = max(existing)
         else:
-            payload = _payload(response.response).encode()
+            payload = _payload(response.response, self.redactor).encode()
             blob = types.Blob(mime_type="application/json", data=payload, display_name=filename)
             version = await context.save_artifact(filename, types.Part(inline_data=blob))
         self._versions.put(key, version)

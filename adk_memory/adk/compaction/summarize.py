@@ -12,6 +12,11 @@ supersedes it in ADK's content builder. The model is ADK's `LlmEventSummarizer` 
 already expects "a conversation that may start from a compacted history", keeps the user's
 language and the tool names, and caps tool payloads); `prompt_template` replaces the prompt.
 
+With a `redactor`, the model gets redacted copies of the events and of the earlier summary, and
+the summary is redacted before it is stored. The plugin does this itself: the session the Runner
+holds carries the events as they were said, whatever the session service redacts when it stores
+them, and the session service does not look inside a compaction.
+
 Must never: modify or delete a stored event; make a turn wait for the model; send the model events
 an earlier summary covers; split a function call from its response; summarize the last
 `keep_last` raw events; or write a summary whose base is no longer the session's latest
@@ -51,6 +56,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ...memory.generation import resolve_llm
+from ...redaction import Redactor, redact_content
 from ..tokens import content_tokens
 
 logger = logging.getLogger(__name__)
@@ -187,6 +193,7 @@ class RecursiveSummarizationPlugin(BasePlugin):
         retry_delay: float = 1.0,
         timeout: float | None = 120.0,
         max_concurrent: int = 4,
+        redactor: Redactor | None = None,
         name: str = "recursive_summarization",
     ) -> None:
         """Set the triggers, the model and how failures are retried.
@@ -207,6 +214,8 @@ class RecursiveSummarizationPlugin(BasePlugin):
           retry_delay: seconds before the second attempt, doubling for each later one.
           timeout: seconds one model call may take; None: no limit.
           max_concurrent: summaries computed at once by this plugin (all sessions together).
+          redactor: redacts what the model is sent (events, earlier summary) and the summary
+            stored, e.g. `PiiRedactor()`: the stack's redactor. None: nothing is redacted.
           name: the plugin's name (unique within a Runner).
         """
         if event_threshold is not None and event_threshold <= keep_last:
@@ -225,6 +234,8 @@ class RecursiveSummarizationPlugin(BasePlugin):
             raise InputValidationError("timeout must be positive.")
         if max_concurrent < 1:
             raise InputValidationError("max_concurrent must be at least 1.")
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InputValidationError("redactor must have a `redact(text) -> str` method.")
         super().__init__(name)
         self.event_threshold = event_threshold
         self.token_threshold = token_threshold
@@ -232,6 +243,7 @@ class RecursiveSummarizationPlugin(BasePlugin):
         self.max_attempts = max_attempts
         self.retry_delay = retry_delay
         self.timeout = timeout
+        self.redactor = redactor
         self._summarizer = LlmEventSummarizer(resolve_llm(model), prompt_template)
         self._slots = asyncio.Semaphore(max_concurrent)
         self._tasks: dict[SessionKey, asyncio.Task[bool]] = {}
@@ -402,14 +414,17 @@ class RecursiveSummarizationPlugin(BasePlugin):
         self, plan: _Plan
     ) -> tuple[EventCompaction, types.GenerateContentResponseUsageMetadata | None]:
         """One summary, retried with exponential backoff on any model failure."""
+        events = self._redacted_events(plan.events)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 async with self._slots:
                     event = await asyncio.wait_for(
-                        self._summarizer.maybe_summarize_events(events=plan.events), self.timeout
+                        self._summarizer.maybe_summarize_events(events=events), self.timeout
                     )
                 made = compaction_of(event) if event is not None else None
                 content = made.compacted_content if made is not None else None
+                if content is not None and self.redactor is not None:
+                    content = redact_content(content, self.redactor)
                 if content is None or not any(p.text for p in content.parts or ()):
                     raise SummarizationError("the model returned no summary text")
                 compaction = EventCompaction(
@@ -429,6 +444,19 @@ class RecursiveSummarizationPlugin(BasePlugin):
                 )
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _redacted_events(self, events: list[Event]) -> list[Event]:
+        """The model's input: copies of the events with their content redacted (the events
+        themselves are the live session's and stay as they are); the events without a
+        redactor."""
+        if self.redactor is None:
+            return events
+        return [
+            e.model_copy(update={"content": redact_content(e.content, self.redactor)})
+            if e.content is not None
+            else e
+            for e in events
+        ]
 
     # Writing ------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Memory
+from ..rendering import neutralise
 from .extract import ExtractedFact
 from .llm import GenerationOutputError, generate_structured
 from .templates import load_template
@@ -69,13 +70,16 @@ def plain_creates(facts: Sequence[ExtractedFact]) -> list[MemoryOperation]:
 
 
 def _render_input(facts: Sequence[ExtractedFact], candidates: Sequence[Memory]) -> str:
+    """The consolidation model's input. Stored memories (written before any guard, perhaps)
+    and new facts are shown `neutralise`d, as to every model: one line each, no tag or role
+    marker that could pass as an instruction."""
     new_facts = "\n".join(
-        f"{n}. ({f.topic}{', FORGET' if f.forget else ''}) {_line(f.fact)}"
+        f"{n}. ({f.topic}{', FORGET' if f.forget else ''}) {neutralise(f.fact)}"
         for n, f in enumerate(facts, 1)
     )
     existing = "\n".join(
-        f"- id: {m.id} | topics: {', '.join(m.topics) or 'none'} | "
-        f"updated: {m.update_time:%Y-%m-%d} | {_line(m.fact)}"
+        f"- id: {m.id} | topics: {', '.join(map(neutralise, m.topics)) or 'none'} | "
+        f"updated: {m.update_time:%Y-%m-%d} | {neutralise(m.fact)}"
         for m in candidates
     )
     return load_template("consolidate_input").substitute(

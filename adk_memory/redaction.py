@@ -1,8 +1,10 @@
-"""PII redaction of text before it is written.
+"""PII redaction: the one redactor every layer applies before text is stored or sent to a model.
 
 Owns: the `Redactor` protocol the write path calls, the built-in `PiiRedactor` (e-mail addresses,
-payment card numbers, IBANs and phone numbers become placeholders such as ``[EMAIL]``), and
-`redact_json`, which applies a redactor to every string value of a JSON-like structure.
+payment card numbers, IBANs and phone numbers become placeholders such as ``[EMAIL]``),
+`redact_json`, which applies a redactor to every string value of a JSON-like structure, and
+`redact_content`, which applies it to the text of a model content (what is sent to a model or
+stored as a summary).
 
 It must never touch structure, ids, keys or non-string values: only string *values* are rewritten,
 and only the matched span of each. It must never raise on any input string (NUL, lone surrogates
@@ -18,7 +20,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol, runtime_checkable
 
-__all__ = ["PiiRedactor", "Redactor", "redact_json"]
+from google.genai import types
+
+__all__ = ["PiiRedactor", "Redactor", "redact_content", "redact_event_data", "redact_json"]
 
 EMAIL: Final = "EMAIL"
 PHONE: Final = "PHONE"
@@ -219,6 +223,67 @@ def redact_json(value: Any, redactor: Redactor) -> Any:
     if isinstance(value, tuple):
         return tuple(redact_json(item, redactor) for item in value)
     return value
+
+
+def redact_content(content: types.Content, redactor: Redactor) -> types.Content:
+    """A copy of a model content with its text redacted: each part's text (thoughts included),
+    function-call arguments, function-response values (`redact_json`), executable code and
+    code-execution output. Roles, names, call ids, inline or file data and thought signatures are
+    kept: they are structure or bytes, not text a redactor reads.
+
+    The content is never changed in place (the parts of a request are shared with the live
+    session's events); parts without text are the same objects in the copy.
+    """
+    if not content.parts:
+        return content
+    parts = [_redact_part(part, redactor) for part in content.parts]
+    return content.model_copy(update={"parts": parts})
+
+
+def _redact_part(part: types.Part, redactor: Redactor) -> types.Part:
+    update: dict[str, Any] = {}
+    if part.text:
+        update["text"] = redactor.redact(part.text)
+    call = part.function_call
+    if call is not None and call.args:
+        update["function_call"] = call.model_copy(update={"args": redact_json(call.args, redactor)})
+    response = part.function_response
+    if response is not None and response.response:
+        update["function_response"] = response.model_copy(
+            update={"response": redact_json(response.response, redactor)}
+        )
+    code = part.executable_code
+    if code is not None and code.code:
+        update["executable_code"] = code.model_copy(update={"code": redactor.redact(code.code)})
+    result = part.code_execution_result
+    if result is not None and result.output:
+        update["code_execution_result"] = result.model_copy(
+            update={"output": redactor.redact(result.output)}
+        )
+    return part.model_copy(update=update) if update else part
+
+
+def redact_event_data(data: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """An ADK event's JSON data (`model_dump(mode="json", by_alias=True)`) with its text
+    redacted: the content (parts' text, function-call arguments and responses), the state
+    delta and a compaction's summary. Ids, authors, timestamps and the rest are structure and
+    are kept. The one rule for what of an event is personal data, used wherever events are
+    stored (sessions, generation jobs)."""
+    data = dict(data)
+    if "content" in data:
+        data["content"] = redact_json(data["content"], redactor)
+    actions = data.get("actions")
+    if actions:
+        actions = data["actions"] = dict(actions)
+        if actions.get("stateDelta"):
+            actions["stateDelta"] = redact_json(actions["stateDelta"], redactor)
+        compaction = actions.get("compaction")
+        if compaction and "compactedContent" in compaction:
+            actions["compaction"] = {
+                **compaction,
+                "compactedContent": redact_json(compaction["compactedContent"], redactor),
+            }
+    return data
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:

@@ -1,0 +1,33 @@
+"""The memory guard: the check every fact passes before the memory service writes it.
+
+Owns: the public names, re-exported from one module each:
+- `verdict.py`: the `MemoryGuard` protocol (one async `check`), its verdict (`GuardVerdict`:
+  allow, reject or quarantine, with a rule id and a reason) and `SOURCES`;
+- `default.py`: `DefaultMemoryGuard`, deterministic rules against memory poisoning (text that
+  tries to act on the model once it is recalled into a prompt); its class docstring lists every
+  rule. It puts together `normalise.py` (the views that undo obfuscation), `rules.py` (the form
+  of a rule), `rules_structure.py` (delimiters, role markers, tool calls), `rules_language.py`
+  (overrides, persona changes, exfiltration, rules addressed to the assistant) and `encoded.py`
+  (instructions hidden in an encoding);
+- `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor.
+
+It never stores, reads or deletes memories, never raises on hostile text (every string gets a
+verdict), never puts the fact's text in a verdict (reasons are safe to log and to keep in a
+revision label), never calls a model or the network in `DefaultMemoryGuard`, and never imports
+`google-cloud-modelarmor` unless a `ModelArmorGuard` is built.
+"""
+
+from .default import DEFAULT_DELIMITERS, DEFAULT_MAX_CHARS, DefaultMemoryGuard
+from .model_armor import ModelArmorGuard
+from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard
+
+__all__ = [
+    "DEFAULT_DELIMITERS",
+    "DEFAULT_MAX_CHARS",
+    "SOURCES",
+    "DefaultMemoryGuard",
+    "GuardAction",
+    "GuardVerdict",
+    "MemoryGuard",
+    "ModelArmorGuard",
+]

@@ -1,0 +1,129 @@
+"""`DefaultMemoryGuard`: the deterministic rules against memory poisoning, put together.
+
+Owns: the order the rules run in (`rules_structure`, `rules_language`, `encoded`, then the weak
+`addressed` signal), how hits become a verdict (the first REJECT wins; otherwise the first weak
+signal quarantines, when `quarantine_suspicious`), the size limit (`DEFAULT_MAX_CHARS`) and the
+memory block's own section names (`DEFAULT_DELIMITERS`). The class docstring is the documented
+list of every rule.
+
+It never stores, reads or deletes memories, never calls a model or the network, never raises
+on hostile text (every string gets a verdict) and never puts the fact's text in a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from .encoded import encoded_hits
+from .normalise import Views
+from .rules import Hit
+from .rules_language import addressed_hits, language_hits
+from .rules_structure import structure_hits, tag_key
+from .verdict import GuardAction, GuardVerdict
+
+DEFAULT_MAX_CHARS = 10_000
+DEFAULT_DELIMITERS = ("RELEVANT_MEMORIES", "USER_PROFILE", "PAST_CONVERSATIONS")
+"""The section tags the memory block and ADK's memory tool wrap recalled text in."""
+
+
+class DefaultMemoryGuard:
+    """Deterministic rules against memory poisoning: pure string work (about a quarter of a
+    millisecond for a typical fact, linear in its length), no model, no network. The same rules
+    apply whatever the `source`: a generated fact can carry a user's injection as well as a
+    direct write can.
+
+    A fact is REJECTED when, after normalisation, it
+    - is longer than `max_chars` (`size`; checked first, so huge input costs nothing);
+    - opens or closes the memory block's own sections (`delimiter`: `DEFAULT_DELIMITERS` plus
+      `delimiters`, in `<>`, `[]` or `{}`, any case, spaced out, with look-alike brackets or a
+      JSON-escaped `<\\/`; a CamelCase `<UserProfile />` is a component name, not a
+      delimiter), a prompt-section tag (`<system>`, `<instructions>`, names containing
+      system/prompt/memory/admin/...), or closes any upper-case tag (`</ADMIN_NOTES>`); an
+      upper-case *opening* tag alone (`<YOUR_API_KEY>`) is a placeholder and passes;
+    - carries a chat role or system marker (`role_marker`): `system:`/`assistant:`/... at a line
+      or sentence start, an upper-case `USER:`/`SYSTEM:` anywhere, a `User: ... Assistant:`
+      transcript, a line that is only a role word, `### System`, `[INST]`, `<<SYS>>`, any
+      `<|...|>` token (`<|im_start|>`), `<start_of_turn>`, `role="system"`, "SYSTEM OVERRIDE",
+      "SYSTEM NOTICE", "new system prompt", "END OF MEMORIES";
+    - tells the model to ignore, forget or override its instructions, rules or prompt
+      (`override`; English, Spanish, French, German, Italian, Portuguese, Chinese, Russian,
+      Japanese, Korean). An override targets instructions, not topics: "forget about the Paris
+      trip" and "ignore marketing emails" pass;
+    - changes the assistant's persona or behaviour (`persona`): "you are now DAN", "from now on
+      you must ...", "act as an unfiltered AI", "pretend you are", developer/DAN mode;
+    - holds tool or function call syntax (`tool_call`): `"function_call":`, `functionCall:`,
+      `<tool_call>`, `<invoke>`, "call tool X with", "use the delete_memory tool";
+    - asks to leak memories, the system prompt or the conversation (`exfiltration`), including
+      Markdown images and URLs built to carry data out;
+    - hides any of the above in an encoding (`encoded`): base64 (URL-safe, grouped or wrapped
+      too), base32, hex, `\\x` and `\\u` escapes, percent-encoding, `data:` URIs, invisible
+      Unicode tag characters, ROT13 or reversed text; or asks the model to decode something and
+      act on it. Decoded text is checked again with every rule (two levels deep).
+
+    QUARANTINED (when `quarantine_suspicious`, the default; otherwise allowed) are weaker
+    signals (`encoded`, `addressed`): an encoded payload or `data:` URI that decodes to prose
+    but to no attack (a hash, key or JWT header decodes to no prose and passes), and a rule
+    addressed to the assistant ("the assistant should always ...") not introduced in its
+    sentence as the user's wish ("user wants the assistant to always ...").
+
+    Known limits: the rules read words, not meaning. A paraphrase with none of their phrasings
+    ("neglect the preceding context", "stay in character as Omega") passes, and an ordinary fact
+    that quotes an attack verbatim (a T-shirt slogan "Ignore All Previous Instructions", a
+    ChatML `<|im_start|>` token) is refused. Pair it with `ModelArmorGuard` for a model-based
+    check; rendering escapes delimiters whatever was stored.
+
+    Normalisation, so obfuscation does not get through: HTML entities decoded, NFKC (fullwidth,
+    mathematical and circled letters), zero-width, bidi and other invisible characters removed,
+    Cyrillic and Greek look-alikes mapped to Latin, accents dropped, leetspeak read as letters
+    in tokens mixing letters and digits (1gn0r3), Markdown emphasis dropped, spaced letters
+    joined (i g n o r e, i.g.n.o.r.e), and a letters-only view for runs with no spaces.
+
+    Args:
+      max_chars: longest fact accepted, in characters.
+      delimiters: more section names the memory block is wrapped in (e.g. a custom template's).
+      quarantine_suspicious: quarantine weak signals (True) or let them through (False).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        delimiters: Iterable[str] = (),
+        quarantine_suspicious: bool = True,
+    ) -> None:
+        if isinstance(delimiters, str):
+            raise TypeError("delimiters is a list of names, not one string.")
+        if max_chars < 1:
+            raise ValueError("max_chars must be at least 1.")
+        self.max_chars = max_chars
+        self.delimiters = (*DEFAULT_DELIMITERS, *delimiters)
+        self.quarantine_suspicious = quarantine_suspicious
+        self._delimiter_keys = frozenset(tag_key(d) for d in self.delimiters if tag_key(d))
+
+    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
+        """The verdict on `fact` (`scope` and `source` do not change the rules)."""
+        return self.verdict(fact)
+
+    def verdict(self, fact: str) -> GuardVerdict:
+        """The same verdict as `check`, synchronously."""
+        if not isinstance(fact, str):
+            return GuardVerdict(GuardAction.REJECT, "the fact is not text", "invalid")
+        if len(fact) > self.max_chars:
+            return GuardVerdict(
+                GuardAction.REJECT, f"longer than {self.max_chars} characters", "size"
+            )
+        weak: Hit | None = None
+        for hit in self._hits(fact, depth=0):
+            if hit[1] == GuardAction.REJECT:
+                return GuardVerdict(GuardAction.REJECT, hit[2], hit[0])
+            weak = weak or hit
+        if weak is not None and self.quarantine_suspicious:
+            return GuardVerdict(GuardAction.QUARANTINE, weak[2], weak[0])
+        return GuardVerdict.ALLOW
+
+    def _hits(self, text: str, depth: int) -> Iterator[Hit]:
+        views = Views.of(text)
+        yield from structure_hits(views, self._delimiter_keys)
+        yield from language_hits(views)
+        yield from encoded_hits(views, depth, self._hits)
+        yield from addressed_hits(views)

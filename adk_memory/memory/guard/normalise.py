@@ -1,0 +1,90 @@
+"""The views the guard's rules read, so that obfuscation does not change what a rule sees.
+
+Owns: what obfuscation is undone and how. HTML entities decoded, NFKC (fullwidth, mathematical
+and circled letters), zero-width, bidi and other invisible characters removed, Cyrillic and
+Greek look-alikes mapped to Latin (`HOMOGLYPHS`), accents dropped, leetspeak read as letters in
+tokens mixing letters and digits, Markdown emphasis dropped, spaced letters joined, a
+letters-only view, and the ASCII hidden in invisible Unicode tag characters (`Views`).
+
+It never judges text (no rule, no verdict) and never raises on hostile input: every string has
+views, computed in time linear in its length.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+
+SURROGATES = re.compile(r"[\ud800-\udfff]")
+_TAG_CHARS = re.compile(r"[\U000e0020-\U000e007e]")
+_LINE_BREAKS = re.compile(r"\r\n?|[\v\f\x85\u2028\u2029]")
+_BLANKS = re.compile(r"[^\S\n]+")
+_NEWLINES = re.compile(r" ?\n[\n ]*")
+
+# Cyrillic and Greek letters that look like Latin ones (both cases), and a few Latin variants.
+HOMOGLYPHS = str.maketrans(
+    "аеёіїјоросуухѕԁһԛԝӏкмнтвгАЕЁІЇЈОРСУХЅКМНТВαβγεηικνορτυχωɑɡıℓΑΒΕΗΙΚΜΝΟΡΤΥΧΖ",
+    "aeeiijopocyyxsdhqwlkmhtbrAEEIIJOPCYXSKMHTBabyeniknoptuxwagilABEHIKMNOPTYXZ",
+)
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a"})
+_LEET_TOKEN = re.compile(r"[a-z0-9@$]+")
+_EMPHASIS = re.compile(r"[*~`]+|(?<![^\W_])_+|_+(?![^\W_])")
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-·•]{1,3}){2,}[^\W\d_](?![^\W\d_])")
+_SPACED_SEP = re.compile(r"[ .\-·•]")
+_NOT_LATIN = re.compile(r"[^a-z]+")
+
+
+def _clean(text: str) -> str:
+    """Case kept: lone surrogates dropped, HTML entities decoded (twice, for `&amp;lt;`), NFKC
+    (fullwidth and mathematical letters become ASCII), line breaks unified, and invisible
+    characters removed (format characters: zero-width, bidi controls, soft hyphen, tag
+    characters; control characters but newline and tab), blank runs collapsed."""
+    text = SURROGATES.sub("", text)
+    text = html.unescape(html.unescape(text)) if "&" in text else text
+    text = _LINE_BREAKS.sub("\n", unicodedata.normalize("NFKC", text))
+    kept = [
+        " " if c == "\t" else c
+        for c in text
+        if c == "\n" or c == "\t" or unicodedata.category(c) not in ("Cf", "Cc", "Co", "Cn")
+    ]
+    # One blank or one newline between words: no rule can then scan a long run of whitespace
+    # from every position (4000 newlines would otherwise cost seconds).
+    return _NEWLINES.sub("\n", _BLANKS.sub(" ", "".join(kept)))
+
+
+def _unleet(m: re.Match[str]) -> str:
+    token = m.group()
+    if token.isdigit() or not any(c.isalpha() for c in token):
+        return token  # numbers stay numbers: only tokens mixing letters and digits are leet
+    return token.translate(_LEET).replace("$", "s")
+
+
+def _fold(low: str) -> str:
+    """Latin look-alikes and accents removed, leetspeak read as letters (in tokens that mix
+    both), Markdown emphasis dropped and spaced-out letters joined ("i g n o r e")."""
+    text = unicodedata.normalize("NFKD", low.translate(HOMOGLYPHS))
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = _LEET_TOKEN.sub(_unleet, text)
+    text = _EMPHASIS.sub("", text)
+    return _SPACED.sub(lambda m: _SPACED_SEP.sub("", m.group()), text)
+
+
+@dataclass(frozen=True)
+class Views:
+    """The forms of one text the rules read (`Views.of(text)`)."""
+
+    plain: str  # `_clean`: case kept (tags, encoded payloads)
+    low: str  # plain, casefolded (non-Latin scripts)
+    folded: str  # low, `_fold`ed (Latin-script rules)
+    squashed: str  # folded, Latin letters only (spacing and punctuation tricks)
+    hidden: str  # the ASCII spelled by invisible Unicode tag characters ("ASCII smuggling")
+
+    @classmethod
+    def of(cls, text: str) -> Views:
+        plain = _clean(text)
+        low = plain.casefold()
+        folded = _fold(low)
+        hidden = "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text))
+        return cls(plain, low, folded, _NOT_LATIN.sub("", folded), hidden)

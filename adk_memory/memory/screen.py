@@ -1,0 +1,101 @@
+"""The screen every fact passes before the memory service stores it: redact, then guard.
+
+Owns: the order (a fact is redacted first, so the guard, the embedder and the store all see the
+text that will be kept), the error a refused direct write raises (`MemoryRejectedError`), and
+the redaction of generation-job payloads (the conversation a job carries, and anything a failed
+try's error quotes). It is the one place the memory side applies the configured redactor and
+guard, so no write path can skip them. It never writes or reads the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.errors.input_validation_error import InputValidationError
+
+from ..redaction import Redactor, redact_event_data, redact_json
+from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard
+
+
+class MemoryRejectedError(InputValidationError):
+    """The memory guard refused a fact written directly (create, update, add_memory, a tool).
+    Nothing was stored. `verdict` says which rule and why (never the fact itself)."""
+
+    def __init__(self, verdict: GuardVerdict) -> None:
+        super().__init__(
+            f"The memory guard refused this fact ({verdict.rule or 'policy'}): {verdict.reason}"
+        )
+        self.verdict = verdict
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A fact as it may be stored (redacted) and the guard's verdict on it."""
+
+    fact: str
+    verdict: GuardVerdict
+
+    @property
+    def quarantined(self) -> bool:
+        return self.verdict.action == GuardAction.QUARANTINE
+
+    @property
+    def rejected(self) -> bool:
+        return self.verdict.action == GuardAction.REJECT
+
+
+class FactScreen:
+    """Redaction and guarding for one memory service (see the module docstring).
+
+    Args:
+      redactor: applied to facts, job payloads and stored errors; None: text is kept as given.
+      guard: judges each fact; None: `DefaultMemoryGuard()`.
+    """
+
+    def __init__(self, redactor: Redactor | None, guard: MemoryGuard | None) -> None:
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InputValidationError("redactor must have a `redact(text) -> str` method.")
+        if guard is not None and not isinstance(guard, MemoryGuard):
+            raise InputValidationError("guard must have an async `check(fact, *, scope, source)`.")
+        self.redactor = redactor
+        self.guard: MemoryGuard = guard if guard is not None else DefaultMemoryGuard()
+
+    def text(self, text: str) -> str:
+        """`text` redacted (as it is without a redactor)."""
+        return self.redactor.redact(text) if self.redactor is not None else text
+
+    def texts(self, texts: Sequence[str]) -> list[str]:
+        return [self.text(t) for t in texts]
+
+    def event_data(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An event's JSON data with its text redacted (`redact_event_data`)."""
+        return redact_event_data(data, self.redactor) if self.redactor is not None else data
+
+    def json(self, value: Any) -> Any:
+        """Every string of a JSON-like value redacted (contents, metadata)."""
+        return redact_json(value, self.redactor) if self.redactor is not None else value
+
+    async def screen(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
+        """The fact redacted, and the guard's verdict on what would be stored."""
+        kept = self.text(fact)
+        return Screened(kept, await self.guard.check(kept, scope=scope, source=source))
+
+    async def admit(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
+        """Like `screen`, for a direct write: a rejected fact raises `MemoryRejectedError`."""
+        screened = await self.screen(fact, scope, source)
+        if screened.rejected:
+            raise MemoryRejectedError(screened.verdict)
+        return screened
+
+
+def guard_labels(verdict: GuardVerdict) -> dict[str, str]:
+    """What a revision records of a guard's verdict (allowed facts record nothing)."""
+    if verdict.action == GuardAction.ALLOW:
+        return {}
+    return {
+        "guard": verdict.action.value,
+        "guard_rule": verdict.rule,
+        "guard_reason": verdict.reason,
+    }

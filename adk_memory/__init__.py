@@ -42,6 +42,7 @@ from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
 from .db.engine import DEFAULT_SCHEMA, normalise_url
 from .db.migrations import MigrationError, SchemaVersionError
 from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
+from .memory.entries import to_memory_entry
 from .memory.guard import (
     DefaultMemoryGuard,
     GuardAction,
@@ -64,7 +65,7 @@ from .memory.models import (
 )
 from .memory.rendering import neutralise
 from .memory.screen import MemoryRejectedError
-from .memory.service import PostgresMemoryService, to_memory_entry
+from .memory.service import PostgresMemoryService
 from .memory.store import EmbeddingDimensionError
 from .redaction import PiiRedactor, Redactor
 from .sessions.service import PostgresSessionService

@@ -30,11 +30,13 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 
 from ..config import CustomTopic, ManagedTopic, MemoryTopic
+from ..memory.checks import MAX_TOP_K
+from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope, user_scope
-from ..memory.service import MAX_TOP_K, PostgresMemoryService, memory_time
+from ..memory.service import PostgresMemoryService
 from .tokens import text_tokens
 
 logger = logging.getLogger(__name__)

@@ -30,11 +30,12 @@ from google.genai import types
 from typing_extensions import override
 
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
+from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope
-from ..memory.service import MAX_TOP_K, PostgresMemoryService
+from ..memory.service import PostgresMemoryService
 from .callbacks import ContextMemory, MemoryContextCallback, memory_service_of, scope_of
 
 TopicSource = MemoryBankConfig | CustomizationConfig | Sequence[MemoryTopic]

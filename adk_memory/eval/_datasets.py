@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from google.adk.errors.input_validation_error import InputValidationError
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
+from ..memory.checks import MAX_FACT_LENGTH
 from ..memory.scope import validate_scope
-from ..memory.service import MAX_FACT_LENGTH
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
     from importlib.resources.abc import Traversable

@@ -108,9 +108,10 @@ from google.genai import types
 from pydantic import Field, model_validator
 
 from ..config import MemoryBankConfig
+from ..memory.checks import MAX_TOP_K
 from ..memory.embeddings import Embedder
 from ..memory.scope import scope_key
-from ..memory.service import MAX_TOP_K, PostgresMemoryService
+from ..memory.service import PostgresMemoryService
 from . import _datasets
 from ._datasets import DatasetError as DatasetError  # re-exported: importable here as always
 from ._datasets import DatasetScope, Fact, Text

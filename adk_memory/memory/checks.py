@@ -1,0 +1,100 @@
+"""Checks of what callers hand the memory service: facts, topics, metadata, ids, unit values,
+TTLs and page tokens.
+
+Owns: the limits (`MAX_FACT_LENGTH`, `MAX_TOP_K`, `MAX_DIRECT_FACTS`) and one function per kind of
+input, each returning the value as it is stored (sanitised: no NUL, no lone surrogate) or raising
+ADK's `InputValidationError` saying what is wrong, before anything is written. It never touches
+the database and never decides what a valid value means for a memory (the service does).
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.adk.errors.input_validation_error import InputValidationError
+
+from .._json import sanitise, sanitise_text
+from .models import Memory
+
+MAX_FACT_LENGTH = 10_000
+"""Longest fact accepted, in characters: a memory is a fact, not a document."""
+
+MAX_TOP_K = 100
+MAX_DIRECT_FACTS = 5
+"""Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
+
+_RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
+_ENTRY_NAMESPACE = uuid.UUID("0b8f4f0e-9d8e-4c55-8a3e-51f1d3a3c7b2")
+
+
+def seconds(ttl: timedelta | None) -> float | None:
+    """A TTL in seconds (None: never expires); a TTL that is not positive is refused."""
+    if ttl is None:
+        return None
+    if ttl <= timedelta(0):
+        raise InputValidationError("ttl must be a positive duration.")
+    return ttl.total_seconds()
+
+
+def check_fact(fact: object) -> str:
+    """A fact: a non-empty string of at most `MAX_FACT_LENGTH` characters."""
+    if not isinstance(fact, str) or not fact.strip():
+        raise InputValidationError("A memory's fact must be a non-empty string.")
+    if len(fact) > MAX_FACT_LENGTH:
+        raise InputValidationError(f"A fact is at most {MAX_FACT_LENGTH} characters.")
+    return sanitise_text(fact)
+
+
+def check_topics(topics: object) -> list[str] | None:
+    """Topics: a list of non-empty strings (None: not given)."""
+    if topics is None:
+        return None
+    if isinstance(topics, str) or not isinstance(topics, Sequence):
+        raise InputValidationError("topics must be a list of strings.")
+    if not all(isinstance(t, str) and t for t in topics):
+        raise InputValidationError("Every topic must be a non-empty string.")
+    return [sanitise_text(t) for t in topics]
+
+
+def check_mapping(name: str, value: object) -> dict[str, Any] | None:
+    """Metadata and structured content: a dict, stored as JSON (strings sanitised; datetimes as
+    ISO 8601 and NaN as null, pydantic's rules)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputValidationError(f"{name} must be a dict.")
+    return sanitise(dict(value))
+
+
+def check_id(memory_id: object) -> str:
+    """A memory (or operation) id: a UUID, in its canonical text."""
+    try:
+        return str(uuid.UUID(str(memory_id)))
+    except ValueError as exc:
+        raise InputValidationError(f"Not a memory id: {memory_id!r}.") from exc
+
+
+def check_unit(name: str, value: float | None) -> float | None:
+    """An importance or confidence: between 0 and 1 (None: not given)."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise InputValidationError(f"{name} must be between 0 and 1.")
+    return value
+
+
+def encode_token(memory: Memory) -> str:
+    """The page token after `memory` (the last of a page): its update time and id."""
+    raw = f"{memory.update_time.isoformat()}|{memory.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def decode_token(token: str) -> tuple[datetime, str]:
+    """A page token back to (update time, id); a forged or broken one is refused."""
+    try:
+        when, memory_id = base64.urlsafe_b64decode(token.encode()).decode().split("|")
+        return datetime.fromisoformat(when), check_id(memory_id)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputValidationError("Invalid page token.") from exc

@@ -1,0 +1,192 @@
+"""The state every part of the memory service shares, and the steps all its writes take.
+
+Owns: building the service's parts from its arguments (database handle, store, job queue,
+generation pipeline, worker, the screen that redacts and guards facts), readiness (migrations
+and the vector dimension, once), embedding, and turning a screened fact into a `NewMemory`. The
+service's API is split by concern over `PostgresMemoryService` (service.py: memories and ADK's
+calls), `GenerationOperations` (operations.py) and `PrivacyOperations` (privacy.py), all on this
+core. It never writes SQL itself (the store and the queue do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.models.base_llm import BaseLlm
+from sqlalchemy.ext.asyncio import AsyncEngine
+from typing_extensions import Self
+
+from ..config import MemoryBankConfig
+from ..db.engine import DEFAULT_SCHEMA, Database
+from ..redaction import Redactor
+from .checks import check_fact, check_mapping, check_topics, check_unit, seconds
+from .embeddings import Embedder
+from .generation import resolve_llm
+from .generator import Generator
+from .guard import MemoryGuard
+from .jobs import ClaimedJob, JobQueue, Worker
+from .models import SourceType
+from .scope import Scope, scope_key
+from .screen import FactScreen, Screened, guard_labels
+from .store import MemoryStore, NewMemory, quarantine_key
+
+
+class MemoryServiceCore:
+    """The shared state and write steps of `PostgresMemoryService` (its docstring lists the
+    constructor's arguments)."""
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        embedder: Embedder | None = None,
+        config: MemoryBankConfig | None = None,
+        llm: str | BaseLlm | None = None,
+        run_worker: bool = True,
+        redactor: Redactor | None = None,
+        guard: MemoryGuard | None = None,
+        engine: AsyncEngine | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        data_dir: str | None = None,
+        auto_migrate: bool = True,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise InputValidationError("embedder must have `dimensions` and `embed(texts)`.")
+        self._screen = FactScreen(redactor, guard)
+        self.config = config or MemoryBankConfig()
+        self.embedder = embedder
+        self.redactor = redactor
+        self.guard = self._screen.guard
+        self.database = Database(
+            database_url,
+            engine=engine,
+            schema=schema,
+            data_dir=data_dir,
+            auto_migrate=auto_migrate,
+            engine_kwargs=engine_kwargs,
+        )
+        self._store = MemoryStore(
+            self.database, text_search_language=self.config.retrieval.text_search_language
+        )
+        self._prepared = False
+        self.llm = resolve_llm(llm) if llm is not None else None
+        self._jobs = JobQueue(self.database)
+        self._generator = (
+            Generator(
+                store=self._store,
+                queue=self._jobs,
+                llm=self.llm,
+                embed=self._embed,
+                config=self.config,
+                revision_ttl=self._revision_ttl,
+                screen=self._screen,
+            )
+            if self.llm is not None
+            else None
+        )
+        self._run_worker = run_worker
+        self.worker = self.make_worker()
+
+    def make_worker(self, **options: Any) -> Worker:
+        """A worker for this database's generation jobs (`Worker` options: lease,
+        poll_interval, concurrency); the in-process one is `self.worker`."""
+        options.setdefault("retry_base_delay", self.config.generation.retry_base_delay)
+        return Worker(
+            self._jobs, self._generate, prepare=self._ready, redact=self._screen.text, **options
+        )
+
+    async def _generate(self, job: ClaimedJob) -> None:
+        """The worker's handler: run one generation job (the worker has run `_ready` first)."""
+        if self._generator is None:
+            raise RuntimeError("This service has no generation model (pass llm=...).")
+        await self._generator(job)
+
+    async def _ready(self) -> MemoryStore:
+        """Migrate once, and fix (or check) the vector dimension once, before the first call."""
+        if not self._prepared:
+            await self._store.ready()
+            if self.embedder is not None:
+                await self._store.prepare_embeddings(self.embedder.dimensions)
+            self._prepared = True
+        return self._store
+
+    async def _embed(self, texts: Sequence[str], task: str) -> list[list[float]] | None:
+        if self.embedder is None or not texts:
+            return None
+        vectors = await self.embedder.embed(list(texts), task=task)  # type: ignore[arg-type]
+        if len(vectors) != len(texts) or any(len(v) != self.embedder.dimensions for v in vectors):
+            raise ValueError("The embedder returned vectors of the wrong number or size.")
+        return vectors
+
+    @property
+    def _revision_ttl(self) -> float | None:
+        return seconds(self.config.ttl.revision_ttl)
+
+    async def _screen_all(
+        self, facts: Sequence[str], scope: Scope, source: str, *, direct: bool
+    ) -> list[Screened]:
+        """Each fact checked, redacted and judged. A direct write (`direct`) is all or nothing:
+        one rejected fact raises `MemoryRejectedError` before anything is stored."""
+        checked = [check_fact(f) for f in facts]
+        judge = self._screen.admit if direct else self._screen.screen
+        return [await judge(fact, scope, source) for fact in checked]
+
+    async def _new_memory(
+        self,
+        memory_id: str,
+        scope: Scope,
+        screened: Screened,
+        *,
+        embedding: Sequence[float] | None = None,
+        ttl: timedelta | None,
+        topics: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        content: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        source_type: SourceType = SourceType.BOOTSTRAPPED,
+        source_session_id: str | None = None,
+        source_event_ids: Sequence[str] = (),
+        create_time: datetime | None = None,
+    ) -> NewMemory:
+        """Validate one screened memory's fields (and embed its fact unless a vector is given).
+        A quarantined fact goes under its scope's quarantine key, its verdict in the revision."""
+        fact = screened.fact
+        if embedding is None:
+            vectors = await self._embed([fact], "document")
+            embedding = vectors[0] if vectors else None
+        key = scope_key(scope)
+        return NewMemory(
+            id=memory_id,
+            scope_key=quarantine_key(key) if screened.quarantined else key,
+            scope=scope,
+            fact=fact,
+            topics=check_topics(topics) or [],
+            metadata=self._screen.json(check_mapping("metadata", metadata) or {}),
+            content=self._screen.json(check_mapping("content", content)),
+            importance=check_unit("importance", importance),
+            confidence=check_unit("confidence", confidence),
+            source_type=SourceType(source_type),
+            source_session_id=source_session_id,
+            source_event_ids=list(source_event_ids),
+            embedding=embedding,
+            create_time=create_time,
+            ttl_seconds=seconds(ttl),
+            labels=guard_labels(screened.verdict),
+        )
+
+    async def close(self) -> None:
+        """Stop the in-process worker and release the connection pool (a shared engine is left
+        to its owner). Queued generations stay queued for the next worker."""
+        await self.worker.stop()
+        await self.database.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

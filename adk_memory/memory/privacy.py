@@ -1,0 +1,136 @@
+"""Forgetting and holding back: the memory service's privacy operations.
+
+Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app) and the erasure
+record, the retention sweeps (expired memories and revisions, finished generation jobs), and the
+operators' review of the quarantine (list, approve, reject). Jobs always go before memories, so
+a generation running for what is being forgotten finds its job gone and writes nothing. "None"
+never means "all" here: every deletion names its scope or its user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from google.adk.errors.input_validation_error import InputValidationError
+
+from ..db.batches import in_batches
+from .checks import check_id
+from .core import MemoryServiceCore
+from .models import Memory, QuarantinedMemory
+from .scope import scope_key, user_scope, validate_scope
+from .store import quarantine_key
+
+
+class PrivacyOperations(MemoryServiceCore):
+    """`purge`, `erase_user`, the sweeps and the quarantine of `PostgresMemoryService`."""
+
+    async def purge(self, scope: Mapping[str, str]) -> int:
+        """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
+        generation jobs (payloads and results) and its watermarks. Returns rows deleted. The
+        jobs go first, so a generation running for the scope finds its job gone and writes
+        nothing."""
+        checked = validate_scope(scope)
+        key = scope_key(checked)
+        store = await self._ready()
+        jobs = await self._jobs.purge(key)
+        return jobs + await store.purge(key)
+
+    async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
+        """Forget one user of one app everywhere in memory: for every scope that contains
+        `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
+        `{..., "agent": "a1"}`), its generation jobs, memories (quarantined ones too), revisions
+        and watermarks. Scopes without an `app_name` are not touched. Idempotent: a second call
+        counts zeros; an interrupted one is finished by calling again. Returns counts per kind
+        (`MemoryStack.erase_user` also erases sessions and artifacts and records the erasure)."""
+        containing = user_scope(app_name, user_id)
+        store = await self._ready()
+        jobs = await self._jobs.erase(containing)
+        memories, revisions, watermarks = await store.erase(containing)
+        return {
+            "generation_jobs": jobs,
+            "memories": memories,
+            "revisions": revisions,
+            "watermarks": watermarks,
+        }
+
+    async def record_erasure(
+        self, app_name: str, counts: Mapping[str, int], start_time: datetime
+    ) -> None:
+        """Record that a user of `app_name` was erased: the counts and the times, nothing that
+        says who (the record must not keep what it erased)."""
+        store = await self._ready()
+        await store.record_erasure(app_name, dict(counts), start_time)
+
+    async def sweep_expired(
+        self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Delete expired memories (each with a DELETED revision labelled "expired") and expired
+        revisions, in batches; `progress` gets the running count of memories. Returns it.
+        (Finished generation jobs past their retention: `sweep_jobs`.)"""
+        store = await self._ready()
+
+        async def step(size: int) -> tuple[int, bool]:
+            memories, revisions = await store.sweep(size, self._revision_ttl)
+            return memories, memories == size or revisions == size
+
+        return await in_batches(step, batch_size, progress)
+
+    async def sweep_jobs(
+        self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Delete finished generation jobs (done, and dead-lettered ones whose payload was kept
+        for diagnosis) older than `config.generation.job_retention`, in batches; `progress`
+        gets the running count. Returns it. Their operations are then unknown."""
+        await self._ready()
+        retention = self.config.generation.job_retention
+
+        async def step(size: int) -> tuple[int, bool]:
+            deleted = await self._jobs.sweep(retention, size)
+            return deleted, deleted == size
+
+        return await in_batches(step, batch_size, progress)
+
+    async def list_quarantined(
+        self, scope: Mapping[str, str] | None = None, *, limit: int = 100
+    ) -> list[QuarantinedMemory]:
+        """Memories the guard quarantined, newest first, with its reason: of `scope`, or of
+        every scope (`None`: the operator's review queue). Never shown to a model."""
+        key = scope_key(validate_scope(scope)) if scope is not None else None
+        if not 1 <= limit <= 1000:
+            raise InputValidationError("limit must be between 1 and 1000.")
+        store = await self._ready()
+        return [
+            QuarantinedMemory(
+                memory=memory.model_copy(update={"quarantined": True}),
+                rule=labels.get("guard_rule", ""),
+                reason=labels.get("guard_reason", ""),
+            )
+            for memory, labels in await store.quarantined(key, limit)
+        ]
+
+    async def approve_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> Memory:
+        """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
+        revision labelled `guard: approved`).
+
+        Raises:
+          LookupError: no quarantined memory with this id in this scope.
+        """
+        checked = validate_scope(scope)
+        store = await self._ready()
+        labels = {"guard": "approved"}
+        memory = await store.release(
+            check_id(memory_id), scope_key(checked), labels, self._revision_ttl
+        )
+        if memory is None:
+            raise LookupError(f"No quarantined memory {memory_id} in scope {checked}.")
+        return memory
+
+    async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:
+        """An operator's rejection: the quarantined memory is deleted (a DELETED revision
+        labelled `guard_rejected`). False if there was no such quarantined memory."""
+        checked = validate_scope(scope)
+        store = await self._ready()
+        key = quarantine_key(scope_key(checked))
+        labels = {"reason": "guard_rejected"}
+        return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0

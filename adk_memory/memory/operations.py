@@ -67,10 +67,9 @@ class GenerationOperations(MemoryServiceCore):
         checked = validate_scope(scope)
         options = {
             "disable_consolidation": disable_consolidation,
-            "metadata": check_mapping("metadata", metadata) or {},
+            "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
             "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
         }
-        options["metadata"] = self._screen.json(options["metadata"])
         if session is not None:
             events = [
                 e

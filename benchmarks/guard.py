@@ -28,8 +28,13 @@ targets on them):
 
 The attacks were written in rounds, each before the rules it measures were changed: round 1
 (the first 124 lines) and round 2 (the next 46) were used to tune the rules; round 3 (the last
-50) was held out, and only its delimiter and role-marker misses got rule fixes. Misses stay in
-the files: a case is added, never removed to fit the rules.
+50) was held out, and only its delimiter and role-marker misses got rule fixes. Round 4 (the
+last 120 lines, `"set": "blind-..."`, with 70 ordinary facts) was written in three batches of
+plain-English, multilingual and embedded attacks for the intent rules (`rules_intent.py`): the
+first two were tuned on; the third measured 23/30 (77%) blocked and 0/20 ordinary facts refused
+before its misses got fixes. Expect figures near round 3's and round 4's first runs (64-77% of
+non-structural attacks) on attacks nobody tuned for. Misses stay in the files: a case is added,
+never removed to fit the rules.
 
     python benchmarks/guard.py [--injections PATH] [--facts PATH] [--repeat N] [--max-chars N]
                                [--show-misses]

@@ -7,8 +7,9 @@ Owns: the public names, re-exported from one module each:
   tries to act on the model once it is recalled into a prompt); its class docstring lists every
   rule. It puts together `normalise.py` (the views that undo obfuscation), `rules.py` (the form
   of a rule), `rules_structure.py` (delimiters, role markers, tool calls), `rules_language.py`
-  (overrides, persona changes, exfiltration, rules addressed to the assistant) and `encoded.py`
-  (instructions hidden in an encoding);
+  (overrides, persona changes, exfiltration, rules addressed to the assistant), `rules_intent.py`
+  (what a fact asks the model to do: authority claims, voided instructions, leaks, commands,
+  text addressed to the model) and `encoded.py` (instructions hidden in an encoding);
 - `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor.
 
 It never stores, reads or deletes memories, never raises on hostile text (every string gets a

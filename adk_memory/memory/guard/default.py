@@ -1,10 +1,10 @@
 """`DefaultMemoryGuard`: the deterministic rules against memory poisoning, put together.
 
-Owns: the order the rules run in (`rules_structure`, `rules_language`, `encoded`, then the weak
-`addressed` signal), how hits become a verdict (the first REJECT wins; otherwise the first weak
-signal quarantines, when `quarantine_suspicious`), the size limit (`DEFAULT_MAX_CHARS`) and the
-memory block's own section names (`DEFAULT_DELIMITERS`). The class docstring is the documented
-list of every rule.
+Owns: the order the rules run in (`rules_structure`, `rules_language`, `rules_intent`,
+`encoded`, then the weak `addressed` signal), how hits become a verdict (the first REJECT wins;
+otherwise the first weak signal quarantines, when `quarantine_suspicious`), the size limit
+(`DEFAULT_MAX_CHARS`) and the memory block's own section names (`DEFAULT_DELIMITERS`). The
+class docstring is the documented list of every rule.
 
 It never stores, reads or deletes memories, never calls a model or the network, never raises
 on hostile text (every string gets a verdict) and never puts the fact's text in a verdict.
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
+from .rules_intent import intent_hits
 from .rules_language import addressed_hits, language_hits
 from .rules_structure import structure_hits, tag_key
 from .verdict import GuardAction, GuardVerdict
@@ -64,10 +65,20 @@ class DefaultMemoryGuard:
     signals (`encoded`, `addressed`): an encoded payload or `data:` URI that decodes to prose
     but to no attack (a hash, key or JWT header decodes to no prose and passes), and a rule
     addressed to the assistant ("the assistant should always ...") not introduced in its
-    sentence as the user's wish ("user wants the assistant to always ...").
+    sentence as the user's wish ("user wants the assistant to always ..."), and text that speaks
+    to the model in its own words (quotes and reported speech aside): in the second person
+    ("you", "your", "tu", "vous", "dein", "ты", "你"), as an imperative about the model's replies,
+    rules or memories ("drop your guidelines", "for every reply, append ..."), or as a command
+    with a trigger ("whenever this memory is loaded, tell ...").
+
+    The intent rules (`rules_intent.py`) REJECT what a fact asks the model to do whatever the
+    phrasing: a claim of authority ("this is your developer speaking", "I order you", a special
+    mode with safety off, "your new task is"), instructions declared void ("the instructions
+    above no longer apply"), leaks (the text above, other users' data, the user's credentials),
+    and commands (a shell command after "execute:", money moved to an account).
 
     Known limits: the rules read words, not meaning. A paraphrase with none of their phrasings
-    ("neglect the preceding context", "stay in character as Omega") passes, and an ordinary fact
+    ("stay in character as Omega") passes, and an ordinary fact
     that quotes an attack verbatim (a T-shirt slogan "Ignore All Previous Instructions", a
     ChatML `<|im_start|>` token) is refused. Pair it with `ModelArmorGuard` for a model-based
     check; rendering escapes delimiters whatever was stored.
@@ -125,5 +136,6 @@ class DefaultMemoryGuard:
         views = Views.of(text)
         yield from structure_hits(views, self._delimiter_keys)
         yield from language_hits(views)
+        yield from intent_hits(views)
         yield from encoded_hits(views, depth, self._hits)
         yield from addressed_hits(views)

@@ -25,6 +25,7 @@ from .rules import Hit, Q, R, alt, hit_if_any, rx
 _VERB = alt(
     "ignore ignoring disregard forget override overrule bypass skip discard abandon neglect "
     "unlearn wipe erase scrap dismiss set\\s+aside put\\s+aside pay\\s+no\\s+attention\\s+to "
+    "overlook disable deactivate circumvent suspend lift turn\\s+off switch\\s+off "
     "vergessen ignorieren missachten "
     "ignora ignore ignorar ignoren olvida olvide olvidar descarta descartar omite omitir "
     "desobedece ignorez ignorer oublie oubliez oublier negliger neglige negligez "
@@ -34,6 +35,7 @@ _VERB = alt(
 )
 _QUAL = alt(
     "previous prior above earlier preceding former original initial system existing your all "
+    "safety content moderation memory current these those its "
     "any every anteriores previas precedentes originales iniciales sistema tus todas "
     "precedentes anterieures initiales tes vos toutes systeme ci-dessus "
     "vorherigen bisherigen obigen alle deine vorigen fruheren ursprunglichen "
@@ -41,7 +43,8 @@ _QUAL = alt(
 )
 _TARGET = alt(
     "instructions? rules prompts? guidelines guidance directives directions commands orders "
-    "policies restrictions constraints programming guardrails "
+    "policies restrictions constraints programming guardrails context polic(?:y|ies) filters "
+    "guard safeguards moderation setup configuration "
     "(?:developer|system)(?:'s)?\\s+messages? "
     "instrucciones reglas indicaciones directrices ordenes normas consignas "
     "consignes regles ordres "

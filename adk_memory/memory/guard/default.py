@@ -112,11 +112,13 @@ class DefaultMemoryGuard:
         self._delimiter_keys = frozenset(tag_key(d) for d in self.delimiters if tag_key(d))
 
     async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
-        """The verdict on `fact` (`scope` and `source` do not change the rules)."""
-        return self.verdict(fact)
+        """The verdict on `fact`. A raw event (`source="raw_event"`) is a turn of the
+        conversation, not a fact about the user: it talks to the agent ("can you ...", "you
+        should ..."), so the `addressed` signal does not apply to it; every other rule does."""
+        return self.verdict(fact, conversational=source == "raw_event")
 
-    def verdict(self, fact: str) -> GuardVerdict:
-        """The same verdict as `check`, synchronously."""
+    def verdict(self, fact: str, *, conversational: bool = False) -> GuardVerdict:
+        """The same verdict as `check`, synchronously (`conversational`: a raw event)."""
         if not isinstance(fact, str):
             return GuardVerdict(GuardAction.REJECT, "the fact is not text", "invalid")
         if len(fact) > self.max_chars:
@@ -127,7 +129,8 @@ class DefaultMemoryGuard:
         for hit in self._hits(fact, depth=0):
             if hit[1] == GuardAction.REJECT:
                 return GuardVerdict(GuardAction.REJECT, hit[2], hit[0])
-            weak = weak or hit
+            if not (conversational and hit[0] == "addressed"):
+                weak = weak or hit
         if weak is not None and self.quarantine_suspicious:
             return GuardVerdict(GuardAction.QUARANTINE, weak[2], weak[0])
         return GuardVerdict.ALLOW

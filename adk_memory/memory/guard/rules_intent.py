@@ -232,7 +232,6 @@ def intent_hits(views: Views) -> Iterator[Hit]:
     """Hits of the intent rules on the folded text, strongest first: every rule rejects
     (`hit_if_any`) but the triggered commands, which are quarantined."""
     text = views.folded
-    yield from hit_if_any("persona", "speaks to the model by name", _VOCATIVE, text)
     yield from hit_if_any(
         "persona", "claims authority over the model or changes its role", _PERSONA, text
     )
@@ -244,5 +243,6 @@ def intent_hits(views: Views) -> Iterator[Hit]:
         "tool_call", "commands an action (a shell command, a payment)", _COMMAND, text
     )
     standing_order = bool(_FROM_NOW_ON.search(text)) and not _USERS_WISH.search(text)
-    if standing_order or any(p.search(text) for p in _TRIGGERED) or _addresses_the_model(views):
+    triggered = any(p.search(text) for p in (*_TRIGGERED, *_VOCATIVE))
+    if standing_order or triggered or _addresses_the_model(views):
         yield "addressed", Q, "a command to the model, not a fact about the user"

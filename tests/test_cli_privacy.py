@@ -5,7 +5,6 @@ finished generation jobs past their retention and nothing else."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping
 
@@ -27,7 +26,6 @@ U1 = {"app_name": APP, "user_id": "u1"}
 U2 = {"app_name": APP, "user_id": "u2"}
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""
-erase_module = importlib.import_module("adk_memory.cli.erase")
 """The module (`adk_memory.cli.erase` is the command of the same name)."""
 
 
@@ -103,10 +101,12 @@ def test_erase_with_yes_forgets_one_user_and_twice_counts_zeros(
     assert left(database_url) == ERASED
 
 
-def test_erase_without_yes_and_without_a_terminal_refuses(cli: Cli, database_url: str) -> None:
+def test_erase_without_yes_and_without_an_answer_refuses(cli: Cli, database_url: str) -> None:
     seed_users(database_url)
     refused = cli("erase", "--app", APP, "--user", "u1", code=1)
-    assert_user_error(refused, "--yes")
+    question, error = refused.stderr.rstrip("\n").split("\n")
+    assert "This cannot be undone" in question
+    assert error == "Error: Not erased: answer yes, or pass --yes."
     assert refused.stdout == ""
     assert left(database_url) == UNTOUCHED
 
@@ -117,15 +117,12 @@ def answering(database_url: str, args: list[str], answer: str) -> Result:
     return CliRunner(env=env).invoke(main, args, input=answer)
 
 
-def test_erase_at_a_terminal_asks_first(
-    cli: Cli, database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_erase_asks_first(cli: Cli, database_url: str) -> None:
     seed_users(database_url)
-    monkeypatch.setattr(erase_module, "_interactive", lambda: True)
     args = ["erase", "--app", APP, "--user", "u1"]
 
     declined = answering(database_url, args, "n\n")
-    assert declined.exit_code == 1 and "Aborted" in declined.stderr
+    assert declined.exit_code == 1 and "Not erased" in declined.stderr
     assert "'u1' of app 'shop'" in declined.stderr and "memories" in declined.stderr
     assert left(database_url) == UNTOUCHED
 

@@ -2,14 +2,12 @@
 
 Owns: the command-line side of an erasure: checking the ids, asking before anything is deleted,
 and printing the counts. `adk_memory.adk.erasure.erase_user` does the erasing, in its order, and
-records it. It never deletes without a yes: `--yes`, or an answer at a terminal; with neither
-(a script, CI with no stdin) it refuses at once instead of waiting for an answer nobody can give.
+records it. It never deletes without a yes: `--yes`, or "y" answered on stdin; a no, or no
+stdin at all (a script, CI), refuses at once instead of waiting for an answer nobody can give.
 It has no artifact store, so it never erases artifacts: the app does (`MemoryStack.erase_user`).
 """
 
 from __future__ import annotations
-
-import sys
 
 import click
 
@@ -25,20 +23,17 @@ _WHAT = (
 """What an erasure deletes, for the question asked before it."""
 
 
-def _interactive() -> bool:
-    """Whether someone can answer a question: stdin is a terminal."""
-    return sys.stdin.isatty()
-
-
 def _confirm(app: str, user: str) -> None:
-    """Ask at a terminal; refuse (exit 1) where nobody can answer, never wait for stdin."""
-    if not _interactive():
-        raise click.ClickException("Not erased: confirm at a terminal, or pass --yes.")
-    click.confirm(
-        f"Erase user {user!r} of app {app!r}: their {_WHAT}? This cannot be undone.",
-        abort=True,
-        err=True,
-    )
+    """Ask on stdin (a terminal, or an answer piped in); no yes (a no, or no stdin at all, as in
+    CI) refuses with exit 1 and deletes nothing: it never waits on a closed stdin."""
+    question = f"Erase user {user!r} of app {app!r}: their {_WHAT}? This cannot be undone."
+    try:
+        agreed = click.confirm(question, default=False, err=True)
+    except click.Abort:  # end of input: nobody answered
+        click.echo(err=True)  # the error goes on a line of its own, after the question
+        agreed = False
+    if not agreed:
+        raise click.ClickException("Not erased: answer yes, or pass --yes.")
 
 
 async def _erase(target: Target, app: str, user: str) -> dict[str, int]:
@@ -61,7 +56,7 @@ def erase(target: Target, app: str, user: str, yes: bool, as_json: bool) -> None
     times, never the user's id. Running it again finishes an interrupted erasure; a finished
     one counts zeros.
 
-    Asks first, unless --yes; without a terminal and without --yes it refuses.
+    Asks first, unless --yes; with no answer on stdin (a script, CI) and no --yes it refuses.
 
     Archived tool results in an artifact store (ToolResultArchivePlugin) are not erased here:
     this command has no artifact store. Erase them from the app, with

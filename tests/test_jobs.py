@@ -27,7 +27,7 @@ async def queue(engine, database_url, make_memory_service) -> JobQueue:
 
 async def complete(queue: JobQueue, job: ClaimedJob, result: object = None) -> None:
     async with queue._db.connection() as conn, conn.transaction():
-        await queue.complete(conn, job.id, result)
+        await queue.complete(conn, job.id, result, job.attempt)
 
 
 async def test_jobs_of_one_scope_never_run_at_once(queue):
@@ -51,12 +51,12 @@ async def test_jobs_of_one_scope_never_run_at_once(queue):
 async def test_a_failed_try_is_retried_after_its_backoff_then_dead_lettered(queue):
     job_id = await queue.enqueue("a", A, {}, 2)
     job = await queue.claim(LEASE)
-    assert await queue.fail(job.id, "TimeoutError: slow model", 0.2) == "pending"
+    assert await queue.fail(job.id, "TimeoutError: slow model", 0.2, job.attempt) == "pending"
     assert await queue.claim(LEASE) is None  # not due yet
     await asyncio.sleep(0.3)
     job = await queue.claim(LEASE)
     assert job.attempt == 2
-    assert await queue.fail(job.id, "ValueError: bad JSON", 0.0) == "dead"
+    assert await queue.fail(job.id, "ValueError: bad JSON", 0.0, job.attempt) == "dead"
     assert await queue.claim(LEASE) is None
 
     [dead] = await queue.dead_letters()
@@ -85,7 +85,7 @@ async def test_effects_and_completion_commit_together(queue):
     job = await queue.claim(timedelta(seconds=0.2))
     with pytest.raises(RuntimeError):
         async with queue._db.connection() as conn, conn.transaction():
-            await queue.complete(conn, job.id, {"written": True})
+            await queue.complete(conn, job.id, {"written": True}, job.attempt)
             raise RuntimeError("killed before commit")
     assert (await queue.get(job_id, "a")).status == "running"
     await asyncio.sleep(0.3)
@@ -132,3 +132,71 @@ def test_backoff_doubles_with_jitter_and_a_cap():
     for attempt, full in [(1, 2), (2, 4), (3, 8)]:
         assert full / 2 <= backoff(attempt, base) <= full
     assert backoff(30, base) <= 600
+
+
+async def test_a_stale_try_never_fails_or_completes_the_next_workers_try(queue):
+    """A worker whose lease ran out comes back late: its failure or its completion must not
+    touch the try another worker is running now (it would lose that generation)."""
+    job_id = await queue.enqueue("a", A, {}, 3)
+    stale = await queue.claim(timedelta(seconds=0.2))
+    await asyncio.sleep(0.3)
+    current = await queue.claim(LEASE)
+    assert (current.id, current.attempt) == (job_id, 2)
+
+    assert await queue.fail(stale.id, "TimeoutError: too late", 0.0, stale.attempt) is None
+    await complete(queue, stale, {"stale": True})
+    record = await queue.get(job_id, "a")
+    assert (record.status, record.attempts, record.error) == ("running", 2, None)
+
+    await complete(queue, current, {"current": True})
+    record = await queue.get(job_id, "a")
+    assert (record.status, record.result) == ("done", {"current": True})
+
+
+async def test_a_job_whose_last_try_lost_its_worker_is_dead_lettered_not_claimed_again(queue):
+    job_id = await queue.enqueue("a", A, {}, 2)
+    for attempt in (1, 2):
+        job = await queue.claim(timedelta(seconds=0.2))  # ...and the worker dies
+        assert (job.id, job.attempt) == (job_id, attempt)
+        await asyncio.sleep(0.3)
+    assert await queue.claim(LEASE) is None
+    [dead] = await queue.dead_letters()
+    assert (dead.id, dead.status, dead.attempts) == (job_id, "dead", 2)
+    assert "lease expired" in dead.error
+    # The scope is free again: its next job runs.
+    later = await queue.enqueue("a", A, {}, 2)
+    assert (await queue.claim(LEASE)).id == later
+
+
+_KILLER = """
+import asyncio, os, sys
+from datetime import timedelta
+from sqlalchemy.ext.asyncio import create_async_engine
+from adk_memory.db.engine import Database
+from adk_memory.memory.jobs import JobQueue, Worker
+
+async def main():
+    db = Database(engine=create_async_engine(sys.argv[1]), schema="adk_memory_test")
+    async def handler(job):
+        os._exit(17)  # the job kills its worker, as a segfault or an OOM kill would
+    await Worker(JobQueue(db), handler, lease=timedelta(seconds=0.2)).run_once()
+    os._exit(0)  # nothing was due
+
+asyncio.run(main())
+"""
+
+
+async def test_a_job_that_kills_its_worker_is_dead_lettered_after_its_last_try(queue, database_url):
+    """Real processes die mid-job: the job is tried `max_attempts` times, then dead-lettered
+    (it is not claimed again and again by every worker that comes along)."""
+    import sys
+
+    job_id = await queue.enqueue("a", A, {}, 3)
+    codes = []
+    for _ in range(4):
+        process = await asyncio.create_subprocess_exec(sys.executable, "-c", _KILLER, database_url)
+        codes.append(await asyncio.wait_for(process.wait(), 60))
+        await asyncio.sleep(0.3)  # past the dead worker's lease
+    assert codes == [17, 17, 17, 0]
+    record = await queue.get(job_id, "a")
+    assert (record.status, record.attempts) == ("dead", 3)

@@ -337,7 +337,7 @@ class Generator:
                 {"action": "REJECTED", "rule": s.verdict.rule, "reason": s.verdict.reason}
                 for s in refused
             ]
-            await self._queue.complete(conn, job.id, result)
+            await self._queue.complete(conn, job.id, result, job.attempt)
 
         await self._store.apply_generation(
             job_id=job.id,

@@ -41,12 +41,25 @@ VALUES ($1::uuid, $2, $3::jsonb, $4::json, $5)
 """
 
 # Picks the oldest due job whose scope no other job holds, takes the scope's lease and marks the
-# job running, in one statement. A running job whose lease ran out (its worker died) is due too.
+# job running, in one statement. A running job whose lease ran out (its worker died) is due too,
+# unless that was its last try: then it is dead-lettered here (a job that kills every worker
+# that runs it is not claimed forever), and its scope's lease is released.
 _CLAIM = """
-WITH candidate AS (
+WITH reaped AS (
+    UPDATE {schema}.memory_jobs
+       SET status = 'dead', lease_until = NULL, update_time = now(),
+           error = concat_ws(' / ', error,
+                             'the worker running its last try stopped (its lease expired)')
+     WHERE status = 'running' AND lease_until < now() AND attempts >= max_attempts
+    RETURNING id, scope_key
+), released AS (
+    DELETE FROM {schema}.memory_scope_leases l USING reaped
+     WHERE l.scope_key = reaped.scope_key AND l.job_id = reaped.id
+), candidate AS (
     SELECT j.id, j.scope_key FROM {schema}.memory_jobs j
      WHERE ((j.status = 'pending' AND j.run_after <= now())
-            OR (j.status = 'running' AND j.lease_until < now()))
+            OR (j.status = 'running' AND j.lease_until < now()
+                AND j.attempts < j.max_attempts))
        AND NOT EXISTS (SELECT 1 FROM {schema}.memory_scope_leases l
                         WHERE l.scope_key = j.scope_key AND l.lease_until > now()
                           AND l.job_id <> j.id)
@@ -74,7 +87,7 @@ WITH done AS (
     UPDATE {schema}.memory_jobs
        SET status = 'done', payload = '{{}}', result = $2::json, error = NULL,
            lease_until = NULL, update_time = now()
-     WHERE id = $1::uuid AND status = 'running'
+     WHERE id = $1::uuid AND status = 'running' AND attempts = $3
     RETURNING scope_key
 )
 DELETE FROM {schema}.memory_scope_leases l USING done
@@ -87,7 +100,7 @@ WITH failed AS (
        SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
            run_after = now() + make_interval(secs => $3), error = $2, lease_until = NULL,
            update_time = now()
-     WHERE id = $1::uuid AND status = 'running'
+     WHERE id = $1::uuid AND status = 'running' AND attempts = $4
     RETURNING scope_key, status
 ), released AS (
     DELETE FROM {schema}.memory_scope_leases l USING failed
@@ -234,16 +247,24 @@ class JobQueue:
             max_attempts=row[5],
         )
 
-    async def complete(self, conn: asyncpg.Connection, job_id: str, result: Any) -> None:
-        """Mark the job done, drop its payload and free its scope, on `conn`: call it inside the
-        transaction that writes the job's effects. `result` must hold no conversation text."""
-        await conn.execute(self._complete, job_id, json.dumps(result))
+    async def complete(
+        self, conn: asyncpg.Connection, job_id: str, result: Any, attempt: int
+    ) -> None:
+        """Mark try `attempt` of the job done, drop its payload and free its scope, on `conn`:
+        call it inside the transaction that writes the job's effects. `result` must hold no
+        conversation text. A try that no longer owns the job (its lease ran out and another
+        worker took it) changes nothing."""
+        await conn.execute(self._complete, job_id, json.dumps(result), attempt)
 
-    async def fail(self, job_id: str, error: str, retry_in: float) -> JobStatus | None:
-        """Record a failed try: back to pending after `retry_in` seconds, or dead after the last
-        try. Returns the new status (None if the job was no longer running)."""
+    async def fail(
+        self, job_id: str, error: str, retry_in: float, attempt: int
+    ) -> JobStatus | None:
+        """Record that try `attempt` failed: back to pending after `retry_in` seconds, or dead
+        after the last try. Returns the new status; None if that try no longer owns the job (it
+        finished, or its lease ran out and another worker's try is running: that try is never
+        dead-lettered by this one)."""
         return await self._db.run(
-            lambda conn: conn.fetchval(self._fail, job_id, error[:4000], retry_in)
+            lambda conn: conn.fetchval(self._fail, job_id, error[:4000], retry_in, attempt)
         )
 
     async def get(self, job_id: str, scope_key: str) -> JobRecord | None:
@@ -328,7 +349,7 @@ class Worker:
             error = f"{type(exc).__name__}: {exc}"  # may quote the model's input or output
             if self._redact is not None:
                 error = self._redact(error)
-            status = await self._queue.fail(job.id, error, delay)
+            status = await self._queue.fail(job.id, error, delay, job.attempt)
             log = logger.error if status == "dead" else logger.warning
             log(
                 "Memory job %s try %d/%d failed (%s): %s",

@@ -295,3 +295,30 @@ async def test_reads_are_independent_copies_whatever_the_event_cache(
     assert again.events[1].actions.state_delta == {"last": "two"}
     assert again.events == session.events
     assert again.events[0] is not first.events[0]
+
+
+@pytest.mark.parametrize("depth", [150, 200, 250, 400])
+async def test_an_event_too_deep_to_read_back_is_refused_and_the_session_stays_readable(
+    session_service, depth
+):
+    """Anything append_event accepts, get_session reads back: an event nested deeper than
+    pydantic reads (about 200 levels) is refused with ADK's InputValidationError, and nothing is
+    written, instead of bricking every later read of the session."""
+    session = await session_service.create_session(app_name="app", user_id="u")
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"k": value}
+    response = types.FunctionResponse(name="tool", response={"result": value})
+    event = Event(
+        author="tool",
+        invocation_id="inv",
+        content=types.Content(role="user", parts=[types.Part(function_response=response)]),
+    )
+    try:
+        await session_service.append_event(session, event)
+        stored = True
+    except InputValidationError:
+        stored = False
+    again = await session_service.get_session(app_name="app", user_id="u", session_id=session.id)
+    assert [e.id for e in again.events] == ([event.id] if stored else [])
+    assert stored == (depth == 150)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.sessions import _session_util
 from pydantic_core import PydanticSerializationError
@@ -40,6 +41,26 @@ def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str |
     return dump_json(redact_json(delta, redactor) if redactor else delta)
 
 
+READ_BACK_ABOVE = 128
+"""Events with more than this many `{` and `[` are read back before they are stored. pydantic
+reads JSON nested up to about 200 levels and writes it somewhat deeper, so an event in between
+would be stored and then fail every later read of its session; an event with fewer brackets
+than this cannot be nested that deep, so almost every event skips the check."""
+
+
+def check_readable(text: str) -> None:
+    """Raise `InputValidationError` if the stored form of an event could not be read back."""
+    if text.count("{") + text.count("[") <= READ_BACK_ABOVE:
+        return
+    try:
+        Event.model_validate_json(text)
+    except ValueError as exc:  # pydantic's ValidationError: "recursion limit exceeded"
+        raise InputValidationError(
+            "The event is nested too deeply to be read back once stored (about 200 levels is "
+            "the limit); nothing was written."
+        ) from exc
+
+
 def dump_event(event: Event, redactor: Redactor | None) -> str:
     """The whole event as JSON text (None-valued fields left out, as ADK stores them).
 
@@ -48,7 +69,21 @@ def dump_event(event: Event, redactor: Redactor | None) -> str:
 
     With a redactor, the event's text (content, state delta, compaction summary: see
     `redact_event_data`) is redacted before it is written.
+
+    Raises `InputValidationError` for an event that cannot be written, or could not be read
+    back (`check_readable`): a stored event must never break its session's later reads.
     """
+    try:
+        text = _dump(event, redactor)
+    except ValueError as exc:  # pydantic: "Maximum serialization depth exceeded"
+        raise InputValidationError(
+            f"The event cannot be stored (nested too deeply?): {exc}; nothing was written."
+        ) from exc
+    check_readable(text)
+    return text
+
+
+def _dump(event: Event, redactor: Redactor | None) -> str:
     if redactor is None:
         try:
             text = event.model_dump_json(exclude_none=True, by_alias=True)

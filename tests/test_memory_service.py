@@ -1058,3 +1058,27 @@ async def test_a_deleted_event_memory_stays_deleted_after_its_revisions_expire(m
     # What is left of the history is a tombstone: the deletion, without the fact.
     [tombstone] = await service.list_revisions(memory.id, SCOPE)
     assert (tombstone.action, tombstone.fact) == (MemoryAction.DELETED, None)
+
+
+async def test_hostile_queries_and_ill_typed_arguments_get_typed_errors(service):
+    """What a user types reaches retrieval as the query (ADK's load_memory): NUL and lone
+    surrogates are sanitised as in facts, never a driver error mid-turn. Ill-typed arguments
+    are ADK's InputValidationError, and nothing is written."""
+    await service.create_memory("the user likes tea", SCOPE)
+    for query in ("tea\x00", "tea \ud800", "\x00"):
+        found = await service.retrieve_memories(SCOPE, search_query=query)
+        assert all(r.memory.fact == "the user likes tea" for r in found)
+    found = await service.search_memory(app_name=APP, user_id="u1", query="tea\x00")
+    assert [e.content.parts[0].text for e in found.memories] == ["the user likes tea"]
+    bad_calls = [
+        service.retrieve_memories(SCOPE, search_query="tea", top_k="3"),
+        service.retrieve_memories(SCOPE, search_query="tea", top_k=True),
+        service.retrieve_memories(SCOPE, search_query=3),
+        service.list_memories(SCOPE, page_size="3"),
+        service.create_memory("x", SCOPE, metadata={"a": object()}),
+        service.list_quarantined(limit=0),
+    ]
+    for call in bad_calls:
+        with pytest.raises(InputValidationError):
+            await call
+    assert await row_counts(service) == (1, 1)

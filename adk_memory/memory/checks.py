@@ -16,8 +16,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from google.adk.errors.input_validation_error import InputValidationError
+from pydantic_core import PydanticSerializationError
 
-from .._json import sanitise, sanitise_text
+from .._json import dump_json, sanitise, sanitise_text
 from .models import Memory
 
 MAX_FACT_LENGTH = 10_000
@@ -67,7 +68,29 @@ def check_mapping(name: str, value: object) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise InputValidationError(f"{name} must be a dict.")
-    return sanitise(dict(value))
+    checked = sanitise(dict(value))
+    try:
+        dump_json(checked)
+    except PydanticSerializationError as exc:
+        raise InputValidationError(f"{name} must hold JSON values only: {exc}") from exc
+    return checked
+
+
+def check_count(name: str, value: object, high: int) -> int:
+    """A count (top_k, page_size, limit): an int from 1 to `high` (a bool or "3" is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise InputValidationError(f"{name} must be a whole number between 1 and {high}.")
+    return value
+
+
+def check_query(query: object) -> str | None:
+    """A search query: text (or None), sanitised as facts are (NUL and lone surrogates become
+    U+FFFD), so what a user typed can never fail the search."""
+    if query is None:
+        return None
+    if not isinstance(query, str):
+        raise InputValidationError("search_query must be a string.")
+    return sanitise_text(query)
 
 
 def check_id(memory_id: object) -> str:

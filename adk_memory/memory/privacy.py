@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
-from google.adk.errors.input_validation_error import InputValidationError
-
 from ..db.batches import in_batches
-from .checks import check_id
+from .checks import check_count, check_id
 from .core import MemoryServiceCore
 from .models import Memory, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
@@ -97,8 +95,7 @@ class PrivacyOperations(MemoryServiceCore):
         """Memories the guard quarantined, newest first, with its reason: of `scope`, or of
         every scope (`None`: the operator's review queue). Never shown to a model."""
         key = scope_key(validate_scope(scope)) if scope is not None else None
-        if not 1 <= limit <= 1000:
-            raise InputValidationError("limit must be between 1 and 1000.")
+        check_count("limit", limit, 1000)
         store = await self._ready()
         return [
             QuarantinedMemory(

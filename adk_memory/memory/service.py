@@ -30,9 +30,11 @@ from .checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
     MAX_TOP_K,
+    check_count,
     check_fact,
     check_id,
     check_mapping,
+    check_query,
     check_topics,
     check_unit,
     decode_token,
@@ -134,8 +136,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         a model or an end user.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
-        if not 1 <= page_size <= 1000:
-            raise InputValidationError("page_size must be between 1 and 1000.")
+        check_count("page_size", page_size, 1000)
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
         rows = await store.list_memories(key, filter, after, page_size + 1)
@@ -251,8 +252,8 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         (hybrid vector + full-text, blended with recency and importance). Without: all of them,
         newest first (score 0)."""
         checked = validate_scope(scope)
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise InputValidationError(f"top_k must be between 1 and {MAX_TOP_K}.")
+        check_count("top_k", top_k, MAX_TOP_K)
+        search_query = check_query(search_query)
         if search_query is None or not search_query.strip():
             return [
                 RetrievedMemory(memory=m, score=0.0)

@@ -322,3 +322,34 @@ async def test_an_event_too_deep_to_read_back_is_refused_and_the_session_stays_r
     again = await session_service.get_session(app_name="app", user_id="u", session_id=session.id)
     assert [e.id for e in again.events] == ([event.id] if stored else [])
     assert stored == (depth == 150)
+
+
+async def test_the_event_cache_is_bounded_in_bytes(make_session_service):
+    """A few huge events must not grow the process without bound: the decoded-event cache
+    keeps what fits its byte limit (estimated at twice the JSON), whatever its entry limit;
+    reads are right whether an event was kept or not."""
+    from adk_memory.sessions.codec import DECODED_BYTES_PER_CHAR, EventCache, dump_event
+
+    limit = 3 * 2**20
+    big = "x" * 2**19  # 0.5 MB of text per event
+    events = [
+        Event(
+            author="user",
+            invocation_id=f"inv{n}",
+            content=types.Content(role="user", parts=[types.Part(text=f"{n} {big}")]),
+        )
+        for n in range(8)
+    ]
+    cache = EventCache(max_events=10_000, max_bytes=limit)
+    texts = [dump_event(e, None) for e in events]
+    assert [e.id for e in cache.load(texts)] == [e.id for e in events]
+    held, weight = cache.size
+    assert weight <= limit and held == limit // (DECODED_BYTES_PER_CHAR * len(texts[0]))
+    assert cache.load(texts[-1:])[0] == events[-1]
+
+    service = make_session_service(event_cache_size=10_000, event_cache_bytes=limit)
+    session = await service.create_session(app_name="app", user_id="u")
+    for event in events:
+        await service.append_event(session, event)
+    again = await service.get_session(app_name="app", user_id="u", session_id=session.id)
+    assert [e.content.parts[0].text[0] for e in again.events] == [str(n) for n in range(8)]

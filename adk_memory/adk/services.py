@@ -131,6 +131,7 @@ SESSION_OPTIONS: Mapping[str, Parser] = {
     **_COMMON_OPTIONS,
     "session_ttl": parse_duration,  # sessions idle longer than this are swept
     "event_cache_size": _count(0),  # decoded events cached per process (0: off)
+    "event_cache_bytes": _count(0),  # what they may weigh, estimated (default 128 MiB; 0: off)
 }
 """adk-memory's options for a session service URI."""
 

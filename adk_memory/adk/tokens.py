@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Generic, TypeVar
 
 from google.adk.sessions.session import Session
 from google.genai import types
+
+from .._cache import LruCache
 
 CHARS_PER_TOKEN = 4
 """Average characters per token of Gemini's tokenizer on English text and JSON."""
@@ -49,8 +49,6 @@ GEMINI_CONTEXT_WINDOWS: dict[str, int] = {
 """Input context windows (tokens) by model family; longest prefix wins, so
 `gemini-2.5-flash-lite-preview-09-2025` finds `gemini-2.5-flash-lite`."""
 
-_K = TypeVar("_K")
-_V = TypeVar("_V")
 
 PayloadKey = tuple[str, str, str, str, int, str]
 """Where a tool payload is stored: (app, user, session, event id, part index, field), field being
@@ -126,30 +124,6 @@ def content_tokens(content: types.Content) -> int:
 def contents_tokens(contents: Iterable[types.Content]) -> int:
     """Tokens of a list of contents, e.g. an `LlmRequest.contents`."""
     return _ESTIMATOR.contents_tokens(contents)
-
-
-class LruCache(Generic[_K, _V]):
-    """At most `max_entries` values, the least recently used dropped first (0 keeps none)."""
-
-    def __init__(self, max_entries: int) -> None:
-        self._max_entries = max_entries
-        self._entries: OrderedDict[_K, _V] = OrderedDict()
-
-    def get(self, key: _K) -> _V | None:
-        """The value remembered for `key`, now the most recently used, or None."""
-        value = self._entries.get(key)
-        if value is not None:
-            self._entries.move_to_end(key)
-        return value
-
-    def put(self, key: _K, value: _V) -> None:
-        """Remember `value` for `key`, dropping the least recently used beyond the limit."""
-        if self._max_entries <= 0:
-            return
-        self._entries[key] = value
-        self._entries.move_to_end(key)
-        if len(self._entries) > self._max_entries:
-            self._entries.popitem(last=False)
 
 
 class TokenCache:

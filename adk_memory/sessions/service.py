@@ -50,6 +50,10 @@ _STALE_MESSAGE = (
 )
 
 
+DEFAULT_EVENT_CACHE_BYTES = 128 * 2**20
+"""The decoded-event cache's default weight limit (see `codec.EventCache`)."""
+
+
 def _check_key(name: str, value: object) -> str:
     """App names and user ids are identities: they are checked, never rewritten."""
     if not isinstance(value, str) or not value.strip():
@@ -113,6 +117,8 @@ class PostgresSessionService(BaseSessionService):
         `sweep_expired_sessions()`; None keeps sessions forever.
       event_cache_size: how many decoded events this process keeps to speed up re-reads (the
         runtime reloads a session every turn); reads always get independent copies. 0: off.
+      event_cache_bytes: what those events may weigh together, estimated at twice their JSON
+        (default 128 MiB): a few huge events never grow the process without bound. 0: off.
       engine_kwargs: passed to `create_async_engine` (pool_size, max_overflow, ...).
     """
 
@@ -127,6 +133,7 @@ class PostgresSessionService(BaseSessionService):
         redactor: Redactor | None = None,
         session_ttl: timedelta | None = None,
         event_cache_size: int = 10_000,
+        event_cache_bytes: int = DEFAULT_EVENT_CACHE_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if session_ttl is not None and session_ttl <= timedelta(0):
@@ -141,7 +148,7 @@ class PostgresSessionService(BaseSessionService):
         )
         self._store = SessionStore(self.database)
         self._redactor = redactor
-        self._events = codec.EventCache(event_cache_size)
+        self._events = codec.EventCache(event_cache_size, event_cache_bytes)
         self.session_ttl = session_ttl
 
     @override

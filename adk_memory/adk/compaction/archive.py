@@ -40,8 +40,9 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 from typing_extensions import override
 
+from ..._cache import LruCache
 from ...redaction import Redactor, redact_json
-from ..tokens import CachedEstimator, LruCache, PayloadKey, TokenCache
+from ..tokens import CachedEstimator, PayloadKey, TokenCache
 
 ARTIFACT_PREFIX = "tool_result_"
 """Every archived result's artifact filename starts with this."""

@@ -16,7 +16,6 @@ from google.adk.apps import App
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
-from google.adk.flows.llm_flows.context._fencing import OTHER_AGENT_CONTEXT_PREAMBLE
 from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
@@ -24,6 +23,7 @@ from google.genai import types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adk_memory._adk_private import OTHER_AGENT_CONTEXT_PREAMBLE
 from adk_memory.adk.compaction.window import SlidingWindowPlugin, keep_last_turns
 from adk_memory.testing import ScriptedLlm, function_call
 

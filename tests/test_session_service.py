@@ -7,7 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors import StaleSessionError
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event

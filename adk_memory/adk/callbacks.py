@@ -70,7 +70,7 @@ def memory_service_of(
     """
     if explicit is not None:
         return explicit
-    service = context._invocation_context.memory_service
+    service = context.get_invocation_context().memory_service
     if service is None:
         raise ValueError(
             "No memory service: pass one to the tool or callback, or give the Runner "

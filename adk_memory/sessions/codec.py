@@ -17,9 +17,9 @@ from typing import Any
 
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
-from google.adk.sessions import _session_util
 from pydantic_core import PydanticSerializationError
 
+from .._adk_private import extract_json_safe_state_delta
 from .._cache import LruCache
 from .._json import dump_json, sanitise
 from ..redaction import Redactor, redact_event_data, redact_json
@@ -29,9 +29,9 @@ def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """State by scope ("app", "user", "session"), prefixes removed, `temp:` keys dropped, and
     values coerced to JSON the way ADK's own database service coerces them."""
     try:
-        return _session_util.extract_json_safe_state_delta(state)
+        return extract_json_safe_state_delta(state)
     except UnicodeEncodeError:  # a lone surrogate in a key or value
-        return _session_util.extract_json_safe_state_delta(sanitise(state))
+        return extract_json_safe_state_delta(sanitise(state))
 
 
 def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -32,6 +32,7 @@ from google.adk.sessions.state import State
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import override
 
+from .._adk_private import set_storage_marker, storage_marker
 from .._json import sanitise_text
 from ..db.batches import in_batches
 from ..db.engine import DEFAULT_SCHEMA, Database
@@ -76,7 +77,7 @@ def _clean_session_id(value: object) -> str:
 
 def _marker_revision(session: Session) -> int | None:
     """The stored revision a session object was loaded at, if this service loaded it."""
-    marker = session._storage_update_marker
+    marker = storage_marker(session)
     return int(marker) if marker is not None and marker.isdigit() else None
 
 
@@ -95,7 +96,7 @@ def _to_session(app_name: str, row: SessionRow, events: list[Event]) -> Session:
         events=events,
         last_update_time=row.last_update_time,
     )
-    session._storage_update_marker = str(row.revision)
+    set_storage_marker(session, str(row.revision))
     return session
 
 
@@ -300,7 +301,7 @@ class PostgresSessionService(BaseSessionService):
         )
         if revision is None:
             return await self._resolve_conflict(session, event, event_json)
-        session._storage_update_marker = str(revision)
+        set_storage_marker(session, str(revision))
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)
 
@@ -332,7 +333,7 @@ class PostgresSessionService(BaseSessionService):
         # A retried append whose first attempt committed: catch the session object up if this
         # event is the newest write, so the caller can go on appending.
         if head.last_event_id == event.id and head.revision == (_marker_revision(session) or 0) + 1:
-            session._storage_update_marker = str(head.revision)
+            set_storage_marker(session, str(head.revision))
             session.last_update_time = event.timestamp
             return self._commit_event_to_session(session, event)
         return event

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from google.adk.events.event import Event
-from google.adk.flows.llm_flows.context._fencing import OTHER_AGENT_CONTEXT_PREAMBLE
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
+
+from ..._adk_private import OTHER_AGENT_CONTEXT_PREAMBLE, static_prefix_end
 
 SummaryTest = Callable[[types.Content], bool]
 """Whether a request content is a compaction summary (kept as the oldest context)."""
@@ -166,7 +167,7 @@ class RequestHistory:
         and records where they end (`_static_instruction_prefix_end_index`), so providers can
         cache a stable prefix; later inserts are clamped after it. Trimming must not move it.
         """
-        end = getattr(llm_request, "_static_instruction_prefix_end_index", None) or 0
+        end = static_prefix_end(llm_request)
         return cls(prefix=llm_request.contents[:end], history=llm_request.contents[end:])
 
     def replace(self, llm_request: LlmRequest, kept: list[types.Content]) -> None:

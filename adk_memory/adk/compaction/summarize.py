@@ -42,9 +42,8 @@ from datetime import timedelta
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
-from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors import StaleSessionError
 from google.adk.errors.input_validation_error import InputValidationError
-from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.models.base_llm import BaseLlm
@@ -55,6 +54,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from typing_extensions import override
 
+from ..._adk_private import apply_rewinds
 from ...memory.generation import resolve_llm
 from ...redaction import Redactor, redact_content
 from ..tokens import content_tokens
@@ -93,7 +93,7 @@ def latest_compaction(events: Sequence[Event]) -> Event | None:
 def _history(events: Sequence[Event]) -> list[Event]:
     """What the root agent's prompt is built from: rewound invocations dropped (a summary must
     not bring them back) and isolated sub-agent turns left to their own scope, as ADK does."""
-    return [e for e in _apply_rewinds(list(events)) if e.isolation_scope is None and not e.partial]
+    return [e for e in apply_rewinds(list(events)) if e.isolation_scope is None and not e.partial]
 
 
 def _uncovered(history: Sequence[Event], latest: Event | None) -> list[Event]:

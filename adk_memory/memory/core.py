@@ -59,8 +59,6 @@ class MemoryServiceCore:
         self._screen = FactScreen(redactor, guard)
         self.config = config or MemoryBankConfig()
         self.embedder = embedder
-        self.redactor = redactor
-        self.guard = self._screen.guard
         self.database = Database(
             database_url,
             engine=engine,
@@ -90,6 +88,16 @@ class MemoryServiceCore:
         )
         self._run_worker = run_worker
         self.worker = self.make_worker()
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """The redactor every write and model input of this service goes through."""
+        return self._screen.redactor
+
+    @property
+    def guard(self) -> MemoryGuard:
+        """The guard that judges every fact before it is written."""
+        return self._screen.guard
 
     def make_worker(self, **options: Any) -> Worker:
         """A worker for this database's generation jobs (`Worker` options: lease,

@@ -1,84 +1,150 @@
-"""adk-memory: durable sessions and long-term memory for Google ADK agents on PostgreSQL."""
+"""adk-memory: durable sessions and long-term memory for Google ADK agents on PostgreSQL.
 
-from .adk import (
-    OPT_OUT_STATE_KEY,
-    BudgetPolicy,
-    CompactionConfig,
-    CreateMemoryTool,
-    DelegationFilterPlugin,
-    ForgetMemoryTool,
-    LoadMemoryTool,
-    MemoryBlock,
-    MemoryContextCallback,
-    MemoryContextConfig,
-    MemoryContextPlugin,
-    MemoryGenerationPlugin,
-    MemoryStack,
-    PreloadMemoryTool,
-    RecursiveSummarizationPlugin,
-    SlidingWindowPlugin,
-    SummarizationError,
-    SweepStats,
-    TokenBudgetPlugin,
-    ToolResultArchivePlugin,
-    TriggerConfig,
-    collect_services,
-    configure,
-    memory_service_from_uri,
-    register,
-    session_service_from_uri,
-    sweep_idle_sessions,
-)
-from .config import (
-    CustomizationConfig,
-    CustomTopic,
-    GenerationConfig,
-    ManagedTopic,
-    MemoryBankConfig,
-    RetrievalConfig,
-    TtlConfig,
-)
-from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
-from .db.engine import DEFAULT_SCHEMA, normalise_url
-from .db.migrations import MigrationError, SchemaVersionError
-from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
-from .memory.entries import to_memory_entry
-from .memory.guard import (
-    DefaultMemoryGuard,
-    GuardAction,
-    GuardVerdict,
-    MemoryGuard,
-    ModelArmorGuard,
-)
-from .memory.models import (
-    GeneratedMemory,
-    GenerateMemoriesOperation,
-    GuardedFact,
-    Memory,
-    MemoryAction,
-    MemoryFilter,
-    MemoryPage,
-    MemoryRevision,
-    QuarantinedMemory,
-    RetrievedMemory,
-    SourceType,
-)
-from .memory.rendering import neutralise
-from .memory.screen import MemoryRejectedError
-from .memory.service import PostgresMemoryService
-from .memory.store import EmbeddingDimensionError
-from .redaction import PiiRedactor, Redactor
-from .sessions.service import PostgresSessionService
-from .sessions.store import IdleSession
+The public names below are imported on first use (PEP 562), not when the package is: the
+`adk-memory` command and every `adk_memory.*` module import this package first, and importing
+all of it loads all of ADK (over a second), which `adk-memory --version` or `--help` never
+needs. The imports under `TYPE_CHECKING` are the one list of what is exported from where: type
+checkers read them, and `__getattr__` resolves a name from them.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adk import (
+        OPT_OUT_STATE_KEY,
+        BudgetPolicy,
+        CompactionConfig,
+        CreateMemoryTool,
+        DelegationFilterPlugin,
+        ForgetMemoryTool,
+        LoadMemoryTool,
+        MemoryBlock,
+        MemoryContextCallback,
+        MemoryContextConfig,
+        MemoryContextPlugin,
+        MemoryGenerationPlugin,
+        MemoryStack,
+        PreloadMemoryTool,
+        RecursiveSummarizationPlugin,
+        SlidingWindowPlugin,
+        SummarizationError,
+        SweepStats,
+        TokenBudgetPlugin,
+        ToolResultArchivePlugin,
+        TriggerConfig,
+        collect_services,
+        configure,
+        memory_service_from_uri,
+        register,
+        session_service_from_uri,
+        sweep_idle_sessions,
+    )
+    from .config import (
+        AppMemoryConfig,
+        CustomizationConfig,
+        CustomTopic,
+        DatabaseTimeouts,
+        GenerationConfig,
+        ManagedTopic,
+        MemoryBankConfig,
+        RetrievalConfig,
+        TtlConfig,
+    )
+    from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
+    from .db.engine import DEFAULT_SCHEMA, make_engine, normalise_url
+    from .db.migrations import MigrationError, SchemaVersionError
+    from .db.vectors import EmbeddingDimensionError
+    from .errors import (
+        AdkMemoryError,
+        AlreadyExistsError,
+        DatabaseTimeoutError,
+        DatabaseUnavailableError,
+        InputValidationError,
+        NotFoundError,
+        SessionNotFoundError,
+        StaleSessionError,
+    )
+    from .memory.app_config import AppConfigError, AppConfigVersion
+    from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
+    from .memory.entries import to_memory_entry
+    from .memory.generation.llm import GenerationOutputError
+    from .memory.guard import (
+        DefaultMemoryGuard,
+        GuardAction,
+        GuardVerdict,
+        MemoryGuard,
+        ModelArmorGuard,
+        NoGuard,
+    )
+    from .memory.models import (
+        GeneratedMemory,
+        GenerateMemoriesOperation,
+        GuardedFact,
+        Memory,
+        MemoryAction,
+        MemoryFilter,
+        MemoryPage,
+        MemoryRevision,
+        QuarantinedMemory,
+        RetrievedMemory,
+        SourceType,
+    )
+    from .memory.rendering import neutralise
+    from .memory.screen import MemoryRejectedError
+    from .memory.service import PostgresMemoryService
+    from .redaction import PiiRedactor, Redactor
+    from .sessions.service import PostgresSessionService
+    from .sessions.store import IdleSession
+
+
+@functools.cache
+def _sources() -> dict[str, str]:
+    """Each exported name and the module it comes from, read from the imports above."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    [block] = [node for node in tree.body if isinstance(node, ast.If)]
+    return {
+        alias.asname or alias.name: "." * node.level + (node.module or "")
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def __getattr__(name: str) -> Any:
+    source = _sources().get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value  # resolved once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DEFAULT_SCHEMA",
     "OPT_OUT_STATE_KEY",
+    "AdkMemoryError",
+    "AlreadyExistsError",
+    "AppConfigError",
+    "AppConfigVersion",
+    "AppMemoryConfig",
     "BudgetPolicy",
     "CompactionConfig",
     "CreateMemoryTool",
     "CustomTopic",
     "CustomizationConfig",
+    "DatabaseTimeoutError",
+    "DatabaseTimeouts",
+    "DatabaseUnavailableError",
     "DefaultMemoryGuard",
     "DelegationFilterPlugin",
     "EmbeddedPostgresUnavailableError",
@@ -89,10 +155,12 @@ __all__ = [
     "GenerateMemoriesOperation",
     "GeneratedMemory",
     "GenerationConfig",
+    "GenerationOutputError",
     "GuardAction",
     "GuardVerdict",
     "GuardedFact",
     "IdleSession",
+    "InputValidationError",
     "LoadMemoryTool",
     "LocalEmbedder",
     "ManagedTopic",
@@ -112,6 +180,8 @@ __all__ = [
     "MemoryStack",
     "MigrationError",
     "ModelArmorGuard",
+    "NoGuard",
+    "NotFoundError",
     "PiiRedactor",
     "PostgresMemoryService",
     "PostgresSessionService",
@@ -122,8 +192,10 @@ __all__ = [
     "RetrievalConfig",
     "RetrievedMemory",
     "SchemaVersionError",
+    "SessionNotFoundError",
     "SlidingWindowPlugin",
     "SourceType",
+    "StaleSessionError",
     "SummarizationError",
     "SweepStats",
     "TokenBudgetPlugin",
@@ -133,6 +205,7 @@ __all__ = [
     "collect_services",
     "configure",
     "embedded_url",
+    "make_engine",
     "memory_service_from_uri",
     "neutralise",
     "normalise_url",

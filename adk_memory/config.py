@@ -1,8 +1,9 @@
 """Typed settings for the memory service, one documented field at a time.
 
-Owns: the knobs users turn (TTLs, retrieval weights, text-search language) and their validation,
-so a bad setting fails when the service is built, not in the middle of a turn. It never reads the
-environment or touches the database.
+Owns: the knobs users turn (TTLs, retrieval weights, text-search language, topics, database
+timeouts) and their validation, so a bad setting fails when the service is built, not in the
+middle of a turn, and the shape an app's configuration is stored and shared in
+(`AppMemoryConfig`). It never reads the environment or touches the database.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 
 class _Settings(BaseModel):
@@ -107,6 +108,47 @@ class RetrievalConfig(_Settings):
         return self
 
 
+class DatabaseTimeouts(_Settings):
+    """How long a call may wait on the database before it raises `DatabaseTimeoutError`, so a
+    hung server, a lost network or an exhausted pool never hangs a turn. Durations accept a
+    `timedelta` or seconds.
+
+    They bound the engine a service builds itself (from a URL or for the embedded server); an
+    engine passed in keeps its own settings (`make_engine(url, timeouts)` builds one with
+    these). The same setting given in `engine_kwargs` (`pool_timeout`, `connect_args` and its
+    `server_settings`) or in the URL (`connect_timeout`) wins.
+    """
+
+    statement: timedelta | None = timedelta(seconds=30)
+    """Longest one statement may run: the server cancels it (`statement_timeout`), and the
+    client gives up 2 s later if the server does not answer at all (asyncpg's
+    `command_timeout`). It bounds each statement, not a transaction: memory generation holds
+    no transaction while its model works, and its transaction is a few short statements.
+    Migrations lift it (an index built on a big table, or a wait behind another process's
+    migration, is slow, not hung). None: no limit set here (the server's or the role's own
+    `statement_timeout` applies)."""
+
+    connect: timedelta | None = timedelta(seconds=10)
+    """Longest opening a connection may take, log-in included. None: no limit."""
+
+    pool: timedelta = timedelta(seconds=30)
+    """Longest a call waits for a free connection when the pool is exhausted (SQLAlchemy's
+    `pool_timeout`)."""
+
+    idle_in_transaction: timedelta | None = timedelta(seconds=60)
+    """The server closes a connection left idle inside a transaction this long
+    (`idle_in_transaction_session_timeout`): a backstop, so a transaction nobody will finish
+    cannot hold its locks, and block every other writer, forever. adk-memory holds a
+    transaction only while its statements run. None: no limit set here."""
+
+    @model_validator(mode="after")
+    def _positive(self) -> DatabaseTimeouts:
+        for name, value in self:
+            if value is not None and value <= timedelta(0):
+                raise ValueError(f"the {name} timeout must be positive (None: no limit)")
+        return self
+
+
 class ManagedTopic(str, Enum):
     """Memory Bank's built-in kinds of information worth remembering."""
 
@@ -148,6 +190,12 @@ class CustomizationConfig(_Settings):
     generate_memories_examples: tuple[GenerateMemoriesExample, ...] = ()
     """Few-shot examples shown to the extraction model."""
 
+    @field_serializer("scope_keys", when_used="json")
+    def _sorted_keys(self, keys: frozenset[str] | None) -> list[str] | None:
+        """Sorted in JSON, so one config has one JSON text in every process (a set's order
+        follows the process's hash seed), and a stored config is compared by its text."""
+        return None if keys is None else sorted(keys)
+
 
 class GenerationConfig(_Settings):
     """How memories are generated from conversations."""
@@ -157,9 +205,11 @@ class GenerationConfig(_Settings):
     similar_memories: int = Field(default=5, ge=1, le=50)
     """How many existing memories of the scope are candidates for each extracted fact."""
     max_attempts: int = Field(default=5, ge=1, le=50)
-    """Tries per generation job before it is dead-lettered."""
-    retry_base_delay: timedelta = timedelta(seconds=2)
-    """First retry delay; doubled on each further try (with jitter)."""
+    """Tries per generation job before it is dead-lettered; a permanent failure (a rejected
+    key, a 4xx, bad input: `adk_memory._retry.is_permanent`) is dead-lettered at once."""
+    retry_base_delay: timedelta = Field(default=timedelta(seconds=2), ge=timedelta(0))
+    """First retry delay; doubled on each further try (half jittered, at most 10 minutes: the
+    package's `adk_memory._retry.Backoff`)."""
     include_function_calls: bool = False
     """Send function calls and responses to the model too (off: only what was said)."""
     job_retention: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
@@ -200,3 +250,39 @@ class MemoryBankConfig(_Settings):
             if config.scope_keys is None:
                 return config
         return CustomizationConfig()
+
+
+GuardChoice = Literal["default", "none"]
+"""A guard by name: `default` is `DefaultMemoryGuard()`, `none` allows every fact."""
+
+RedactChoice = Literal["pii", "none"]
+"""A redactor by name: `pii` is `PiiRedactor()`, `none` redacts nothing."""
+
+
+class AppMemoryConfig(MemoryBankConfig):
+    """The memory configuration one app runs with, as it is stored in the database and shared
+    by every process that serves the app (agents, in-process and standalone workers):
+    `MemoryBankConfig`'s fields, plus the guard and the redactor by name, since code is never
+    stored. Written by `adk-memory config push` or by the app's memory service on first use;
+    the generation model is not part of it (each process uses its own, with its credentials).
+    """
+
+    guard: GuardChoice | None = None
+    """The guard a worker judges this app's facts with; unset: the worker's own."""
+
+    redact: RedactChoice | None = None
+    """`pii`: this app's generations are redacted with `PiiRedactor()` even by a worker started
+    without a redactor; `none` or unset: the worker's own redactor (a worker never redacts less
+    than it was started to)."""
+
+    @classmethod
+    def of(
+        cls,
+        config: MemoryBankConfig,
+        *,
+        guard: GuardChoice | None = None,
+        redact: RedactChoice | None = None,
+    ) -> AppMemoryConfig:
+        """`config`'s fields with these names (an `AppMemoryConfig`'s own names are replaced)."""
+        fields = {name: getattr(config, name) for name in MemoryBankConfig.model_fields}
+        return cls(**fields, guard=guard, redact=redact)

@@ -6,9 +6,11 @@ means the same thing to all of them), the parsers of their values (durations, th
 model, the redactor), the embedded server's data directory as they all choose it, and the
 database password put into a URL that has none.
 
-It never reads `os.environ` itself (callers pass the environment, so tests and deployments can
-pass their own), never builds a service and never connects. A password it reads only ever goes
-into the in-memory URL it returns.
+It is the one place the package reads the process's environment: `environment()` hands it out
+where a caller passes none (entry points take an `environ` mapping, so tests and deployments
+can pass their own), and every variable is named here (the Gemini credentials google-genai
+reads itself included). It never builds a service and never connects. A password it reads
+only ever goes into the in-memory URL it returns.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, get_args
 
-from google.adk.errors.input_validation_error import InputValidationError
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from .db.embedded import DATA_DIR_ENV, DEFAULT_DATA_DIR, resolve_data_dir
+from .config import DatabaseTimeouts, RedactChoice
+from .errors import InputValidationError
 from .redaction import PiiRedactor, Redactor
 
 T = TypeVar("T")
@@ -39,6 +41,13 @@ environment variable), so no password is ever written into a URL on disk or on a
 DATABASE_PASSWORD_FILE_ENV = "ADK_MEMORY_DATABASE_PASSWORD_FILE"
 """A file holding the database password (e.g. a secret mounted as a volume); one trailing
 newline is ignored."""
+
+DATA_DIR_ENV = "ADK_MEMORY_DATA_DIR"
+"""The embedded server's data directory (default `DEFAULT_DATA_DIR`)."""
+
+DEFAULT_DATA_DIR = Path(".adk") / "pgdata"
+"""Where the embedded server keeps its data when nothing else is said: beside the agent, like
+the `.adk/` folder ADK itself uses."""
 
 SCHEMA_ENV = "ADK_MEMORY_SCHEMA"
 """The Postgres schema holding the tables (default `adk_memory`)."""
@@ -65,27 +74,57 @@ anything is stored or sent to a model, by the session service, the memory servic
 generation and the compaction plugins alike; `none` or unset: nothing is redacted. One setting
 for all of them, because a redactor on one path only would leave the data on the others."""
 
-REDACT_CHOICES = ("pii", "none")
-"""The values `ADK_MEMORY_REDACT`, the URI option `redact` and `--redact` accept."""
+REDACT_CHOICES: tuple[str, ...] = get_args(RedactChoice)
+"""The values `ADK_MEMORY_REDACT`, the URI option `redact` and `--redact` accept (the names a
+stored app configuration's `redact` takes)."""
+
+STATEMENT_TIMEOUT_ENV = "ADK_MEMORY_STATEMENT_TIMEOUT"
+"""Longest one database statement may run (a timeout, see `parse_timeout`); unset: 30 s
+(`DatabaseTimeouts.statement`)."""
+
+CONNECT_TIMEOUT_ENV = "ADK_MEMORY_CONNECT_TIMEOUT"
+"""Longest opening a database connection may take (a timeout, see `parse_timeout`); unset:
+10 s. A `connect_timeout` in the database URL wins."""
+
+POOL_TIMEOUT_ENV = "ADK_MEMORY_POOL_TIMEOUT"
+"""Longest a call waits for a free pooled connection (a duration); unset: 30 s."""
+
+GEMINI_CREDENTIAL_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
+"""google-genai's own variables (read by it, not here): a Gemini API key, or Vertex AI (with
+GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION and Application Default Credentials)."""
+
+GOOGLE_CLOUD_PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
+"""The Google Cloud project google-genai calls Vertex AI in (its location, from
+GOOGLE_CLOUD_LOCATION, defaults to `global`)."""
 
 __all__ = [
+    "CONNECT_TIMEOUT_ENV",
     "DATABASE_PASSWORD_ENV",
     "DATABASE_PASSWORD_FILE_ENV",
     "DATABASE_URL_ENV",
     "DATA_DIR_ENV",
+    "DEFAULT_DATA_DIR",
     "EMBEDDING_MODEL_ENV",
+    "GEMINI_CREDENTIAL_VARIABLES",
+    "GOOGLE_CLOUD_PROJECT_ENV",
     "MEMORY_TTL_ENV",
     "MODEL_ENV",
+    "POOL_TIMEOUT_ENV",
     "REDACT_CHOICES",
     "REDACT_ENV",
     "SCHEMA_ENV",
     "SESSION_TTL_ENV",
+    "STATEMENT_TIMEOUT_ENV",
     "database_password",
+    "database_timeouts",
     "embedded_data_dir",
+    "environment",
     "from_environ",
+    "gemini_credentials",
     "parse_duration",
     "parse_embedding_model",
     "parse_redact",
+    "parse_timeout",
     "with_database_password",
 ]
 
@@ -115,6 +154,14 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def parse_timeout(text: str) -> timedelta | None:
+    """A timeout: a duration (`parse_duration`), or `none` or `0` for no limit (Postgres's and
+    libpq's spelling of it). Raises InputValidationError (a ValueError)."""
+    if text.strip().lower() in ("none", "0"):
+        return None
+    return parse_duration(text)
+
+
 def parse_embedding_model(text: str | None) -> str | None:
     """The Gemini embedding model a setting names, or None for full-text search only (unset,
     empty or `none`), so `none` can switch off what an outer setting turned on."""
@@ -135,6 +182,35 @@ def parse_redact(text: str) -> Redactor | None:
     return PiiRedactor() if name == "pii" else None
 
 
+def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """`environ`, else the process's environment: the only read of `os.environ` in the package,
+    so a variable means the same to every entry point and a test passes its own mapping."""
+    return os.environ if environ is None else environ
+
+
+def export(settings: Mapping[str, str | None]) -> None:
+    """Set variables of the process's environment (a value) or remove them (None), for code in
+    this process that reads them later: `adk-memory web` hands its options to the agents'
+    `configure()` this way. The only write of `os.environ` in the package."""
+    for name, value in settings.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def gemini_credentials(environ: Mapping[str, str]) -> bool:
+    """Whether `environ` holds what google-genai needs to call a Gemini model (it reads the
+    variables itself): an API key (GOOGLE_API_KEY or GEMINI_API_KEY), or Vertex AI switched on
+    as google-genai reads it (GOOGLE_GENAI_USE_VERTEXAI `true` or `1`) with a project
+    (GOOGLE_CLOUD_PROJECT). Without, a Gemini call can only fail."""
+    api_key, gemini_key, vertex = GEMINI_CREDENTIAL_VARIABLES
+    if environ.get(api_key) or environ.get(gemini_key):
+        return True
+    use_vertex = environ.get(vertex, "").strip().lower() in ("true", "1")
+    return use_vertex and bool(environ.get(GOOGLE_CLOUD_PROJECT_ENV))
+
+
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:
     """Variable `name` parsed, or None when it is unset or empty; a value `parse` rejects is an
     InputValidationError naming the variable, so a typo fails at start-up."""
@@ -147,12 +223,28 @@ def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T
         raise InputValidationError(f"Invalid {name}={raw!r}: {exc}.") from exc
 
 
+def database_timeouts(environ: Mapping[str, str]) -> DatabaseTimeouts:
+    """The database timeouts `$ADK_MEMORY_STATEMENT_TIMEOUT`, `$ADK_MEMORY_CONNECT_TIMEOUT` and
+    `$ADK_MEMORY_POOL_TIMEOUT` set (`none` included), the defaults for those left unset."""
+    given = {
+        field: from_environ(environ, name, parse)
+        for field, name, parse in (
+            ("statement", STATEMENT_TIMEOUT_ENV, parse_timeout),
+            ("connect", CONNECT_TIMEOUT_ENV, parse_timeout),
+            ("pool", POOL_TIMEOUT_ENV, parse_duration),
+        )
+        if environ.get(name)
+    }
+    return DatabaseTimeouts.model_validate(given)
+
+
 def embedded_data_dir(given: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Path:
     """The embedded server's absolute data directory as every entry point chooses it: `given`,
     else `$ADK_MEMORY_DATA_DIR`, else `./.adk/pgdata` (relative paths against the working
     directory), so `configure()`, `adk-memory://` and the `adk-memory` command run from one
     directory share one database."""
-    return resolve_data_dir(given or environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+    chosen = given or environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR
+    return Path(chosen).expanduser().resolve()
 
 
 def database_password(environ: Mapping[str, str]) -> str | None:
@@ -182,7 +274,7 @@ def with_database_password(url: str, environ: Mapping[str, str]) -> str:
     URL that does not parse is returned as it is, for the engine to reject with its message."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         return url
     if parsed.password:
         return url

@@ -22,6 +22,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from google.genai import types
 
+from .errors import InputValidationError
+
 __all__ = ["PiiRedactor", "Redactor", "redact_content", "redact_event_data", "redact_json"]
 
 EMAIL: Final = "EMAIL"
@@ -155,7 +157,7 @@ class PiiRedactor:
             try:
                 replacements[kind] = placeholder.format(kind=kind)
             except (IndexError, KeyError, ValueError, AttributeError) as exc:
-                raise ValueError(
+                raise InputValidationError(
                     f"placeholder {placeholder!r} must be a format string using only {{kind}}"
                 ) from exc
         self._replacements: dict[str, str] = replacements

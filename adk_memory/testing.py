@@ -20,6 +20,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
 
+from .adk.tokens import content_tokens, contents_tokens
+
 Reply = str | types.Part | types.Content | LlmResponse | BaseException
 """One scripted answer: text, a part (e.g. a function call), a whole content, a response, or an
 exception to raise (to test retries and error paths)."""
@@ -43,6 +45,22 @@ def _as_response(reply: Reply) -> LlmResponse:
     if isinstance(reply, types.Part):
         reply = types.Content(role="model", parts=[reply])
     return LlmResponse(content=reply)
+
+
+def _with_usage(response: LlmResponse, request: LlmRequest) -> LlmResponse:
+    """The response with token usage, as a real model reports it (ADK warns on every turn
+    without one): estimated locally from the request's and the response's contents. A scripted
+    response that carries its own usage keeps it; the caller's object is never changed."""
+    if response.usage_metadata is not None:
+        return response
+    prompt = contents_tokens(request.contents)
+    answer = content_tokens(response.content) if response.content is not None else 0
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=prompt,
+        candidates_token_count=answer,
+        total_token_count=prompt + answer,
+    )
+    return response.model_copy(update={"usage_metadata": usage})
 
 
 class ScriptedLlm(BaseLlm):
@@ -89,7 +107,7 @@ class ScriptedLlm(BaseLlm):
             reply = await produced if isinstance(produced, Awaitable) else produced
         else:
             raise AssertionError(f"ScriptedLlm has no reply left for call {len(self._requests)}.")
-        yield _as_response(reply)
+        yield _with_usage(_as_response(reply), llm_request)
 
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)

@@ -22,7 +22,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,8 +31,8 @@ from typing import TypeVar
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from adk_memory import embedded_url, normalise_url
-from adk_memory.db.embedded import stop_embedded
+from adk_memory import normalise_url
+from adk_memory.db.embedded import temporary_server
 
 T = TypeVar("T")
 
@@ -51,12 +50,8 @@ def postgres_server(
     if database_url is not None:
         yield normalise_url(database_url)
         return
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            yield normalise_url(embedded_url(data_dir))
-        finally:
-            stop_embedded(data_dir)
+    with temporary_server(prefix) as url:
+        yield normalise_url(url)
 
 
 def asyncpg_dsn(url: str) -> str:

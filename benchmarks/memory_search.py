@@ -68,12 +68,13 @@ from google.genai import types
 from pgvector import Vector
 
 from adk_memory import DEFAULT_SCHEMA, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory.db.vectors import COVERED, vector_strategy
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 
 # The store's own retrieval statement, EXPLAINed as the service runs it (private on purpose:
 # the benchmark must show the plan of the real SQL, not of a copy that could drift).
-from adk_memory.memory.store import COVERED_MAX_DIMENSIONS, _retrieve_statement
+from adk_memory.memory.store import _retrieve_statement
 
 BENCH_DATABASE = "adk_memory_bench_memory"
 SCHEMA = DEFAULT_SCHEMA
@@ -602,7 +603,7 @@ def literal(value: object) -> str:
 
 def retrieve_sql(query: Query) -> str:
     """The retrieval statement the store runs for an unfiltered search with this query."""
-    covered = len(query.vector) <= COVERED_MAX_DIMENSIONS
+    covered = vector_strategy(len(query.vector)) == COVERED
     return _retrieve_statement(SCHEMA, covered=covered, filtered=False)
 
 

@@ -3,13 +3,13 @@ memory on PostgreSQL (`python -m deploy.main`).
 
 Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
 services built by ADK from those URIs, their pools released at shutdown, client-chosen invocation
-ids honoured only to resume, see `invocations.py`) and serving it on $PORT. It holds no agent code
-and never sees the database password.
+ids honoured only to resume, see `invocations.py`) and serving it on $PORT, with the deployment's
+database and options in the environment the agents' own `configure()` reads. It holds no agent
+code and never sees the database password.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
@@ -18,15 +18,16 @@ from fastapi import FastAPI
 from google.adk.cli.fast_api import get_fast_api_app
 
 from adk_memory.adk.services import collect_services, register
+from adk_memory.env import environment, export
 from adk_memory.sessions.service import PostgresSessionService
 
 from .invocations import ResumeOnlyInvocationIds
-from .settings import Deployment
+from .settings import PORT_ENV, Deployment
 
 
 def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
     """The ASGI app for the deployment described by `environ` (default: the process's)."""
-    deployment = Deployment.from_env(os.environ if environ is None else environ)
+    deployment = Deployment.from_env(environment(environ))
     register()
 
     @asynccontextmanager
@@ -53,8 +54,10 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
 
 
 def main() -> None:
-    """Serve on $PORT (Cloud Run sets it) on all interfaces."""
-    uvicorn.run(create_app(), host="0.0.0.0", port=int(os.environ.get("PORT", "8080")))
+    """Serve on $PORT (Cloud Run sets it) on all interfaces. The agents' own `configure()` calls
+    read the process's environment: it gets the deployment's database and options first."""
+    export(Deployment.from_env(environment()).agent_environment())
+    uvicorn.run(create_app(), host="0.0.0.0", port=int(environment().get(PORT_ENV, "8080")))
 
 
 if __name__ == "__main__":

@@ -9,17 +9,18 @@ schema the deployment's services use. Safe to run any number of times. It never 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping
 
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.db.migrations import MIGRATIONS
+from adk_memory.env import environment
 
 from .settings import Deployment
 
 
 async def migrate(deployment: Deployment) -> dict[str, int]:
-    """Apply what is missing; return each component's version now."""
+    """Apply what is missing; return each component's version now (and, with an embedding
+    model, how many of the vectors' steps are in place)."""
     sessions = session_service_from_uri(deployment.session_uri(auto_migrate="true"))
     memory = memory_service_from_uri(deployment.memory_uri(auto_migrate="true"))
     versions: dict[str, int] = {}
@@ -27,12 +28,15 @@ async def migrate(deployment: Deployment) -> dict[str, int]:
         for component, database in (("sessions", sessions.database), ("memory", memory.database)):
             await database.ensure_migrated(component, MIGRATIONS[component])
             versions[component] = len(MIGRATIONS[component])
+        if memory.embedder is not None:  # the vector column and index, for its dimension
+            state = await memory.database.ensure_vectors(memory.embedder.dimensions)
+            versions["vectors"] = state.done
     return versions
 
 
 def main(environ: Mapping[str, str] | None = None) -> int:
     """Command-line entry point."""
-    deployment = Deployment.from_env(os.environ if environ is None else environ)
+    deployment = Deployment.from_env(environment(environ))
     for component, version in asyncio.run(migrate(deployment)).items():
         print(f"{component}: version {version}")
     return 0

@@ -38,6 +38,8 @@ MEMORY_OPTIONS_ENV = "ADK_MEMORY_MEMORY_OPTIONS"
 AGENTS_DIR_ENV = "AGENTS_DIR"
 ARTIFACT_URI_ENV = "ADK_ARTIFACT_SERVICE_URI"
 """ADK's artifact service, e.g. `gs://BUCKET`; unset: artifacts live in memory."""
+PORT_ENV = "PORT"
+"""The port to serve on (Cloud Run sets it; default 8080)."""
 WEB_UI_ENV = "ADK_WEB_UI"
 """`true` serves ADK's dev UI too; only behind an authenticating front (IAM, IAP)."""
 
@@ -175,3 +177,24 @@ class Deployment:
     def memory_uri(self, **overrides: str) -> str:
         """The memory service URI (ADK's --memory_service_uri), options included."""
         return _with_query(self.database_url, {**self.memory_options, **overrides})
+
+    def agent_environment(self) -> dict[str, str]:
+        """The `ADK_MEMORY_*` variables an agent's own `configure()` reads (when ADK imports
+        the agent), set to what the URIs say: the database (with Cloud SQL, the socket URL built
+        from `CLOUD_SQL_INSTANCE`, which `configure()` alone would not know, and would start an
+        embedded server instead) and every option that has a variable. The plugins and tools an
+        agent builds then use the app's database and settings, never a second database."""
+        exported = {DATABASE_URL_ENV: self.database_url}
+        for options, variables in (
+            (self.session_options, SESSION_VARIABLES),
+            (self.memory_options, MEMORY_VARIABLES),
+        ):
+            for option, variable in variables.items():
+                if option not in options:
+                    continue
+                if exported.setdefault(variable, options[option]) != options[option]:
+                    raise InputValidationError(
+                        f"{option} differs between the session and memory options: an agent's "
+                        f"configure() uses one {variable} for both; set it once."
+                    )
+        return exported

@@ -1,9 +1,11 @@
 """The deployment's memory-generation worker (`python -m deploy.worker`): a Cloud Run worker
 pool, or a Cloud Run job with `--until-idle` run on a schedule.
 
-Owns: building the memory service from the same settings the app uses (so both agree on the
-database, the schema, the model, the embedder and the redactor) and running adk-memory's worker
-loops on it until SIGTERM. It never serves HTTP and never enqueues.
+Owns: the worker's settings: the memory service URI the app uses (so both agree on the
+database, the schema, the model, the embedder and the redactor), handed to adk-memory's one
+worker implementation (`adk_memory.worker.run_worker`), which runs until SIGTERM. Each job runs
+with its app's stored configuration (`adk-memory config push`). It never serves HTTP and never
+enqueues.
 """
 
 from __future__ import annotations
@@ -11,28 +13,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 from collections.abc import Mapping, Sequence
 
-from google.adk.errors.input_validation_error import InputValidationError
-
-from adk_memory.adk.services import memory_service_from_uri
-from adk_memory.env import MODEL_ENV
-from adk_memory.worker import serve
+from adk_memory.env import environment
+from adk_memory.memory.jobs import WorkerStats
+from adk_memory.memory.uri import memory_arguments
+from adk_memory.worker import report, run_worker
 
 from .settings import Deployment
 
 
-async def run(deployment: Deployment, *, concurrency: int = 1, until_idle: bool = False) -> int:
-    """Run generation jobs for the deployment's database; with `until_idle`, return how many
-    ran once none is due, else run until cancelled."""
-    service = memory_service_from_uri(deployment.memory_uri())
-    if service.llm is None:
-        raise InputValidationError(
-            f"The worker needs a generation model: set {MODEL_ENV} (e.g. gemini-2.5-flash)."
-        )
-    async with service:
-        return await serve(service, concurrency=concurrency, until_idle=until_idle)
+async def run(
+    deployment: Deployment,
+    *,
+    concurrency: int = 1,
+    until_idle: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> WorkerStats:
+    """Run generation jobs for the deployment's database; with `until_idle` until none is
+    due, else until cancelled; what the tries came to. A Gemini model without credentials in
+    `environ` (default: the process's environment) is refused before anything connects."""
+    arguments = memory_arguments(deployment.memory_uri(), None)
+    return await run_worker(
+        arguments, concurrency=concurrency, until_idle=until_idle, environ=environ
+    )
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -42,11 +46,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--until-idle", action="store_true", help="exit when no job is due")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    deployment = Deployment.from_env(os.environ if environ is None else environ)
-    ran = asyncio.run(run(deployment, concurrency=args.concurrency, until_idle=args.until_idle))
-    if args.until_idle:
-        print(f"ran {ran} generation jobs")
-    return 0
+    environ = environment(environ)
+    deployment = Deployment.from_env(environ)
+    stats = asyncio.run(
+        run(deployment, concurrency=args.concurrency, until_idle=args.until_idle, environ=environ)
+    )
+    # As `adk-memory worker --until-idle` says it; a failed job fails the Cloud Run job.
+    return report(stats) if args.until_idle else 0
 
 
 if __name__ == "__main__":

@@ -7,18 +7,52 @@ The server is the embedded one (started once, in a temporary data directory) unl
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import PostgresMemoryService, PostgresSessionService, embedded_url, normalise_url
+from adk_memory import (
+    MemoryStack,
+    PostgresMemoryService,
+    PostgresSessionService,
+    embedded_url,
+    make_engine,
+    normalise_url,
+)
 from adk_memory.db.embedded import stop_embedded
+from adk_memory.testing import ScriptedLlm
 
 TEST_SCHEMA = "adk_memory_test"
+
+
+@contextmanager
+def server_home() -> Iterator[Path]:
+    """A new directory for embedded servers' data, removed afterwards. As root the server runs
+    as another user, which must be able to enter every directory above its data; adk-memory
+    never widens a directory it did not create, and temporary directories (pytest's `tmp_path`
+    included) are private (700), so this one is made enterable (711) here, where it is made."""
+    home = Path(tempfile.mkdtemp(prefix="adk-memory-test-"))
+    home.chmod(0o711)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def server_dir() -> Iterator[Path]:
+    """A directory for a test that starts an embedded server of its own (instead of `tmp_path`,
+    which that server's user cannot enter when the tests run as root)."""
+    with server_home() as home:
+        yield home
 
 
 @pytest.fixture(scope="session")
@@ -28,16 +62,18 @@ def database_url() -> Iterator[str]:
     if external:
         yield normalise_url(external)
         return
-    with tempfile.TemporaryDirectory(prefix="adk-memory-test-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
+    with server_home() as home:
+        data_dir = home / "pgdata"
         yield normalise_url(embedded_url(data_dir))
         stop_embedded(data_dir)  # before the directory goes, or the server outlives the run
 
 
 @pytest.fixture(scope="session")
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    """One engine for the whole run, shared by every service a test builds."""
-    engine = create_async_engine(database_url, pool_size=10)
+    """One engine for the whole run, shared by every service a test builds, with the default
+    timeouts: a statement that hangs, or a transaction left open, fails its test instead of
+    stalling the run."""
+    engine = make_engine(database_url, pool_size=10)
     yield engine
     await engine.dispose()
 
@@ -95,3 +131,27 @@ async def make_memory_service(
         return PostgresMemoryService(engine=engine, **options)
 
     yield make
+
+
+@pytest.fixture
+async def sample_stack(
+    make_memory_service: Any, database_url: str
+) -> AsyncIterator[Callable[[ModuleType, ScriptedLlm], MemoryStack]]:
+    """A sample's own stack (`make_stack`), on the emptied test tables (`make_memory_service`
+    empties them), with a scripted memory model and no background worker; closed after."""
+    built: list[MemoryStack] = []
+
+    def make(sample: ModuleType, memory_llm: ScriptedLlm) -> MemoryStack:
+        stack = sample.make_stack(
+            database_url=database_url,
+            schema=TEST_SCHEMA,
+            model=memory_llm,
+            run_worker=False,
+            environ={},
+        )
+        built.append(stack)
+        return stack
+
+    yield make
+    for stack in built:
+        await stack.close()

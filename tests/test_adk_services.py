@@ -4,11 +4,16 @@ from `--session_service_uri` and `--memory_service_uri`, options, secrets and er
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
 from datetime import timedelta
 
+import click
+import httpx
 import pytest
 from conftest import TEST_SCHEMA
 from google.adk.cli import service_registry
+from google.adk.cli.fast_api import get_fast_api_app
 from google.adk.cli.service_registry import ServiceRegistry
 from google.adk.cli.utils.service_factory import (
     create_memory_service_from_options,
@@ -17,6 +22,7 @@ from google.adk.cli.utils.service_factory import (
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.genai import types
 
 from adk_memory import GeminiEmbedder, PostgresMemoryService, PostgresSessionService
@@ -61,13 +67,18 @@ def adk_registry() -> ServiceRegistry:
 # ------------------------------------------------------------------------------- registration
 
 
-def test_adk_alone_cannot_serve_a_plain_postgresql_uri(plain_url):
-    """ADK 2.13 maps postgresql:// to its DatabaseSessionService, whose default driver is a
-    synchronous one (not even installed): the URI users paste fails; postgresql+asyncpg://
-    gets ADK's own tables; memory has no PostgreSQL scheme at all."""
+def test_adk_alone_never_builds_ours_for_a_postgresql_uri(plain_url):
+    """ADK 2.x maps postgresql:// to its own DatabaseSessionService on SQLAlchemy's default
+    PostgreSQL driver, psycopg 3 (not asyncpg): with psycopg installed that is ADK's service on
+    ADK's tables, without it the URI users paste fails. postgresql+asyncpg:// gets ADK's own
+    tables too (its fallback); memory has no PostgreSQL scheme at all. CI runs this with and
+    without psycopg."""
     registry = adk_registry()
-    with pytest.raises(ValueError, match="Database related module not found"):
-        registry.create_session_service(plain_url)
+    if importlib.util.find_spec("psycopg") is None:
+        with pytest.raises(ValueError, match="Database related module not found"):
+            registry.create_session_service(plain_url)
+    else:
+        assert isinstance(registry.create_session_service(plain_url), DatabaseSessionService)
     asyncpg_uri = plain_url.replace("postgresql://", "postgresql+asyncpg://")
     assert registry.create_session_service(asyncpg_uri) is None  # ADK falls back to its own
     assert registry.create_memory_service(plain_url) is None
@@ -107,6 +118,132 @@ def _entry(text: str) -> MemoryEntry:
     return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=text)]))
 
 
+# ------------------------------------------------------------------------------ services.yaml
+
+SERVICES_YAML = """\
+services:
+  - scheme: {scheme}
+    type: session
+    class: adk_memory.PostgresSessionService
+  - scheme: {scheme}
+    type: memory
+    class: adk_memory.PostgresMemoryService
+"""
+
+
+@pytest.fixture
+def agents_dir(tmp_path, monkeypatch):
+    """An empty agents directory. ADK's process-wide service registry is fresh for the test and
+    restored after it, so what a services.yaml registers stays in the test, as does the entry
+    ADK adds to `sys.path`."""
+    monkeypatch.setattr(service_registry, "_service_registry_instance", None)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    return agents
+
+
+def serve(agents_dir, session_uri: str, memory_uri: str, **options):
+    """ADK's app factory, as `adk api_server` calls it."""
+    return get_fast_api_app(
+        agents_dir=str(agents_dir),
+        session_service_uri=session_uri,
+        memory_service_uri=memory_uri,
+        artifact_service_uri="memory://",
+        use_local_storage=False,
+        web=False,
+        **options,
+    )
+
+
+async def test_services_yaml_builds_our_services_through_adks_app(
+    plain_url, agents_dir, session_service
+):
+    """A services.yaml naming our classes, loaded by ADK's app factory: ADK constructs them with
+    `uri=` (plus `agents_dir` and its `session_db_kwargs`), the URIs' options are parsed as for
+    the registered schemes, and the app serves sessions from our tables."""
+    (agents_dir / "services.yaml").write_text(SERVICES_YAML.format(scheme="postgresql"))
+    session_uri = with_options(plain_url, f"schema={TEST_SCHEMA}&session_ttl=12h")
+    memory_uri = with_options(plain_url, f"schema={TEST_SCHEMA}&retrieval_mode=text&top_k=1")
+    with collect_services() as built:
+        app = serve(agents_dir, session_uri, memory_uri, session_db_kwargs={"pool_size": 3})
+    [sessions] = [s for s in built if isinstance(s, PostgresSessionService)]
+    [memory] = [s for s in built if isinstance(s, PostgresMemoryService)]
+    assert len(built) == 2
+    assert sessions.session_ttl == timedelta(hours=12)
+    assert memory.config.retrieval.mode == "text"
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://agent") as client,
+        ):
+            body = {"session_id": "s1", "state": {"city": "Lyon"}}
+            (await client.post("/apps/app/users/u/sessions", json=body)).raise_for_status()
+        assert (await sessions.database.engine()).pool.size() == 3  # session_db_kwargs
+        facts = [_entry("Likes green tea."), _entry("Green tea at 80 degrees.")]
+        await memory.add_memory(app_name="app", user_id="u", memories=facts)
+        found = await memory.search_memory(app_name="app", user_id="u", query="green tea")
+        assert len(found.memories) == 1  # top_k
+    finally:
+        for service in built:
+            await service.close()
+    stored = await session_service.get_session(app_name="app", user_id="u", session_id="s1")
+    assert stored is not None and stored.state == {"city": "Lyon"}
+
+
+@pytest.mark.parametrize(
+    ("scheme", "options", "message"),
+    [
+        ("pgmemory", "schema=x", "Unsupported memory service URI scheme 'pgmemory'"),
+        ("postgresql", "top_kk=1", "Unknown parameter 'top_kk'.*Accepted: auto_migrate"),
+    ],
+)
+def test_a_bad_services_yaml_uri_stops_adks_app_with_our_message(
+    plain_url, agents_dir, scheme, options, message
+):
+    (agents_dir / "services.yaml").write_text(SERVICES_YAML.format(scheme=scheme))
+    uri = with_options(plain_url.replace("postgresql", scheme, 1), options)
+    with pytest.raises(click.ClickException, match=message):
+        serve(agents_dir, uri, uri)
+
+
+def test_the_constructors_take_a_service_uri(plain_url):
+    """`uri=` means what it means to `*_from_uri` (one parser): the options, the environment's
+    variables, the pool; ADK's `agents_dir` is ignored, its `session_db_kwargs` reach the
+    engine."""
+    uri = with_options(plain_url, "schema=from_uri&session_ttl=1h&pool_size=2")
+    sessions = PostgresSessionService(uri=uri, agents_dir="/agents", pool_pre_ping=True)
+    assert sessions.database.schema == "from_uri"
+    assert sessions.session_ttl == timedelta(hours=1)
+    assert sessions.database._engine_kwargs == {"pool_size": 2, "pool_pre_ping": True}
+    memory = PostgresMemoryService(uri="adk-memory://?top_k=4&worker=false", agents_dir="/a")
+    assert memory.config.retrieval.top_k == 4
+    assert memory.database._data_dir == memory_service_from_uri("adk-memory://").database._data_dir
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "message"),
+    [
+        (lambda uri: PostgresSessionService(uri=uri, schema="x"), InputValidationError,
+         "Pass either uri or schema, not both"),
+        (lambda uri: PostgresMemoryService(uri, uri=uri), InputValidationError,
+         "Pass either uri or database_url"),
+        (lambda uri: PostgresSessionService(uri=f"{uri}&pool_size=2", pool_size=3),
+         InputValidationError, "pool_size given both in the URI and as arguments"),
+        (lambda uri: PostgresMemoryService(uri=uri, top_k=1), InputValidationError,
+         "Unexpected memory service arguments: top_k"),
+        (lambda uri: PostgresSessionService(uri, agents_dir="/agents"), TypeError,
+         "unexpected keyword arguments: agents_dir"),
+        (lambda uri: PostgresMemoryService(uri=uri.replace("postgresql", "mysql")),
+         InputValidationError, "Unsupported memory service URI scheme 'mysql'"),
+    ],
+)  # fmt: skip
+def test_bad_constructor_uris_are_clear_errors(plain_url, build, error, message):
+    with pytest.raises(error, match=message):
+        build(plain_url)
+
+
 # ------------------------------------------------------------------------------------ options
 
 
@@ -130,9 +267,9 @@ async def test_session_options_reach_the_service_and_leave_the_driver_url(
         await service.append_event(session, event)
         engine = await service.database.engine()
         assert engine.pool.size() == 2
-        # Only the driver's parameters are left (sslmode in asyncpg's spelling).
-        assert set(engine.url.query) == {"host", "ssl"}
-        assert engine.url.query["ssl"] == "disable"
+        # Only the connection's parameters are left: the host in the engine's URL, sslmode
+        # translated by the one URL parser (adk_memory.db.urls) into asyncpg's arguments.
+        assert set(engine.url.query) == {"host"}
     stored = await session_service.get_session(app_name="app", user_id="u", session_id=session.id)
     assert stored.events[0].content.parts[0].text == "mail me: [EMAIL]"
 
@@ -194,7 +331,7 @@ def test_model_and_embedder_are_built_without_credentials_or_network(monkeypatch
         ("session", "model=gemini-2.5-flash", "Unknown parameter 'model'.*session_ttl"),
         ("session", "data_dir=/tmp/x", "Unknown parameter 'data_dir'"),
         ("memory", "session_ttl=1h", "Unknown parameter 'session_ttl'.*retrieval_mode"),
-        ("memory", "modle=x", "passed to the driver: host, port, ssl, sslmode"),
+        ("memory", "modle=x", "passed to the driver: host, port, sslmode, ssl"),
         ("session", "pool_size=0", "Invalid pool_size='0'.*at least 1"),
         ("session", "session_ttl=soon", "Invalid session_ttl='soon'.*30d"),
         ("session", "redact=all", "Invalid redact='all'.*pii, none"),
@@ -297,16 +434,16 @@ def test_password_settings_errors(plain_url, tmp_path):
 # ----------------------------------------------------------------------------------- embedded
 
 
-async def test_adk_memory_scheme_is_the_embedded_server(tmp_path, monkeypatch):
+async def test_adk_memory_scheme_is_the_embedded_server(server_dir, monkeypatch):
     """`adk-memory://` keeps its data where `configure()` and the `adk-memory` command do:
     `?data_dir=`, else `$ADK_MEMORY_DATA_DIR`, else `./.adk/pgdata` in the working directory,
     whatever agents directory ADK serves. Nothing starts until the first call."""
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(server_dir)
     register()
-    data_dir = (tmp_path / ".adk" / "pgdata").resolve()
+    data_dir = (server_dir / ".adk" / "pgdata").resolve()
     memory = create_memory_service_from_options(
-        base_dir=tmp_path / "agents", memory_service_uri="adk-memory://?schema=embedded_test"
+        base_dir=server_dir / "agents", memory_service_uri="adk-memory://?schema=embedded_test"
     )
     sessions = session_service_from_uri(f"adk-memory://?data_dir={data_dir}&schema=embedded_test")
     assert memory.database._data_dir == str(data_dir)
@@ -314,7 +451,7 @@ async def test_adk_memory_scheme_is_the_embedded_server(tmp_path, monkeypatch):
     assert stack.data_dir == data_dir
     await stack.close()
     elsewhere = session_service_from_uri("adk-memory://", environ={DATA_DIR_ENV: "elsewhere"})
-    assert elsewhere.database._data_dir == str((tmp_path / "elsewhere").resolve())
+    assert elsewhere.database._data_dir == str((server_dir / "elsewhere").resolve())
     assert not data_dir.exists()  # constructing started nothing
     try:
         async with sessions, memory:

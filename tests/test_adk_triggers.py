@@ -183,6 +183,11 @@ async def test_end_session_enqueues_the_rest_and_the_session_may_then_be_deleted
         await plugin.end_session("not a session")  # type: ignore[arg-type]
 
 
+IDLE = timedelta(minutes=30)
+"""The sweep's idleness in the idle-sweep test: far below the hour its sessions are aged by,
+far above how long the test itself may take."""
+
+
 async def test_the_idle_sweep_enqueues_only_idle_sessions_with_new_events(memory, sessions):
     plugin = MemoryGenerationPlugin(memory, every_n_turns=None)
     runner, _ = make_runner(sessions, plugin)
@@ -210,13 +215,18 @@ async def test_the_idle_sweep_enqueues_only_idle_sessions_with_new_events(memory
     await session_of("carol", PREFERENCE, **{OPT_OUT_STATE_KEY: True})
     await session_of("odd*user", PREFERENCE)  # no memory scope can hold this id: counted, skipped
     calls_before = len(memory.llm.requests)
-    await asyncio.sleep(1.1)
+    # An hour passes for everyone so far (no sleeping: a clock-based gap would make erin, who
+    # speaks next, idle too on a slow enough machine).
+    await sessions.database.run(
+        lambda conn: conn.execute(
+            f"UPDATE {sessions.database.schema}.sessions "
+            "SET active_time = active_time - interval '1 hour'"
+        )
+    )
     await session_of("erin", PREFERENCE)  # just spoke: not idle
 
     seen: list[SweepStats] = []
-    stats = await plugin.sweep_idle(
-        sessions, idle_for=timedelta(seconds=1), batch_size=2, progress=seen.append
-    )
+    stats = await plugin.sweep_idle(sessions, idle_for=IDLE, batch_size=2, progress=seen.append)
     assert stats == SweepStats(scanned=5, enqueued=2, up_to_date=1, opted_out=1, failed=1)
     assert [s.scanned for s in seen] == [2, 4, 5]
     assert await memory.worker.run_until_idle() == 2
@@ -227,10 +237,10 @@ async def test_the_idle_sweep_enqueues_only_idle_sessions_with_new_events(memory
     facts = {user: await facts_of(memory, user) for user in ("alice", "dan", "erin", "carol")}
     assert facts == {"alice": [FACT], "dan": [FACT], "erin": [], "carol": []}
 
-    again = await plugin.sweep_idle(sessions, idle_for=timedelta(seconds=1), app_name=APP)
+    again = await plugin.sweep_idle(sessions, idle_for=IDLE, app_name=APP)
     assert again == SweepStats(scanned=5, enqueued=0, up_to_date=3, opted_out=1, failed=1)
     assert await memory.worker.run_until_idle() == 0
-    other_app = await plugin.sweep_idle(sessions, idle_for=timedelta(seconds=1), app_name="x")
+    other_app = await plugin.sweep_idle(sessions, idle_for=IDLE, app_name="x")
     assert other_app == SweepStats()
     with pytest.raises(InputValidationError):
         await plugin.sweep_idle(sessions, idle_for=timedelta(0))
@@ -240,27 +250,33 @@ async def test_the_idle_sweep_enqueues_only_idle_sessions_with_new_events(memory
         await plugin.sweep_idle(InMemorySessionService(), idle_for=timedelta(seconds=1))  # type: ignore[arg-type]
 
 
-async def eventually(check, seconds: float = 5.0) -> None:
-    """Wait until `check()` (async) is true; fail after `seconds`."""
-    deadline = time.perf_counter() + seconds
+HANG = 60.0
+"""Seconds after which a wait that should end is a hang: only a guard, never a measure (on a
+loaded machine a turn may take long; it must only end)."""
+
+
+async def eventually(check) -> None:
+    """Wait until `check()` (async) is true; fail after `HANG` seconds."""
+    deadline = time.monotonic() + HANG
     while not await check():
-        assert time.perf_counter() < deadline, "timed out"
+        assert time.monotonic() < deadline, "timed out"
         await asyncio.sleep(0.01)
 
 
-async def timed_turn(runner: Runner, session: Session, text: str, gate: asyncio.Event) -> float:
-    """Seconds one turn took. A turn still running after 10 s waited for the memory model:
-    the model is unblocked (so nothing hangs) and the test fails."""
-    started = time.perf_counter()
+async def turn_while_blocked(
+    runner: Runner, session: Session, text: str, gate: asyncio.Event
+) -> None:
+    """Run one turn while the memory model is blocked on `gate`: the turn must end anyway (a
+    turn that waited for the model would wait until the gate opens). Should it not, the gate is
+    opened after `HANG` seconds so nothing hangs, and the test fails."""
     turn = asyncio.create_task(ask(runner, session, text))
-    done, _ = await asyncio.wait({turn}, timeout=10)
-    elapsed = time.perf_counter() - started
+    done, _ = await asyncio.wait({turn}, timeout=HANG)
     if not done:
         gate.set()
         await turn
         pytest.fail("The turn waited for the memory model.")
     await turn
-    return elapsed
+    assert not gate.is_set()  # it ended with the model still blocked
 
 
 async def test_a_blocked_memory_model_does_not_delay_the_turn(make_memory_service, sessions):
@@ -282,11 +298,10 @@ async def test_a_blocked_memory_model_does_not_delay_the_turn(make_memory_servic
         return bool(await facts_of(memory, "alice"))
 
     try:
-        first = await timed_turn(runner, session, PREFERENCE, gate)
+        await turn_while_blocked(runner, session, PREFERENCE, gate)
         await eventually(model_called)  # the worker took the job and sits in the model
-        second = await timed_turn(runner, session, "Thanks!", gate)
-        assert not gate.is_set() and len(llm.requests) == 1
-        assert first < 2 and second < 2  # typically ~0.03 s each
+        await turn_while_blocked(runner, session, "Thanks!", gate)  # ...and the turn still ends
+        assert len(llm.requests) == 1
         assert await facts_of(memory, "alice") == []
         gate.set()
         await eventually(remembered)

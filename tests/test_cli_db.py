@@ -18,8 +18,8 @@ from adk_memory.cli.db import NOT_RUNNING_EXIT, stop_server
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[str]:
-    path = str(tmp_path / "pgdata")
+def data_dir(server_dir: Path) -> Iterator[str]:
+    path = str(server_dir / "pgdata")
     yield path
     stop_server(path)  # whatever the test did
 

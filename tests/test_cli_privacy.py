@@ -293,7 +293,7 @@ def test_sweep_deletes_finished_jobs_past_their_retention(cli: Cli, database_url
     assert len(jobs()) == 3
 
     swept = cli("sweep", "--batch-size", "1").stdout
-    assert "jobs: 1 finished generation jobs deleted" in swept
+    assert "jobs: 1 finished generation job deleted" in swept
     assert jobs() == {recent: "done", pending: "pending"}
     assert "jobs: 0 finished generation jobs deleted" in cli("sweep").stdout
     assert live_facts(cli, "u1") == ["The user is vegetarian."]  # memories outlive their jobs

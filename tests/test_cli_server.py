@@ -93,7 +93,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _request(url: str, body: dict[str, object] | None = None) -> dict[str, object] | list[object]:
+def _request(
+    url: str, body: dict[str, object] | None = None, timeout: float = 10
+) -> dict[str, object] | list[object]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(
         url,
@@ -101,7 +103,7 @@ def _request(url: str, body: dict[str, object] | None = None) -> dict[str, objec
         headers={"Content-Type": "application/json"},
         method="POST" if data else "GET",
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
 
 

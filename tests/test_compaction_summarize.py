@@ -21,7 +21,7 @@ from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import Runner
-from google.genai import types
+from google.genai import errors, types
 
 from adk_memory.adk.compaction.summarize import RecursiveSummarizationPlugin, compaction_of
 from adk_memory.adk.tokens import contents_tokens
@@ -200,6 +200,24 @@ async def test_model_failures_are_retried_then_logged_and_retried_at_the_next_tr
     stored = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert_chain(compactions(stored.events))
     assert len(compactions(stored.events)) == 2
+
+
+async def test_a_permanent_model_failure_is_not_retried(make_session_service, caplog):
+    """A rejected key (a 4xx) fails every call alike: one call, logged, the events stay raw."""
+    service = make_session_service()
+    rejected = errors.ClientError(403, {"error": {"code": 403, "message": "API key not valid"}})
+    model = ScriptedLlm([rejected, "SUMMARY never asked for"])
+    plugin = RecursiveSummarizationPlugin(model, event_threshold=4, keep_last=2, retry_delay=0)
+    runner = make_runner(ScriptedLlm(responder=replying), service, plugin)
+    session = await service.create_session(app_name=APP, user_id="u1")
+    for turn in range(2):
+        await ask(runner, session.id, f"message {turn}: hi")
+    with caplog.at_level(logging.ERROR):
+        await plugin.drain()
+    assert "no summary after 1 attempt(s)" in caplog.text
+    assert len(model.requests) == 1  # max_attempts is 3, but no call could succeed
+    stored = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    assert compactions(stored.events) == []
 
 
 async def test_two_replicas_never_write_overlapping_summaries(make_session_service):

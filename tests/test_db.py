@@ -132,9 +132,9 @@ async def test_service_from_a_plain_postgresql_url(database_url):
     await _drop_schema(plain, "adk_memory_url")
 
 
-def test_two_processes_share_one_embedded_server(tmp_path):
+def test_two_processes_share_one_embedded_server(server_dir):
     """A second process asking for the same data directory gets the same running server."""
-    data_dir = tmp_path / "pgdata"
+    data_dir = server_dir / "pgdata"
     url = embedded_url(data_dir)
     code = "import sys, adk_memory; print(adk_memory.embedded_url(sys.argv[1]))"
     other = subprocess.run(
@@ -158,10 +158,10 @@ def test_the_embedded_server_takes_a_quarter_of_the_memory_up_to_2_gb(memory_mb,
     assert server_settings(memory_mb * 1024 * 1024) == {"shared_buffers": buffers}
 
 
-async def test_the_embedded_server_is_sized_for_the_machine_and_alter_system_wins(tmp_path):
+async def test_the_embedded_server_is_sized_for_the_machine_and_alter_system_wins(server_dir):
     """The chosen settings are in force from the first start; an operator's ALTER SYSTEM
     overrides them across restarts (the settings file is rewritten, not the override)."""
-    data_dir = tmp_path / "pgdata"
+    data_dir = server_dir / "pgdata"
     expected = server_settings(machine_memory())["shared_buffers"]
 
     async def shared_buffers(statement: str | None = None) -> str:

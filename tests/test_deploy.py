@@ -4,6 +4,7 @@ memory worker, all against the test database with the ScriptedLlm agent in tests
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import re
@@ -11,9 +12,11 @@ import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 
+import asyncpg
 import httpx
 import pytest
 from conftest import TEST_SCHEMA
@@ -21,7 +24,8 @@ from fastapi import FastAPI
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory import PiiRedactor
-from adk_memory.adk.services import memory_service_from_uri
+from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
+from adk_memory.adk.stack import configure
 from adk_memory.db.migrations import MIGRATIONS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -308,7 +312,8 @@ async def test_the_worker_runs_what_the_app_enqueued(deploy, environ):
     settings = importlib.import_module("deploy.settings")
     worker = importlib.import_module("deploy.worker")
     migrate = importlib.import_module("deploy.migrate")
-    environ["ADK_MEMORY_MODEL"] = "gemini-2.5-flash"
+    # A key for the worker's start-up check: no job here calls the model.
+    environ |= {"ADK_MEMORY_MODEL": "gemini-2.5-flash", "GOOGLE_API_KEY": "unused"}
     deployment = settings.Deployment.from_env(environ)
     await migrate.migrate(deployment)
     scope = {"app_name": APP, "user_id": USER}
@@ -318,7 +323,8 @@ async def test_the_worker_runs_what_the_app_enqueued(deploy, environ):
         operation = await app_memory.generate_memories(
             facts=["Prefers window seats."], scope=scope, disable_consolidation=True
         )
-        assert await worker.run(deployment, until_idle=True) == 1
+        ran = await worker.run(deployment, until_idle=True, environ=environ)
+        assert (ran.ran, ran.succeeded) == (1, 1)
         assert (await app_memory.get_operation(operation.id, operation.scope)).done
         listed = await app_memory.list_memories(scope=scope)
     assert [m.fact for m in listed.memories] == ["Prefers window seats."]
@@ -331,29 +337,120 @@ async def test_the_worker_needs_a_model(deploy, environ):
         await worker.run(settings.Deployment.from_env(environ), until_idle=True)
 
 
-# ------------------------------------------------------------------------------------- image
+# -------------------------------------------------------------------------------------- sweep
 
 
-def test_the_example_agent_loads_without_credentials(deploy, monkeypatch):
+async def _age(database_url: str, statement: str, *args: object) -> None:
+    """Backdate rows (the sweeps compare with the server's clock): no test waits for time."""
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(statement.format(schema=TEST_SCHEMA), *args)
+    finally:
+        await conn.close()
+
+
+async def test_the_sweep_job_deletes_what_the_deployments_ttls_expire(
+    deploy, environ, database_url, capsys
+):
+    """Idle sessions past ADK_MEMORY_SESSION_TTL, expired memories and generation jobs finished
+    over a week ago go; everything else stays. A second run deletes nothing."""
+    settings = importlib.import_module("deploy.settings")
+    migrate = importlib.import_module("deploy.migrate")
+    sweep = importlib.import_module("deploy.sweep")
+    worker = importlib.import_module("deploy.worker")
+    environ |= {"ADK_MEMORY_SESSION_TTL": "30d", "ADK_MEMORY_MODEL": "gemini-2.5-flash"}
+    environ["GOOGLE_API_KEY"] = "unused"  # for the worker's start-up check; no model call
+    deployment = settings.Deployment.from_env(environ)
+    await migrate.migrate(deployment)
+    scope = {"app_name": APP, "user_id": USER}
+    async with (
+        session_service_from_uri(deployment.session_uri()) as sessions,
+        memory_service_from_uri(deployment.memory_uri()) as memory,
+    ):
+        for name in ("idle", "recent"):
+            await sessions.create_session(app_name=APP, user_id=USER, session_id=name)
+        await memory.create_memory("Fleeting.", scope, ttl=timedelta(milliseconds=1))
+        await memory.create_memory("Lasting.", scope)
+        operation = await memory.generate_memories(
+            facts=["Prefers tea."], scope=scope, disable_consolidation=True
+        )
+        ran = await worker.run(deployment, until_idle=True, environ=environ)
+        assert (ran.ran, ran.succeeded) == (1, 1)
+    await _age(
+        database_url,
+        "UPDATE {schema}.sessions SET active_time = now() - interval '31 days' WHERE id = $1",
+        "idle",
+    )
+    week_ago = "UPDATE {schema}.memory_jobs SET update_time = now() - interval '8 days'"
+    await _age(database_url, week_ago)
+
+    assert await asyncio.to_thread(sweep.main, [], environ) == 0  # as the job runs it
+    assert capsys.readouterr().out.splitlines() == [
+        "sessions: 1 deleted",
+        "memories: 1 deleted",
+        "jobs: 1 deleted",
+    ]
+    assert await sweep.sweep(deployment) == {"sessions": 0, "memories": 0, "jobs": 0}
+    async with (
+        session_service_from_uri(deployment.session_uri()) as sessions,
+        memory_service_from_uri(deployment.memory_uri()) as memory,
+    ):
+        listed = await sessions.list_sessions(app_name=APP, user_id=USER)
+        assert [s.id for s in listed.sessions] == ["recent"]
+        facts = {m.fact for m in (await memory.list_memories(scope=scope)).memories}
+        assert facts == {"Lasting.", "Prefers tea."}
+        assert await memory.get_operation(operation.id, scope) is None  # its job was swept
+
+    # No session TTL: sessions are not swept at all; a longer job retention keeps more.
+    del environ["ADK_MEMORY_SESSION_TTL"]
+    assert await asyncio.to_thread(sweep.main, ["--job-retention", "30d"], environ) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "sessions: not swept (no session TTL)"
+
+
+# ------------------------------------------------------------------------------------ agents
+
+
+def test_the_agents_configure_gets_the_deployments_database_and_options(deploy):
+    """The app exports the database (with Cloud SQL, the socket URL it builds) and the options
+    that have a variable, so an agent's `configure()` builds its stack on the app's database,
+    never on an embedded one."""
+    settings = importlib.import_module("deploy.settings")
+    deployment = settings.Deployment.from_env(
+        {
+            "CLOUD_SQL_INSTANCE": "proj:europe-west1:memdb",
+            "ADK_MEMORY_SESSION_OPTIONS": "schema=prod&session_ttl=30d",
+            "ADK_MEMORY_MEMORY_OPTIONS": "schema=prod&model=gemini-2.5-pro&top_k=5",
+        }
+    )
+    exported = deployment.agent_environment()
+    assert exported == {
+        "ADK_MEMORY_DATABASE_URL": "postgresql://adk@/adk?host=/cloudsql/proj:europe-west1:memdb",
+        "ADK_MEMORY_SCHEMA": "prod",
+        "ADK_MEMORY_SESSION_TTL": "30d",
+        "ADK_MEMORY_MODEL": "gemini-2.5-pro",
+    }
+    stack = configure(environ=exported, run_worker=False)
+    assert stack.data_dir is None  # a URL: no embedded server
+    assert stack.session_service.database.schema == "prod"
+    assert stack.session_service.session_ttl == timedelta(days=30)
+    clash = settings.Deployment.from_env(
+        {
+            "CLOUD_SQL_INSTANCE": "p:r:i",
+            "ADK_MEMORY_SESSION_OPTIONS": "schema=a",
+            "ADK_MEMORY_MEMORY_OPTIONS": "schema=b",
+        }
+    )
+    with pytest.raises(InputValidationError, match="schema differs"):
+        clash.agent_environment()
+
+
+def test_the_example_agent_is_built_with_configure(deploy, monkeypatch):
+    """The image's example agent has the memory-context plugin, the generation trigger,
+    compaction and the memory tools; it loads without credentials and connects to nothing."""
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    agent = importlib.import_module("deploy.agents.assistant.agent").root_agent
-    assert agent.name == "assistant"
-    assert agent.after_agent_callback is not None
-
-
-def test_the_dockerfile_runs_as_non_root_and_copies_what_exists():
-    """What can be checked without building: every COPY source exists, the user is not root,
-    and the default command is an importable module of the deploy package."""
-    text = (REPO / "deploy" / "Dockerfile").read_text()
-    lines = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
-    arguments = dict(line[1].split("=", 1) for line in lines if line[0] == "ARG" and "=" in line[1])
-    for line in lines:
-        if line[0] == "COPY" and not line[1].startswith("--"):
-            for source in line[1:-1]:
-                source = re.sub(r"\$\{(\w+)\}", lambda m: arguments[m[1]], source)
-                assert (REPO / source).exists(), source
-    users = [line[1] for line in lines if line[0] == "USER"]
-    assert users and users[-1] not in ("root", "0")
-    command = next(line for line in lines if line[0] == "CMD")
-    module = re.search(r'"-m", "([\w.]+)"', " ".join(command))
-    assert module and (REPO / (module[1].replace(".", "/") + ".py")).exists()
+    module = importlib.import_module("deploy.agents.assistant.agent")
+    assert module.app.name == module.root_agent.name == "assistant"
+    plugins = {plugin.name for plugin in module.app.plugins}
+    assert {"memory_context", "memory_generation", "recursive_summarization"} <= plugins
+    assert {tool.name for tool in module.root_agent.tools} >= {"create_memory", "load_memory"}
+    assert not module.stack.memory_service.database.auto_migrate

@@ -4,6 +4,7 @@ them alike. Nothing here connects: engines are built, never used."""
 
 from __future__ import annotations
 
+import ast
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from adk_memory.env import (
     DATABASE_PASSWORD_ENV,
     DATABASE_PASSWORD_FILE_ENV,
     EMBEDDING_MODEL_ENV,
+    environment,
+    gemini_credentials,
     parse_duration,
     parse_embedding_model,
     parse_redact,
@@ -124,3 +127,31 @@ def test_every_entry_point_reads_the_embedding_model_alike(
         assert _parser().parse_args(off).embedding_model is None
     help_text = CliRunner().invoke(main, ["worker", "--help"]).output
     assert "--embedding-model NAME" in help_text and EMBEDDING_MODEL_ENV in help_text
+
+
+def test_the_environment_is_read_in_one_place() -> None:
+    """No module but `adk_memory/env.py` names `os.environ` or `os.getenv` (docstrings aside):
+    every read goes through `adk_memory.env.environment()`, so a variable means the same to
+    every entry point and a test can pass its own mapping."""
+    root = Path(__file__).resolve().parent.parent
+    readers = []
+    for path in sorted([*root.glob("adk_memory/**/*.py"), *root.glob("deploy/**/*.py")]):
+        name = path.relative_to(root).as_posix()
+        if name == "adk_memory/env.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("environ", "getenv", "environb")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
+                readers.append(f"{name}:{node.lineno}")
+    assert readers == []
+
+
+def test_the_process_environment_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "k")
+    assert environment()["GEMINI_API_KEY"] == "k" and gemini_credentials(environment())
+    given = {"GOOGLE_API_KEY": ""}
+    assert environment(given) is given and not gemini_credentials(given)

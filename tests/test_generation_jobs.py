@@ -12,7 +12,7 @@ from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryBankConfig
+from adk_memory import MemoryAction, MemoryBankConfig, NoGuard
 from adk_memory.config import GenerationConfig
 from adk_memory.testing import ScriptedLlm
 
@@ -208,7 +208,8 @@ async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
     worker_side = make(llm)
     session = Session(id="s9", app_name=APP, user_id=USER, events=[said("I'm vegetarian")])
     operation = await agent_side.generate_memories(session=session)
-    assert await serve(worker_side, concurrency=2, until_idle=True) == 1
+    ran = await serve(worker_side, concurrency=2, until_idle=True)
+    assert (ran.ran, ran.succeeded) == (1, 1)
     assert (await agent_side.get_operation(operation.id, operation.scope)).done
     args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
     assert (args.model, args.embedding_model, args.until_idle) == ("gemini-2.5-flash", None, True)
@@ -327,3 +328,30 @@ async def test_a_worker_started_first_on_a_fresh_database_finds_its_tables(make)
     finally:
         async with service.database.connection() as conn:
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+async def test_the_model_is_held_to_the_fact_limit_a_user_is(make):
+    """A generated fact longer than a user may write is never stored, whatever the guard:
+    extraction drops it (the job's other facts are kept); a consolidation that writes one is
+    a bad answer (retried, then dead-lettered), with nothing written."""
+    huge = "The user likes " + "jazz " * 3000
+    llm = ScriptedLlm([extraction(huge, "The user drinks tea.")])
+    service = make(llm, guard=NoGuard(), config=FAST_RETRIES)
+    operation = await service.generate_memories(session=_session("s1", "tea and jazz"))
+    await service.worker.run_until_idle()
+    assert (await service.get_operation(operation.id, operation.scope)).error is None
+    assert await facts_of(service) == ["The user drinks tea."]
+
+    [tea] = (await service.list_memories(SCOPE)).memories
+    bad = plan({"action": "UPDATE", "fact_numbers": [1], "target_id": tea.id, "fact": huge})
+    green = extraction("The user drinks green tea.")
+    llm.add(green, bad, green, bad)
+    operation = await service.generate_memories(session=_session("s2", "green tea"))
+    await service.worker.run_until_idle()
+    failed = await service.get_operation(operation.id, operation.scope)
+    assert failed.done and "over 10000 characters" in (failed.error or "")
+    assert await facts_of(service) == ["The user drinks tea."]
+
+
+def _session(session_id: str, text: str) -> Session:
+    return Session(id=session_id, app_name=APP, user_id=USER, events=[said(text)])

@@ -7,6 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from google.genai import errors
 
 from adk_memory.db.engine import Database
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
@@ -23,6 +24,20 @@ async def queue(engine, database_url, make_memory_service) -> JobQueue:
     db = Database(engine=engine, schema="adk_memory_test")
     await db.ensure_migrated("memory", MEMORY_MIGRATIONS)
     return JobQueue(db)
+
+
+async def an_hour_passes(queue: JobQueue) -> None:
+    """Every wait and lease the queue holds moves an hour back, so a test sees what comes due
+    later without sleeping: a short sleep-sized wait would race a slow machine (the job could
+    come due before the test checks that it is not due yet)."""
+    schema = queue._db.schema
+    await queue._db.run(
+        lambda conn: conn.execute(
+            f"UPDATE {schema}.memory_jobs SET run_after = run_after - interval '1 hour', "
+            "lease_until = lease_until - interval '1 hour'; "
+            f"UPDATE {schema}.memory_scope_leases SET lease_until = lease_until - interval '1 hour'"
+        )
+    )
 
 
 async def complete(queue: JobQueue, job: ClaimedJob, result: object = None) -> None:
@@ -51,9 +66,9 @@ async def test_jobs_of_one_scope_never_run_at_once(queue):
 async def test_a_failed_try_is_retried_after_its_backoff_then_dead_lettered(queue):
     job_id = await queue.enqueue("a", A, {}, 2)
     job = await queue.claim(LEASE)
-    assert await queue.fail(job.id, "TimeoutError: slow model", 0.2, job.attempt) == "pending"
-    assert await queue.claim(LEASE) is None  # not due yet
-    await asyncio.sleep(0.3)
+    assert await queue.fail(job.id, "TimeoutError: slow model", 600, job.attempt) == "pending"
+    assert await queue.claim(LEASE) is None  # not due for ten minutes
+    await an_hour_passes(queue)
     job = await queue.claim(LEASE)
     assert job.attempt == 2
     assert await queue.fail(job.id, "ValueError: bad JSON", 0.0, job.attempt) == "dead"
@@ -72,9 +87,9 @@ async def test_a_failed_try_is_retried_after_its_backoff_then_dead_lettered(queu
 
 async def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_runs_out(queue):
     job_id = await queue.enqueue("a", A, {}, 3)
-    assert (await queue.claim(timedelta(seconds=0.2))).id == job_id  # ...and the worker dies
-    assert await queue.claim(LEASE) is None
-    await asyncio.sleep(0.3)
+    assert (await queue.claim(LEASE)).id == job_id  # ...and the worker dies
+    assert await queue.claim(LEASE) is None  # while its lease holds
+    await an_hour_passes(queue)
     again = await queue.claim(LEASE)
     assert (again.id, again.attempt) == (job_id, 2)
 
@@ -117,12 +132,12 @@ async def test_an_in_process_worker_wakes_on_enqueue(queue):
         await complete(queue, job)
         done.set()
 
-    worker = Worker(queue, handler, poll_interval=30)
+    worker = Worker(queue, handler, poll_interval=3600)  # only the wake-up can run the job
     worker.start()
     try:
         await asyncio.sleep(0.05)
         await queue.enqueue("a", A, {}, 1)
-        await asyncio.wait_for(done.wait(), 5)
+        await asyncio.wait_for(done.wait(), 60)  # a hang guard, far below the poll interval
     finally:
         await worker.stop()
 
@@ -200,3 +215,20 @@ async def test_a_job_that_kills_its_worker_is_dead_lettered_after_its_last_try(q
     assert codes == [17, 17, 17, 0]
     record = await queue.get(job_id, "a")
     assert (record.status, record.attempts) == ("dead", 3)
+
+
+async def test_a_permanent_failure_is_dead_lettered_at_once(queue):
+    """A rejected key (a 4xx) fails every try alike: dead at the first failure, where a
+    transient one would be tried `max_attempts` times."""
+    tries = 0
+
+    async def handler(job: ClaimedJob) -> None:
+        nonlocal tries
+        tries += 1
+        raise errors.ClientError(403, {"error": {"code": 403, "message": "API key not valid"}})
+
+    job_id = await queue.enqueue("a", A, {}, 5)
+    assert await Worker(queue, handler, retry_base_delay=timedelta(0)).run_until_idle() == 1
+    record = await queue.get(job_id, "a")
+    assert (record.status, record.attempts, tries) == ("dead", 1, 1)
+    assert record.error == "model error (permanent): API key not valid (ClientError 403)"

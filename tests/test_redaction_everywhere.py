@@ -344,7 +344,7 @@ def test_the_worker_command_redacts_what_it_generates(cli: Cli, database_url: st
     }
     ran = CliRunner(env=env).invoke(main, ["worker", "--until-idle"], obj=Overrides(llm=llm))
     assert ran.exit_code == 0, ran.output
-    assert ran.stdout.strip() == "ran 1 generation jobs"
+    assert ran.stdout.splitlines()[0] == "ran 1 generation job"
     listed = cli("memories", "list", "--app", APP, "--user", USER, "--json").stdout
     assert [m["fact"] for m in json.loads(listed)] == ["The user's e-mail is [EMAIL]."]
     assert [leaked(request_json(request)) for request in llm.requests] == [[]] * len(llm.requests)

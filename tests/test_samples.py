@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-from conftest import TEST_SCHEMA
 from google.adk.apps.app import App
 from google.adk.cli.utils.agent_loader import AgentLoader
 from google.adk.events.event import Event
@@ -38,30 +36,6 @@ def load(name: str) -> ModuleType:
 def no_facts(request: LlmRequest) -> str:
     """The memory model: finds nothing worth keeping (so no consolidation call follows)."""
     return json.dumps({"facts": []})
-
-
-@pytest.fixture
-async def sample_stack(
-    make_memory_service: Any, database_url: str
-) -> AsyncIterator[Callable[[ModuleType, ScriptedLlm], MemoryStack]]:
-    """A sample's own stack (`make_stack`), on the emptied test tables (`make_memory_service`
-    empties them), with a scripted memory model and no background worker; closed after."""
-    built: list[MemoryStack] = []
-
-    def make(sample: ModuleType, memory_llm: ScriptedLlm) -> MemoryStack:
-        stack = sample.make_stack(
-            database_url=database_url,
-            schema=TEST_SCHEMA,
-            model=memory_llm,
-            run_worker=False,
-            environ={},
-        )
-        built.append(stack)
-        return stack
-
-    yield make
-    for stack in built:
-        await stack.close()
 
 
 async def talk(stack: MemoryStack, app: App, *said: str) -> list[list[Event]]:

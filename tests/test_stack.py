@@ -80,14 +80,14 @@ async def ask(runner: Runner, session_id: str, text: str) -> list:
 
 
 async def test_no_arguments_start_the_embedded_postgres_in_the_working_directory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(server_dir)
     for name in [n for n in os.environ if n.startswith("ADK_MEMORY_")]:
         monkeypatch.delenv(name)
 
     stack = configure()
-    assert stack.data_dir == (tmp_path / ".adk" / "pgdata").resolve()
+    assert stack.data_dir == (server_dir / ".adk" / "pgdata").resolve()
     assert not stack.data_dir.exists()  # nothing starts before the first call
     try:
         session = await stack.session_service.create_session(app_name=APP, user_id=USER)

@@ -25,11 +25,11 @@ from datetime import datetime, timezone
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 
 from ..config import CustomTopic, ManagedTopic, MemoryTopic
+from ..errors import InputValidationError
 from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
@@ -72,7 +72,7 @@ def memory_service_of(
         return explicit
     service = context.get_invocation_context().memory_service
     if service is None:
-        raise ValueError(
+        raise InputValidationError(
             "No memory service: pass one to the tool or callback, or give the Runner "
             "memory_service=PostgresMemoryService(...)."
         )

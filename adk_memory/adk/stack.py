@@ -32,16 +32,16 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps.app import App
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.base_llm import BaseLlm
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.tools.base_tool import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ..config import CustomTopic, ManagedTopic, MemoryBankConfig
-from ..db.engine import DEFAULT_SCHEMA, normalise_url
+from ..config import CustomTopic, DatabaseTimeouts, ManagedTopic, MemoryBankConfig
+from ..db.engine import DEFAULT_SCHEMA, make_engine
+from ..db.urls import normalise_url
 from ..env import (
     DATABASE_URL_ENV,
     EMBEDDING_MODEL_ENV,
@@ -50,13 +50,16 @@ from ..env import (
     REDACT_ENV,
     SCHEMA_ENV,
     SESSION_TTL_ENV,
+    database_timeouts,
     embedded_data_dir,
+    environment,
     from_environ,
     parse_duration,
     parse_embedding_model,
     parse_redact,
     with_database_password,
 )
+from ..errors import InputValidationError
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.guard import MemoryGuard
@@ -418,6 +421,7 @@ def configure(
     run_worker: bool = True,
     auto_migrate: bool = True,
     engine_kwargs: dict[str, Any] | None = None,
+    timeouts: DatabaseTimeouts | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> MemoryStack:
     """Build sessions, memory, plugins and tools on one PostgreSQL, ready for a Runner.
@@ -435,6 +439,8 @@ def configure(
         ./.adk/pgdata); unused with a database URL.
       memory: TTLs, retrieval, topics, few-shot examples, generation retries
         (`MemoryBankConfig`); its `ttl.default_ttl`, if not set, is `$ADK_MEMORY_MEMORY_TTL`.
+        Given (and not the default), it is published as the app's shared configuration on the
+        app's first generation, so standalone workers generate with it too.
       model: the model that generates memories and writes summaries: a name or any ADK
         `BaseLlm` (`$ADK_MEMORY_MODEL`; default `memory.generation.model`, gemini-2.5-flash).
       embedder: vectors for vector search (default: `GeminiEmbedder($ADK_MEMORY_EMBEDDING_MODEL)`
@@ -455,6 +461,10 @@ def configure(
         the database).
       auto_migrate: create and upgrade the tables on first use.
       engine_kwargs: SQLAlchemy engine options, e.g. `{"pool_size": 10}`.
+      timeouts: how long a call may wait on the database before it raises
+        `DatabaseTimeoutError` (default: `$ADK_MEMORY_STATEMENT_TIMEOUT`,
+        `$ADK_MEMORY_CONNECT_TIMEOUT`, `$ADK_MEMORY_POOL_TIMEOUT`, else a statement 30 s,
+        connecting 10 s, a free pooled connection 30 s: `DatabaseTimeouts`).
       environ: the environment to read (default `os.environ`).
     """
     for name, value, kind in (
@@ -464,7 +474,7 @@ def configure(
     ):
         if value is not None and not isinstance(value, kind):
             raise InputValidationError(f"{name} must be a {kind.__name__} (or None).")
-    environ = os.environ if environ is None else environ
+    environ = environment(environ)
     url = database_url or environ.get(DATABASE_URL_ENV) or None
     schema = schema or environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
     config = _memory_config(memory, environ)
@@ -478,6 +488,8 @@ def configure(
         redactor = from_environ(environ, REDACT_ENV, parse_redact)
     elif not isinstance(redactor, Redactor):
         raise InputValidationError("redactor must have a `redact(text) -> str` method.")
+    if timeouts is None:
+        timeouts = database_timeouts(environ)
 
     engine: AsyncEngine | None = None
     where: dict[str, Any]
@@ -485,11 +497,15 @@ def configure(
     if url is not None:
         # The password goes into the engine's in-memory URL only.
         url = with_database_password(normalise_url(url), environ)
-        engine = create_async_engine(url, **(engine_kwargs or {}))
+        engine = make_engine(url, timeouts, **(engine_kwargs or {}))
         where = {"engine": engine}
     else:
         resolved_dir = embedded_data_dir(data_dir, environ)
-        where = {"data_dir": str(resolved_dir), "engine_kwargs": engine_kwargs}
+        where = {
+            "data_dir": str(resolved_dir),
+            "engine_kwargs": engine_kwargs,
+            "timeouts": timeouts,
+        }
     shared = {"schema": schema, "auto_migrate": auto_migrate, **where}
 
     session_service = PostgresSessionService(redactor=redactor, session_ttl=session_ttl, **shared)
@@ -500,6 +516,9 @@ def configure(
         run_worker=run_worker,
         redactor=redactor,
         guard=guard,
+        # The app's configuration is shared with every worker when the caller wrote one; one
+        # read from the environment alone is this process's (`memory_ttl` is not the app's).
+        publish_config=None if memory is not None else False,
         **shared,
     )
     memory_context = None

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
@@ -30,6 +29,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
+from ..errors import InputValidationError
 from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction

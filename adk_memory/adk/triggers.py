@@ -20,12 +20,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from google.adk.agents.invocation_context import InvocationContext
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from typing_extensions import override
 
+from ..errors import InputValidationError
 from ..memory.models import GenerateMemoriesOperation
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService

@@ -1,23 +1,118 @@
 """The `adk-memory` command (`python -m adk_memory.cli`).
 
-Owns: the command tree: which subcommands exist and under which names. Each subcommand lives in
-its own module. Nothing in the package imports this one.
+Owns: the command tree: which subcommands exist, under which names, and which module holds
+each. Each subcommand lives in its own module, imported only when it runs or its own help is
+asked for: `adk-memory --version` and `--help` import neither ADK nor a database driver (most
+commands need ADK, whose import takes over a second). Nothing in the package imports this one.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
-from .backfill import backfill
-from .db import db, migrate
-from .erase import erase
-from .maintenance import sweep, worker
-from .memories import memories
-from .quarantine import quarantine
-from .server import api_server, web
+
+@dataclass(frozen=True)
+class _Entry:
+    """Where a subcommand is, and its one-line help for `adk-memory --help` (kept equal to the
+    command's own by a test, so listing the commands imports none of them)."""
+
+    module: str
+    attribute: str
+    summary: str
+    children: tuple[tuple[str, str], ...] = ()
+    """Subcommands kept in modules of their own: (module, attribute)."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+_COMMANDS: dict[str, _Entry] = {
+    "api_server": _Entry(
+        ".server", "api_server", "ADK's API server on adk-memory's sessions and memory."
+    ),
+    "backfill": _Entry(".backfill", "backfill", "Generate memories from stored sessions."),
+    "config": _Entry(
+        ".app_config",
+        "config",
+        "An app's memory configuration, shared by its agents and every worker.",
+    ),
+    "db": _Entry(".db", "db", "The embedded PostgreSQL (no server to install)."),
+    "erase": _Entry(
+        ".erase",
+        "erase",
+        "Erase one user of one app: sessions, events, compaction summaries, user state, "
+        "memories (every scope naming the user, quarantined ones too), revisions, watermarks "
+        "and generation jobs.",
+    ),
+    "memories": _Entry(
+        ".memories",
+        "memories",
+        "Read memories (list, show, revisions, export); review quarantined ones (quarantine).",
+        children=((".quarantine", "quarantine"),),
+    ),
+    "migrate": _Entry(
+        ".db", "migrate", "Create or upgrade the tables, and the vector column and index."
+    ),
+    "sweep": _Entry(
+        ".maintenance",
+        "sweep",
+        "Delete expired sessions and memories, and finished generation jobs.",
+    ),
+    "web": _Entry(".server", "web", "ADK's dev UI on adk-memory's sessions and memory."),
+    "worker": _Entry(".maintenance", "worker", "Run memory-generation jobs."),
+}
+
+
+def _load(entry: _Entry) -> click.Command:
+    """The subcommand `entry` names, its module imported (with its children attached)."""
+    command: click.Command = getattr(
+        importlib.import_module(entry.module, __name__), entry.attribute
+    )
+    if isinstance(command, click.Group):
+        for module, attribute in entry.children:
+            command.add_command(getattr(importlib.import_module(module, __name__), attribute))
+    return command
+
+
+class _Commands(dict[str, click.Command]):
+    """`main.commands`: a subcommand is imported the first time it is looked up."""
+
+    def __missing__(self, name: str) -> click.Command:
+        if name not in _COMMANDS:
+            raise KeyError(name)
+        command = self[name] = _load(_COMMANDS[name])
+        return command
+
+
+class _LazyGroup(click.Group):
+    """A group whose subcommands are imported when they are used."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands[cmd_name] if cmd_name in _COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in _COMMANDS)
+        # Shortened as click shortens a command's own help (a command made of the summary).
+        rows = [
+            (name, click.Command(name, help=_COMMANDS[name].summary).get_short_help_str(limit))
+            for name in sorted(_COMMANDS)
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="adk-memory")
 def main() -> None:
     """Durable sessions and long-term memory for ADK agents, on PostgreSQL.
@@ -26,9 +121,5 @@ def main() -> None:
     one they use the embedded PostgreSQL in ./.adk/pgdata.
     """
 
-
-for _command in (web, api_server, db, migrate, worker, sweep, memories, backfill, erase):
-    main.add_command(_command)
-memories.add_command(quarantine)
 
 __all__ = ["main"]

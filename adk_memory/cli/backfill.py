@@ -19,17 +19,33 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import click
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 
 from ..adk.triggers import OPT_OUT_STATE_KEY
+from ..env import environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
-from .options import Generation, Target, database_options, generation_options, run
-from .output import note
+from ..worker import check_model_credentials, unretrieved_errors_logged_once
+from .options import (
+    Generation,
+    Target,
+    database_options,
+    generation_options,
+    run,
+    skip_credential_check_option,
+)
+from .output import note, plural
+
+if TYPE_CHECKING:  # click's bar type, only named in annotations (no public alias)
+    from click._termui_impl import ProgressBar
+
+_SHOWN_REASONS = 5
+"""The most frequent failure reasons a report shows, one line each (with an example session)."""
 
 INTERRUPTED_EXIT = 130
 """The exit code after Ctrl-C (128 + SIGINT, as shells report it)."""
@@ -47,8 +63,8 @@ class Outcome:
     """The pending sessions this run sends (the first --limit of them)."""
     results: Counter[str] = field(default_factory=Counter)
     """How each chosen session ended: sent, opted_out, empty, failed."""
-    errors: list[str] = field(default_factory=list)
-    """One line per failed session."""
+    errors: dict[str, list[Session]] = field(default_factory=dict)
+    """The failed sessions by why they failed (their job's dead-letter reason)."""
 
     @property
     def handled(self) -> int:
@@ -140,22 +156,27 @@ class _Backfill:
         if self.wait:
             operation = await self.memory.wait(operation)
             if operation.error:
-                self.outcome.errors.append(
-                    f"session {session.id} of user {session.user_id}: {operation.error}"
-                )
+                self.outcome.errors.setdefault(operation.error, []).append(session)
                 return "failed"
         return "sent"
 
-    async def send_all(self, stopping: asyncio.Event, bar: click.progressbar[int]) -> None:
+    async def send_all(self, stopping: asyncio.Event, bar: ProgressBar[int]) -> None:
         """Send the chosen sessions, `window` at a time, until done or `stopping` is set."""
         in_flight: set[asyncio.Task[str]] = set()
 
         async def settle(when: str) -> None:
             nonlocal in_flight
             finished, in_flight = await asyncio.wait(in_flight, return_when=when)
-            for task in finished:
-                self.outcome.results[task.result()] += 1
-                bar.update(1)
+            # Every finished task's failure is retrieved (none is left for asyncio to report as
+            # never retrieved) before the first one is raised.
+            ended = [(task, task.exception()) for task in finished]
+            for task, failure in ended:
+                if failure is None:
+                    self.outcome.results[task.result()] += 1
+                    bar.update(1)
+            for _, failure in ended:
+                if failure is not None:
+                    raise failure
 
         try:
             for listed in self.outcome.chosen:
@@ -182,8 +203,13 @@ async def _backfill(
     dry_run: bool,
     wait: bool,
     concurrency: int,
+    check_credentials: bool,
 ) -> tuple[Outcome, bool]:
-    """The outcome, and whether a Ctrl-C stopped the run before every chosen session was sent."""
+    """The outcome, and whether a Ctrl-C stopped the run before every chosen session was sent.
+    Generating here (`wait`, not `dry_run`) with a Gemini model that has no credentials is
+    refused before anything connects (`check_credentials`)."""
+    if wait and not dry_run and check_credentials:
+        check_model_credentials(generation.llm, environment())
     async with (
         target.sessions(event_cache_size=0, redactor=generation.redactor) as sessions,
         target.memory(**generation.memory_options(), run_worker=False) as memory,
@@ -193,12 +219,14 @@ async def _backfill(
         outcome = plan.outcome
         if dry_run or not outcome.chosen:
             return outcome, False
-        worker = memory.make_worker(concurrency=concurrency) if wait else None
+        # Failed tries are not logged one by one: the report sums them up, by reason.
+        worker = memory.make_worker(concurrency=concurrency, log_failures=False) if wait else None
         stopping = asyncio.Event()
         label = "Generating" if wait else "Enqueueing"
         with (
             click.progressbar(length=len(outcome.chosen), label=label, file=sys.stderr) as bar,
             _first_interrupt_stops(stopping),
+            unretrieved_errors_logged_once(),
         ):
             if worker is not None:
                 worker.start()
@@ -225,6 +253,21 @@ def _report(outcome: Outcome, wait: bool) -> None:
         click.echo(f"{label + ':':<40}{count:>8}")
 
 
+def _failures(errors: dict[str, list[Session]]) -> list[str]:
+    """Why sessions failed, the most frequent reason first: one line per reason, naming one of
+    its sessions (a model without a valid key fails every session alike: one line, not one
+    per session)."""
+    ranked = sorted(errors.items(), key=lambda item: -len(item[1]))
+    lines = [
+        f"failed: {plural(len(sessions), 'session')} (e.g. session {sessions[0].id} of user "
+        f"{sessions[0].user_id}): {reason}"
+        for reason, sessions in ranked[:_SHOWN_REASONS]
+    ]
+    if len(ranked) > _SHOWN_REASONS:
+        lines.append(f"failed: ... and {plural(len(ranked) - _SHOWN_REASONS, 'other reason')}")
+    return lines
+
+
 @click.command()
 @database_options
 @generation_options
@@ -245,6 +288,7 @@ def _report(outcome: Outcome, wait: bool) -> None:
     show_default=True,
     help="Sessions generated at once with --wait.",
 )
+@skip_credential_check_option
 def backfill(
     target: Target,
     generation: Generation,
@@ -254,6 +298,7 @@ def backfill(
     dry_run: bool,
     wait: bool,
     concurrency: int,
+    skip_credential_check: bool,
 ) -> None:
     """Generate memories from stored sessions.
 
@@ -272,20 +317,24 @@ def backfill(
             dry_run=dry_run,
             wait=wait,
             concurrency=concurrency,
+            check_credentials=not skip_credential_check,
         )
     )
     if dry_run:
-        click.echo(f"{outcome.pending} of {outcome.listed} sessions have events not processed yet.")
+        have = "has" if outcome.pending == 1 else "have"
+        listed = plural(outcome.listed, "session")
+        click.echo(f"{outcome.pending} of {listed} {have} events not processed yet.")
         for session in outcome.chosen:
             click.echo(f"would send: user {session.user_id} session {session.id}")
         return
     _report(outcome, wait)
-    for error in outcome.errors:
-        note(f"failed: {error}")
+    for line in _failures(outcome.errors):
+        note(line)
     if interrupted:
         note("Interrupted: run the same command again to resume.")
         raise click.exceptions.Exit(INTERRUPTED_EXIT)
     if outcome.errors:
+        failed = sum(len(sessions) for sessions in outcome.errors.values())
         raise click.ClickException(
-            f"{len(outcome.errors)} sessions failed; the next run tries them again."
+            f"{plural(failed, 'session')} failed; the next run tries them again."
         )

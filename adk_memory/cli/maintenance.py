@@ -1,7 +1,7 @@
 """`adk-memory worker` and `adk-memory sweep`: the jobs a deployment runs beside its agents.
 
-Owns: the command-line side of the memory-generation worker (`adk_memory.worker.serve` does the
-work) and of the TTL sweeps (the services' `sweep_expired_sessions`, `sweep_expired` and
+Owns: the command-line side of the memory-generation worker (`adk_memory.worker.run_worker`
+does the work) and of the TTL sweeps (the services' `sweep_expired_sessions`, `sweep_expired` and
 `sweep_jobs` do the deleting). It never deletes anything the services would not: expiry is
 decided by the same TTLs, and a generation job only once it is finished.
 """
@@ -15,14 +15,17 @@ import click
 
 from ..config import GenerationConfig, MemoryBankConfig, TtlConfig
 from ..env import SESSION_TTL_ENV
-from ..worker import serve
-from .options import DURATION, Generation, Target, database_options, generation_options, run
-from .output import running_count
-
-
-async def _work(target: Target, generation: Generation, concurrency: int, until_idle: bool) -> int:
-    async with target.memory(**generation.memory_options(), run_worker=False) as service:
-        return await serve(service, concurrency=concurrency, until_idle=until_idle)
+from ..worker import report, run_worker
+from .options import (
+    DURATION,
+    Generation,
+    Target,
+    database_options,
+    generation_options,
+    run,
+    skip_credential_check_option,
+)
+from .output import plural, running_count
 
 
 @click.command()
@@ -32,18 +35,35 @@ async def _work(target: Target, generation: Generation, concurrency: int, until_
     "--concurrency", type=click.IntRange(1), default=1, show_default=True, help="Worker loops."
 )
 @click.option("--until-idle", is_flag=True, help="Exit once no job is due (cron, backfills).")
-def worker(target: Target, generation: Generation, concurrency: int, until_idle: bool) -> None:
+@skip_credential_check_option
+def worker(
+    target: Target,
+    generation: Generation,
+    concurrency: int,
+    until_idle: bool,
+    skip_credential_check: bool,
+) -> None:
     """Run memory-generation jobs.
 
-    Runs until Ctrl-C or SIGTERM (or, with --until-idle, until no job is due). Any number of
-    workers, on any machines, may serve one database: each job runs once. The agents' memory
-    services then need no in-process worker (`worker=false` in their URI).
+    Runs until Ctrl-C or SIGTERM (or, with --until-idle, until no job is due: then it prints
+    how many jobs ran, succeeded, will be retried and were dead-lettered, and exits with 1 if
+    any failed). Any number of workers, on any machines, may serve one database: each job runs
+    once. The agents' memory services then need no in-process worker (`worker=false` in their
+    URI). A Gemini model without credentials is refused at start (--skip-credential-check).
     """
     if not until_idle:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    ran = run(_work(target, generation, concurrency, until_idle))
+    arguments = target.memory_arguments(**generation.memory_options())
+    stats = run(
+        run_worker(
+            arguments,
+            concurrency=concurrency,
+            until_idle=until_idle,
+            check_credentials=not skip_credential_check,
+        )
+    )
     if until_idle:
-        click.echo(f"ran {ran} generation jobs")
+        raise click.exceptions.Exit(report(stats))
 
 
 async def _sweep_sessions(target: Target, ttl: timedelta, batch_size: int) -> int:
@@ -128,10 +148,10 @@ def sweep(
         click.echo("sessions: not swept (no --session-ttl)")
     else:
         count = run(_sweep_sessions(target, session_ttl, batch_size))
-        click.echo(f"sessions: {count} expired sessions deleted")
+        click.echo(f"sessions: {plural(count, 'expired session')} deleted")
     if sweep_memories:
         count = run(_sweep_memories(target, revision_ttl, batch_size))
-        click.echo(f"memories: {count} expired memories deleted")
+        click.echo(f"memories: {plural(count, 'expired memory', 'expired memories')} deleted")
     if sweep_jobs:
         count = run(_sweep_jobs(target, job_retention, batch_size))
-        click.echo(f"jobs: {count} finished generation jobs deleted")
+        click.echo(f"jobs: {plural(count, 'finished generation job')} deleted")

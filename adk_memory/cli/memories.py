@@ -3,7 +3,8 @@
 Owns: the scope options (`--app`, `--user`, `--scope KEY=VALUE`) and how a listing is bounded
 by them. A scope is matched exactly, as the memory service matches it, so `--app A --user U`
 shows that user's memories and nobody else's; reading across users takes the explicit
-`--all-users`. It never writes: no command here creates, changes or deletes a memory.
+`--all-users` (`--app` alone is a usage error saying so, not an empty listing). It never
+writes: no command here creates, changes or deletes a memory.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..memory.models import Memory, MemoryFilter, MemoryRevision
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
 from .options import Target, database_options, run, user_errors, with_options
-from .output import echo_json, echo_table, key_values, note, shorten, to_json
+from .output import echo_json, echo_table, key_values, note, plural, shorten, to_json
 
 _PAGE = 1000
 
@@ -71,6 +72,13 @@ def scope_options(
             if not across_users:
                 return command(*args, scope=_scope(app, user, extra), **kwargs)
             if not all_users:
+                if app is not None and user is None:
+                    # The exact scope {app_name: A} is rarely what is meant, and listing it
+                    # would say "No memories." while the app's users have some.
+                    raise click.UsageError(
+                        "--app without --user: add --user USER for one user's memories, or "
+                        "--all-users for every user of the app."
+                    )
                 return command(*args, scope=_scope(app, user, extra), within=None, **kwargs)
             if app is None or user is not None:
                 raise click.UsageError("--all-users needs --app and no --user.")
@@ -269,4 +277,4 @@ def export(
 ) -> None:
     """Export a scope's (or with --all-users an app's) memories as JSON lines."""
     count = run(_export(target, scope, within, with_revisions, output))
-    note(f"Exported {count} memories.")
+    note(f"Exported {plural(count, 'memory', 'memories')}.")

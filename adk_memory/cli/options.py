@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import subprocess
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,13 +24,13 @@ from typing import Any, TypeVar
 
 import asyncpg
 import click
-from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.errors.input_validation_error import (
+    InputValidationError as AdkInputValidationError,
+)
 from google.adk.models.base_llm import BaseLlm
 
 from ..config import GenerationConfig
-from ..db.embedded import EmbeddedPostgresUnavailableError
-from ..db.engine import DEFAULT_SCHEMA, Database
-from ..db.migrations import MigrationError, SchemaVersionError
+from ..db.engine import CONNECT_FAILURES, DEFAULT_SCHEMA, Database, driver_error
 from ..env import (
     DATA_DIR_ENV,
     DATABASE_PASSWORD_ENV,
@@ -42,53 +41,55 @@ from ..env import (
     REDACT_CHOICES,
     REDACT_ENV,
     SCHEMA_ENV,
+    STATEMENT_TIMEOUT_ENV,
+    database_timeouts,
+    environment,
     parse_duration,
     parse_embedding_model,
     parse_redact,
     with_database_password,
 )
+from ..errors import AdkMemoryError, DatabaseTimeoutError
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
-from ..memory.store import EmbeddingDimensionError
 from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
 
 T = TypeVar("T")
 
-_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    OSError,  # refused, unknown host, missing Unix socket
-    asyncio.TimeoutError,
-    asyncpg.exceptions.PostgresConnectionError,
-    asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # role or password
-    asyncpg.exceptions.InvalidCatalogNameError,  # no such database
-    asyncpg.exceptions.ClientConfigurationError,
-)
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (*CONNECT_FAILURES, asyncio.TimeoutError)
+"""Raised outside a pooled connection (the embedded server's start, a direct connect)."""
 _USER_ERRORS: tuple[type[BaseException], ...] = (
-    InputValidationError,
-    SchemaVersionError,
-    MigrationError,
-    EmbeddedPostgresUnavailableError,
-    EmbeddingDimensionError,
+    AdkMemoryError,
+    AdkInputValidationError,  # ADK's own, raised by ADK code a command calls
     asyncpg.exceptions.InsufficientPrivilegeError,
 )
 
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn errors the user can fix (a bad URL, an unreachable server, a schema that needs
-    `adk-memory migrate`, ...) into `click.ClickException`: one line on stderr, exit code 1."""
+    """Turn errors the user can fix (a bad URL, an unreachable server, a wrong role or password,
+    a missing database, a schema that needs `adk-memory migrate`, ...) into
+    `click.ClickException`: one line on stderr, exit code 1."""
     try:
         yield
-    except _CONNECTION_ERRORS as exc:
-        raise click.ClickException(f"Could not connect to the database: {exc}") from exc
-    except _USER_ERRORS as exc:
-        raise click.ClickException(str(exc)) from exc
-    except subprocess.CalledProcessError as exc:  # only the embedded server runs programs
-        raise click.ClickException(
-            f"The embedded PostgreSQL failed ({exc}); its log is the file `log` in its data "
-            "directory."
-        ) from exc
+    except Exception as raised:
+        exc = driver_error(raised)
+        if isinstance(exc, DatabaseTimeoutError):  # an OSError, but no refused connection
+            message = f"{exc} For a long job, raise ${STATEMENT_TIMEOUT_ENV} (e.g. 10m, none)."
+        elif isinstance(exc, _USER_ERRORS):  # before OSError: DatabaseUnavailableError is one
+            message = str(exc)
+        elif isinstance(exc, _CONNECTION_ERRORS):
+            message = f"Could not connect to the database: {exc}"
+        elif isinstance(exc, subprocess.CalledProcessError):  # only the embedded server runs one
+            message = (
+                f"The embedded PostgreSQL failed ({exc}); its log is the file `log` in its data "
+                "directory."
+            )
+        else:
+            raise
+        raise click.ClickException(" ".join(message.split())) from raised
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -110,12 +111,18 @@ class Target:
         kept in memory, never echoed or passed on a command line."""
         if self.database_url is None:
             return None
-        return with_database_password(self.database_url, os.environ)
+        return with_database_password(self.database_url, environment())
 
     def _settings(self) -> dict[str, Any]:
-        """What every handle built here shares: the schema, the data directory, and never
-        migrating (only `adk-memory migrate` changes a schema)."""
-        return {"schema": self.schema, "data_dir": self.data_dir, "auto_migrate": False}
+        """What every handle built here shares: the schema, the data directory, the timeouts
+        the environment sets, and never migrating (only `adk-memory migrate` changes a
+        schema)."""
+        return {
+            "schema": self.schema,
+            "data_dir": self.data_dir,
+            "auto_migrate": False,
+            "timeouts": database_timeouts(environment()),
+        }
 
     def database(self) -> Database:
         return Database(self._url(), **self._settings())
@@ -124,7 +131,12 @@ class Target:
         return PostgresSessionService(self._url(), **self._settings(), **options)
 
     def memory(self, **options: Any) -> PostgresMemoryService:
-        return PostgresMemoryService(self._url(), **self._settings(), **options)
+        return PostgresMemoryService(**self.memory_arguments(**options))
+
+    def memory_arguments(self, **options: Any) -> dict[str, Any]:
+        """The memory service's arguments for this database, with `options` (what
+        `adk_memory.worker.run_worker` builds the worker's service from)."""
+        return {"database_url": self._url(), **self._settings(), **options}
 
 
 def with_options(
@@ -266,6 +278,19 @@ def generation_options(command: Callable[..., T]) -> Callable[..., T]:
         redact_option,
     )
     return with_options(wrapper, options)
+
+
+skip_credential_check_option = click.option(
+    "--skip-credential-check",
+    is_flag=True,
+    help=(
+        "Start with a Gemini model even without GOOGLE_API_KEY / GEMINI_API_KEY or Vertex AI "
+        "settings (GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT)."
+    ),
+)
+"""`--skip-credential-check`: the command receives `skip_credential_check`. Without it, a
+command that generates refuses to start when its Gemini model has no credentials (every job
+would fail: `adk_memory.worker.check_model_credentials`)."""
 
 
 class Duration(click.ParamType):

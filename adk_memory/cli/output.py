@@ -16,6 +16,8 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
+from .._text import plural as plural  # the commands' counts, worded as the worker's are
+
 
 def to_json(value: Any) -> str:
     """One JSON document on one line (pydantic models as their JSON form)."""

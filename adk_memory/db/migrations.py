@@ -4,8 +4,11 @@ Owns: the version table and the rule that a migration, once released, is never e
 reordered: a list's index + 1 is its version. Each component (sessions, memory) has its own list,
 so a deployment that only uses sessions never needs the pgvector extension. The runner holds a
 transaction-scoped advisory lock, so ten replicas starting at once migrate exactly once and the
-other nine wait, then see the work done. It never runs a statement built from user input: the
-only substitution is the validated schema name.
+other nine wait, then see the work done; one that applies steps also holds a database-wide lock
+(extensions are the database's, shared by every schema).
+
+The vector steps, which depend on the embedder's dimension, are `db/vectors.py`'s. It never
+runs a statement built from user input: the only substitution is the validated schema name.
 """
 
 from __future__ import annotations
@@ -14,13 +17,29 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from ..errors import AdkMemoryError
 
-class SchemaVersionError(RuntimeError):
+
+class SchemaVersionError(AdkMemoryError, RuntimeError):
     """The database's schema is newer than this code, or older and migrations are disabled."""
 
 
-class MigrationError(RuntimeError):
-    """A migration step failed; nothing of it was applied (each run is one transaction)."""
+class MigrationError(AdkMemoryError, RuntimeError):
+    """A migration step failed. Nothing of a component's run was applied (it is one
+    transaction); a vector step is resumed where it stopped by the next run."""
+
+
+SCHEMA_CHANGE_TIMEOUT = 3600.0
+"""Seconds the client waits for one migration statement. A migration runs without the pool's
+statement timeout (`DatabaseTimeouts.statement`, meant for a turn's statements): building an
+index on a big table, or waiting for the lock while another process migrates, is slow but not
+hung. This bound still ends the wait on a server that stopped answering."""
+
+_LIFT_STATEMENT_TIMEOUT = "SET LOCAL statement_timeout = 0"
+
+DATABASE_LOCK = 0x61646B5F6D656D31
+"""The advisory lock key (b"adk_mem1") a migration that applies steps holds database-wide, for
+the objects schemas share (extensions). Above 2**31, so no schema's `hashtext` key is this one."""
 
 
 _VERSION_TABLE = """
@@ -89,6 +108,20 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     );
     -- Finds an event by id: idempotent re-delivery, provenance lookups.
     CREATE INDEX events_by_id ON {schema}.events (app_name, user_id, session_id, id);
+    """,
+    # 2: exactly-once writes (every write is replayed once after a lost reply, see
+    # `Database.run`). A session keeps the id of the call that created it, so that call's replay
+    # finds its own row where another call's create finds the id taken (not indexed: looked up
+    # by primary key, and appends stay HOT). A user's erasure records its counts under its
+    # request id, so its replay returns them instead of zeros (counts only, never whose).
+    """
+    ALTER TABLE {schema}.sessions ADD COLUMN request_id uuid;
+    CREATE TABLE {schema}.session_replies (
+        id          uuid        PRIMARY KEY,
+        counts      bigint[]    NOT NULL,
+        create_time timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX session_replies_by_time ON {schema}.session_replies (create_time);
     """,
 )
 
@@ -202,6 +235,39 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         finish_time timestamptz NOT NULL DEFAULT now()
     );
     """,
+    # 4: exactly-once writes (see `Database.run`). A job keeps the id of the request that last
+    # moved it (a claim, a failed try, a retry of a dead job), so that request's replay after a
+    # lost reply recognises its own change: a replayed claim gets back the job it claimed (the
+    # index holds running jobs only). Purges and erasures record their counts under their
+    # request id for their replay. A revision's id is chosen by the caller and is the token of
+    # the write that made it (no DDL: revisions already have a uuid primary key).
+    """
+    ALTER TABLE {schema}.memory_jobs ADD COLUMN request_id uuid;
+    CREATE INDEX memory_jobs_by_request ON {schema}.memory_jobs (request_id)
+        WHERE status = 'running';
+    CREATE TABLE {schema}.memory_replies (
+        id          uuid        PRIMARY KEY,
+        counts      bigint[]    NOT NULL,
+        create_time timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX memory_replies_by_time ON {schema}.memory_replies (create_time);
+    """,
+    # 5: one memory configuration per app, shared by every process that serves it (agents,
+    # in-process and standalone workers): each distinct configuration is the app's next
+    # version, and history is kept (a queued job may still name an old one). A job records the
+    # version it was enqueued with, which its worker then uses; NULL: the worker's own. The
+    # configuration is jsonb because a published one is compared with the latest for equality
+    # (publishing the same one again is a no-op), never read back verbatim.
+    """
+    CREATE TABLE {schema}.memory_app_configs (
+        app_name    text        NOT NULL,
+        version     integer     NOT NULL CHECK (version > 0),
+        config      jsonb       NOT NULL,
+        create_time timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (app_name, version)
+    );
+    ALTER TABLE {schema}.memory_jobs ADD COLUMN config_version integer;
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {
@@ -231,10 +297,16 @@ async def migrate(
     """Apply `component`'s missing `steps` in one transaction; return the resulting version.
 
     With `apply=False` nothing is written: a schema that is not exactly current is an error that
-    says which command brings it up to date.
+    says which command brings it up to date. The statement timeout is lifted for the
+    transaction (see `SCHEMA_CHANGE_TIMEOUT`).
     """
     async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}")
+        await conn.execute(_LIFT_STATEMENT_TIMEOUT)
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            f"adk_memory:{schema}",
+            timeout=SCHEMA_CHANGE_TIMEOUT,
+        )
         version = await current_version(conn, schema, component)
         if version > len(steps):
             raise SchemaVersionError(
@@ -248,11 +320,18 @@ async def migrate(
                 f"The {component!r} tables in schema {schema!r} are at version {version} of "
                 f"{len(steps)} and automatic migration is off: run `adk-memory migrate`."
             )
+        # Extensions belong to the database, not the schema: two processes migrating two
+        # schemas of one new database would both create `vector` (and one fail on the catalog's
+        # unique index). Taken after the schema's lock, by every migrator alike, so none waits
+        # for another in a cycle; only a run that applies steps takes it.
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock($1)", DATABASE_LOCK, timeout=SCHEMA_CHANGE_TIMEOUT
+        )
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         await conn.execute(_VERSION_TABLE.format(schema=schema))
         for number, step in enumerate(steps[version:], start=version + 1):
             try:
-                await conn.execute(step.format(schema=schema))
+                await conn.execute(step.format(schema=schema), timeout=SCHEMA_CHANGE_TIMEOUT)
             except asyncpg.exceptions.InsufficientPrivilegeError as exc:
                 raise MigrationError(
                     f"Migration {number} of {component!r} needs a privilege this database role "

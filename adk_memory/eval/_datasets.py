@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from google.adk.errors.input_validation_error import InputValidationError
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
+from ..errors import InputValidationError
 from ..memory.checks import MAX_FACT_LENGTH
 from ..memory.scope import validate_scope
 

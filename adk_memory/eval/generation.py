@@ -122,7 +122,6 @@ import inspect
 import os
 import re
 import sys
-import tempfile
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
@@ -142,6 +141,7 @@ from pydantic import (
 )
 
 from ..config import GenerationConfig
+from ..env import environment, gemini_credentials
 from ..memory.generation import generate_structured, resolve_llm
 from ..memory.models import MemoryAction
 from ..memory.service import PostgresMemoryService
@@ -819,8 +819,6 @@ async def evaluate_generation(
 
 # -------------------------------------------------------------------------------------- CLI
 
-_GEMINI_SETTINGS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
-
 NO_KEY_MESSAGE = """\
 No model credentials: {model!r} is a Gemini model, and neither GOOGLE_API_KEY nor GEMINI_API_KEY
 nor GOOGLE_GENAI_USE_VERTEXAI is set.
@@ -835,9 +833,7 @@ The harness itself needs no key: drive evaluate_generation with adk_memory.testi
 def _credentials_problem(model: str) -> str | None:
     """Why `model` cannot run here, when that can be told up front (Gemini models without a key
     or Vertex AI settings); None otherwise (other models fail on their first call)."""
-    if model.startswith(("gemini", "models/gemini")) and not any(
-        os.environ.get(name) for name in _GEMINI_SETTINGS
-    ):
+    if model.startswith(("gemini", "models/gemini")) and not gemini_credentials(environment()):
         return NO_KEY_MESSAGE.format(model=model)
     return None
 
@@ -846,13 +842,13 @@ def _print_progress(case_id: str, done: int, total: int) -> None:
     print(f"  [{done}/{total}] {case_id}", file=sys.stderr)
 
 
-async def _run_cli(args: argparse.Namespace, dataset: GenerationDataset, data_dir: str) -> int:
+async def _run_cli(args: argparse.Namespace, dataset: GenerationDataset, url: str) -> int:
     embedder = None
     if args.embedder == "gemini":
         from ..memory.embeddings import GeminiEmbedder
 
         embedder = GeminiEmbedder()
-    service = PostgresMemoryService(llm=args.model, data_dir=data_dir, embedder=embedder)
+    service = PostgresMemoryService(url, llm=args.model, embedder=embedder)
     try:
         matcher = llm_judge_matcher(args.judge_model or args.model) if args.judge else None
         print(f"Evaluating {dataset.name!r} with {args.model}...", file=sys.stderr)
@@ -915,15 +911,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a name ADK's model registry does not know
         print(f"--model {args.model!r}: {exc}", file=sys.stderr)
         return 2
-    from ..db.embedded import stop_embedded
+    from ..db.embedded import temporary_server
 
-    with tempfile.TemporaryDirectory(prefix="adk-memory-eval-gen-") as tmp:
-        data_dir = os.path.join(tmp, "pgdata")
-        try:
-            return asyncio.run(_run_cli(args, dataset, data_dir))
-        finally:
-            if os.path.exists(data_dir):
-                stop_embedded(data_dir)
+    with temporary_server("adk-memory-eval-gen-") as url:
+        return asyncio.run(_run_cli(args, dataset, url))
 
 
 if __name__ == "__main__":

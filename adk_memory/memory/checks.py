@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise, sanitise_text
+from ..errors import InputValidationError
 from .models import Memory
 
 MAX_FACT_LENGTH = 10_000
@@ -36,7 +36,7 @@ def seconds(ttl: timedelta | None) -> float | None:
     """A TTL in seconds (None: never expires); a TTL that is not positive is refused."""
     if ttl is None:
         return None
-    if ttl <= timedelta(0):
+    if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
         raise InputValidationError("ttl must be a positive duration.")
     return ttl.total_seconds()
 
@@ -103,7 +103,9 @@ def check_id(memory_id: object) -> str:
 
 def check_unit(name: str, value: float | None) -> float | None:
     """An importance or confidence: between 0 and 1 (None: not given)."""
-    if value is not None and not 0.0 <= value <= 1.0:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise InputValidationError(f"{name} must be between 0 and 1.")
     return value
 
@@ -116,6 +118,8 @@ def encode_token(memory: Memory) -> str:
 
 def decode_token(token: str) -> tuple[datetime, str]:
     """A page token back to (update time, id); a forged or broken one is refused."""
+    if not isinstance(token, str):
+        raise InputValidationError("The page token must be a string.")
     try:
         when, memory_id = base64.urlsafe_b64decode(token.encode()).decode().split("|")
         return datetime.fromisoformat(when), check_id(memory_id)

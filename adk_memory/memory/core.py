@@ -2,7 +2,9 @@
 
 Owns: building the service's parts from its arguments (database handle, store, job queue,
 generation pipeline, worker, the screen that redacts and guards facts), readiness (migrations
-and the vector dimension, once), embedding, and turning a screened fact into a `NewMemory`. The
+and the vector dimension, once), embedding, turning a screened fact into a `NewMemory`, and which
+app configuration a job runs with (the version its enqueuer names: this service's own, published
+for the app on first use, or the app's latest stored one; `app_config.py` stores them). The
 service's API is split by concern over `PostgresMemoryService` (service.py: memories and ADK's
 calls), `GenerationOperations` (operations.py) and `PrivacyOperations` (privacy.py), all on this
 core. It never writes SQL itself (the store and the queue do).
@@ -14,17 +16,30 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.base_llm import BaseLlm
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import Self
 
-from ..config import MemoryBankConfig
+from .._cache import LruCache
+from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
+from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
+from ..env import parse_redact
+from ..errors import InputValidationError
 from ..redaction import Redactor
+from ..uri import announce, check_uri_alone, without_agents_dir
+from .app_config import (
+    UNSHARED,
+    AppConfigError,
+    AppConfigStore,
+    guard_name,
+    named_guard,
+    redactor_name,
+)
 from .checks import check_fact, check_mapping, check_topics, check_unit, seconds
 from .embeddings import Embedder
 from .generation import resolve_llm
+from .generation.llm import GenerationOutputError
 from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
@@ -32,6 +47,7 @@ from .models import SourceType
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
+from .uri import memory_arguments
 
 
 class MemoryServiceCore:
@@ -42,30 +58,56 @@ class MemoryServiceCore:
         self,
         database_url: str | None = None,
         *,
+        uri: str | None = None,
         embedder: Embedder | None = None,
         config: MemoryBankConfig | None = None,
         llm: str | BaseLlm | None = None,
         run_worker: bool = True,
         redactor: Redactor | None = None,
         guard: MemoryGuard | None = None,
+        publish_config: bool | None = None,
         engine: AsyncEngine | None = None,
+        db_url: str | None = None,
+        db_engine: AsyncEngine | None = None,
         schema: str = DEFAULT_SCHEMA,
         data_dir: str | None = None,
         auto_migrate: bool = True,
         engine_kwargs: dict[str, Any] | None = None,
+        timeouts: DatabaseTimeouts | None = None,
+        **adk_arguments: Any,
     ) -> None:
+        if uri is not None:
+            check_uri_alone(MemoryServiceCore.__init__, locals())
+            unexpected = sorted(without_agents_dir(adk_arguments))
+            if unexpected:
+                raise InputValidationError(
+                    f"Unexpected memory service arguments: {', '.join(unexpected)}."
+                )
+            MemoryServiceCore.__init__(self, **memory_arguments(uri, None))
+            announce(self)
+            return
+        where = connection_arguments(
+            database_url,
+            engine,
+            engine_kwargs,
+            db_url=db_url,
+            db_engine=db_engine,
+            extra=adk_arguments,
+            owner=type(self).__name__,
+        )
         if embedder is not None and not isinstance(embedder, Embedder):
             raise InputValidationError("embedder must have `dimensions` and `embed(texts)`.")
         self._screen = FactScreen(redactor, guard)
         self.config = config or MemoryBankConfig()
         self.embedder = embedder
         self.database = Database(
-            database_url,
-            engine=engine,
+            where.database_url,
+            engine=where.engine,
             schema=schema,
             data_dir=data_dir,
             auto_migrate=auto_migrate,
-            engine_kwargs=engine_kwargs,
+            engine_kwargs=where.engine_kwargs,
+            timeouts=timeouts,
         )
         self._store = MemoryStore(
             self.database, text_search_language=self.config.retrieval.text_search_language
@@ -73,16 +115,19 @@ class MemoryServiceCore:
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
+        self._app_configs = AppConfigStore(self.database)
+        self._shared = AppMemoryConfig.of(
+            self.config, guard=guard_name(self.guard), redact=redactor_name(self.redactor)
+        )
+        if publish_config is None:
+            publish_config = config is not None and self._shared != UNSHARED
+        self._publish_config = publish_config
+        self._published: LruCache[str, int] = LruCache(1024)
+        """The version this service published, per app (once per app and process)."""
+        self._generators: LruCache[tuple[str, int], Generator] = LruCache(64)
+        """The generation pipeline of each (app, version) a job named: versions never change."""
         self._generator = (
-            Generator(
-                store=self._store,
-                queue=self._jobs,
-                llm=self.llm,
-                embed=self._embed,
-                config=self.config,
-                revision_ttl=self._revision_ttl,
-                screen=self._screen,
-            )
+            self._make_generator(self.llm, self.config, self._screen)
             if self.llm is not None
             else None
         )
@@ -107,11 +152,78 @@ class MemoryServiceCore:
             self._jobs, self._generate, prepare=self._ready, redact=self._screen.text, **options
         )
 
+    def _make_generator(
+        self, llm: BaseLlm, config: MemoryBankConfig, screen: FactScreen
+    ) -> Generator:
+        """The generation pipeline for one configuration."""
+        return Generator(
+            store=self._store,
+            queue=self._jobs,
+            llm=llm,
+            embed=self._embed,
+            config=config,
+            revision_ttl=seconds(config.ttl.revision_ttl),
+            screen=screen,
+        )
+
     async def _generate(self, job: ClaimedJob) -> None:
-        """The worker's handler: run one generation job (the worker has run `_ready` first)."""
-        if self._generator is None:
+        """The worker's handler: run one generation job (the worker has run `_ready` first)
+        with the app configuration it was enqueued with, else this service's own."""
+        if self.llm is None or self._generator is None:
             raise RuntimeError("This service has no generation model (pass llm=...).")
-        await self._generator(job)
+        generator = self._generator
+        app = job.scope.get("app_name")
+        if app is not None and job.config_version is not None:
+            generator = await self._generator_for(app, job.config_version, self.llm, generator)
+        await generator(job)
+
+    async def _generator_for(
+        self, app: str, version: int, llm: BaseLlm, own: Generator
+    ) -> Generator:
+        """The pipeline for version `version` of the app's stored configuration, built once per
+        process (a version never changes). A version equal to what this service shares runs on
+        its `own` pipeline, with its own guard and redactor objects."""
+        key = (app, version)
+        generator = self._generators.get(key)
+        if generator is None:
+            stored = await self._app_configs.get(app, version)
+            if stored is None:
+                raise AppConfigError(
+                    f"App {app!r} has no stored memory configuration version {version}."
+                )
+            if stored.config == self._shared:
+                generator = own
+            else:
+                screen = self._screen_for(stored.config)
+                generator = self._make_generator(llm, stored.config, screen)
+            self._generators.put(key, generator)
+        return generator
+
+    def _screen_for(self, config: AppMemoryConfig) -> FactScreen:
+        """The redactor and guard an app's stored configuration names, for this worker: its
+        guard by name (unset: this service's own); its `pii` redactor when this service has no
+        redactor of its own (a worker never redacts less than it was built to)."""
+        redactor = self.redactor
+        if redactor is None and config.redact is not None:
+            redactor = parse_redact(config.redact)
+        guard = self.guard if config.guard is None else named_guard(config.guard)
+        return FactScreen(redactor, guard)
+
+    async def _config_version(self, scope: Scope) -> int | None:
+        """The app configuration version a job for `scope` runs with: this service's own
+        configuration, published for the scope's app on first use, when it has one to share
+        (`publish_config`); else the app's latest stored version. None for a scope without an
+        app, or an app with nothing stored: the worker's own configuration then applies."""
+        app = scope.get("app_name")
+        if app is None:
+            return None
+        if not self._publish_config:
+            return await self._app_configs.latest_version(app)
+        version = self._published.get(app)
+        if version is None:
+            version, _ = await self._app_configs.publish(app, self._shared)
+            self._published.put(app, version)
+        return version
 
     async def _ready(self) -> MemoryStore:
         """Migrate once, and fix (or check) the vector dimension once, before the first call."""
@@ -127,7 +239,9 @@ class MemoryServiceCore:
             return None
         vectors = await self.embedder.embed(list(texts), task=task)  # type: ignore[arg-type]
         if len(vectors) != len(texts) or any(len(v) != self.embedder.dimensions for v in vectors):
-            raise ValueError("The embedder returned vectors of the wrong number or size.")
+            raise GenerationOutputError(
+                "The embedder returned vectors of the wrong number or size."
+            )
         return vectors
 
     @property

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import math
-import random
 import re
 import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import httpx
 from google import genai
-from google.genai import errors, types
+from google.genai import types
+
+from .._retry import Backoff, RetryPolicy, retry_call
+from ..errors import InputValidationError
+from .generation.llm import GenerationOutputError
 
 EmbeddingTask = Literal["document", "query"]
 
@@ -61,58 +63,15 @@ _GEMINI_TASK_TYPES: dict[str, str] = {
 _GEMINI_FULL_DIMENSIONS = 3072
 """gemini-embedding-001's native size: only full-size vectors come back normalised."""
 
-_RETRYABLE_STATUS = frozenset({429, 500, 503, 504})
-"""Rate limited, internal error, unavailable, deadline exceeded: worth another try."""
+_RETRY_BACKOFF = Backoff(base=1.0, cap=60.0)
+"""Waits between tries of one request: 1 s, then 2 s, 4 s ... (jittered), or what a 429 asks."""
 
-_BASE_DELAY = 1.0
-_MAX_DELAY = 60.0
 _MAX_CONCURRENT_REQUESTS = 4
 """Requests one `embed` call keeps in flight: enough to hide latency when Vertex AI takes one
 text per request, few enough not to trip rate limits on their own."""
 
-_RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
 # Indirection so tests can skip the real waiting without patching asyncio for everyone.
 _sleep = asyncio.sleep
-
-
-def _is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, errors.APIError):
-        return exc.code in _RETRYABLE_STATUS
-    # httpx is google-genai's default transport; aiohttp's timeouts are asyncio.TimeoutError.
-    return isinstance(exc, (TimeoutError, asyncio.TimeoutError, httpx.TimeoutException))
-
-
-def _server_retry_delay(exc: BaseException) -> float | None:
-    """The wait a 429 asks for (google.rpc.RetryInfo `retryDelay`, e.g. "17s"), if any.
-
-    Quota errors from the Gemini API say when the quota refills; retrying sooner only burns an
-    attempt.
-    """
-    details = getattr(exc, "details", None)
-    if not isinstance(details, dict):
-        return None
-    error = details.get("error", details)
-    entries = error.get("details") if isinstance(error, dict) else None
-    if not isinstance(entries, list):
-        return None
-    for entry in entries:
-        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("RetryInfo"):
-            match = _RETRY_DELAY.match(str(entry.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return None
-
-
-def _backoff(attempt: int, exc: BaseException) -> float:
-    """Exponential backoff with jitter: half the step fixed, half random, so concurrent callers
-    spread out but never retry immediately; raised to the server's requested delay, capped."""
-    step = min(_MAX_DELAY, _BASE_DELAY * 2**attempt)
-    delay = step / 2 + random.uniform(0, step / 2)
-    hint = _server_retry_delay(exc)
-    if hint is not None:
-        delay = max(delay, hint)
-    return min(delay, _MAX_DELAY)
 
 
 class GeminiEmbedder:
@@ -134,8 +93,10 @@ class GeminiEmbedder:
       api_key, vertexai, project, location: passed to `google.genai.Client`.
       batch_size: texts per request (the Gemini API takes at most 100). On Vertex AI, Gemini
         embedding models take one text per request, so requests there carry one text each.
-      max_retries: further attempts after a rate limit (429), a server error (500/503/504) or a
-        timeout, with exponential backoff and jitter; after that the last error is raised.
+      max_retries: further attempts after a transient failure (a rate limit, a server error, a
+        timeout: `adk_memory._retry.is_transient`), with exponential backoff and jitter; after
+        that the last error is raised. Permanent failures (e.g. a rejected key) are raised at
+        once.
     """
 
     def __init__(
@@ -152,11 +113,11 @@ class GeminiEmbedder:
         max_retries: int = 3,
     ) -> None:
         if dimensions < 1:
-            raise ValueError("dimensions must be at least 1.")
+            raise InputValidationError("dimensions must be at least 1.")
         if batch_size < 1:
-            raise ValueError("batch_size must be at least 1.")
+            raise InputValidationError("batch_size must be at least 1.")
         if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more.")
+            raise InputValidationError("max_retries must be 0 or more.")
         settings: dict[str, Any] = {
             "api_key": api_key,
             "vertexai": vertexai,
@@ -165,7 +126,7 @@ class GeminiEmbedder:
         }
         given = sorted(name for name, value in settings.items() if value is not None)
         if client is not None and given:
-            raise ValueError(
+            raise InputValidationError(
                 f"Pass either client or connection settings, not both (got {', '.join(given)})."
             )
         self.model = model
@@ -197,7 +158,7 @@ class GeminiEmbedder:
         searches (the model embeds the two asymmetrically, so the task matters)."""
         items = _check_texts(texts)
         if task not in _GEMINI_TASK_TYPES:
-            raise ValueError(f"task must be 'document' or 'query', not {task!r}.")
+            raise InputValidationError(f"task must be 'document' or 'query', not {task!r}.")
         if not items:
             return []
         client = self.client
@@ -226,31 +187,26 @@ class GeminiEmbedder:
     async def _embed_batch(
         self, client: genai.Client, batch: list[str], config: types.EmbedContentConfig
     ) -> list[list[float]]:
-        attempt = 0
-        while True:
-            try:
-                response = await client.aio.models.embed_content(
-                    model=self.model, contents=batch, config=config
-                )
-                break
-            except Exception as exc:
-                if attempt >= self.max_retries or not _is_transient(exc):
-                    raise
-                await _sleep(_backoff(attempt, exc))
-                attempt += 1
+        response = await retry_call(
+            lambda: client.aio.models.embed_content(
+                model=self.model, contents=batch, config=config
+            ),
+            RetryPolicy(_RETRY_BACKOFF, max_attempts=self.max_retries + 1),
+            sleep=_sleep,
+        )
         return self._vectors(response, expected=len(batch))
 
     def _vectors(self, response: types.EmbedContentResponse, *, expected: int) -> list[list[float]]:
         embeddings = response.embeddings or []
         if len(embeddings) != expected:
-            raise ValueError(
+            raise GenerationOutputError(
                 f"{self.model} returned {len(embeddings)} embeddings for {expected} texts."
             )
         vectors: list[list[float]] = []
         for embedding in embeddings:
             values = [float(v) for v in embedding.values or []]
             if len(values) != self.dimensions:
-                raise ValueError(
+                raise GenerationOutputError(
                     f"{self.model} returned a vector of {len(values)} values, expected "
                     f"{self.dimensions}; does the model support output_dimensionality="
                     f"{self.dimensions}?"
@@ -307,7 +263,7 @@ class LocalEmbedder:
         batch_size: int = 64,
     ) -> None:
         if batch_size < 1:
-            raise ValueError("batch_size must be at least 1.")
+            raise InputValidationError("batch_size must be at least 1.")
         self.model_name_or_path = model_name_or_path
         self.device = device
         self.batch_size = batch_size
@@ -325,7 +281,7 @@ class LocalEmbedder:
                 model = st.SentenceTransformer(self.model_name_or_path, device=self.device)
                 size = model.get_sentence_embedding_dimension()
                 if not size:
-                    raise ValueError(
+                    raise GenerationOutputError(
                         f"{self.model_name_or_path} does not report its embedding dimension."
                     )
                 self._dimensions = int(size)
@@ -355,7 +311,9 @@ class LocalEmbedder:
         rows = encoded.tolist() if hasattr(encoded, "tolist") else encoded
         vectors = [[float(v) for v in row] for row in rows]
         if len(vectors) != len(texts) or any(len(v) != self._dimensions for v in vectors):
-            raise ValueError(f"{self.model_name_or_path} returned vectors of the wrong size.")
+            raise GenerationOutputError(
+                f"{self.model_name_or_path} returned vectors of the wrong size."
+            )
         return vectors
 
     async def embed(
@@ -364,7 +322,7 @@ class LocalEmbedder:
         """One normalised vector per text, in order (see the class for what `task` does)."""
         items = _check_texts(texts)
         if task not in _E5_PREFIXES:
-            raise ValueError(f"task must be 'document' or 'query', not {task!r}.")
+            raise InputValidationError(f"task must be 'document' or 'query', not {task!r}.")
         if not items:
             return []
         if self._prefixes is not None:

@@ -10,6 +10,7 @@ It never touches the database.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -17,6 +18,7 @@ from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
+from ..errors import InputValidationError
 from .models import Memory, RetrievedMemory
 from .rendering import neutralise
 from .scope import Scope, scope_key
@@ -29,12 +31,21 @@ def event_text(event: Event) -> str:
     """The text an event says (thoughts left out): what raw-events mode remembers."""
     if not event.content or not event.content.parts:
         return ""
-    return "\n".join(p.text for p in event.content.parts if p.text and not p.thought).strip()
+    return _joined(p.text for p in event.content.parts if p.text and not p.thought)
 
 
 def entry_text(entry: MemoryEntry) -> str:
     """The text a `MemoryEntry` says."""
-    return "\n".join(p.text for p in entry.content.parts or [] if p.text).strip()
+    return _joined(p.text for p in entry.content.parts or [] if p.text)
+
+
+def _joined(texts: Iterable[object]) -> str:
+    """Part texts joined; a part whose `text` is not a string (pydantic validates neither
+    `model_construct` nor assignment) is bad input, not a crash."""
+    parts = list(texts)
+    if not all(isinstance(text, str) for text in parts):
+        raise InputValidationError("A content part's text must be a string.")
+    return "\n".join(parts).strip()  # type: ignore[arg-type]
 
 
 def memory_time(memory: Memory) -> datetime:

@@ -220,30 +220,17 @@ class Generator:
         return await consolidate(self._llm, facts, await self._candidates(job, facts))
 
     async def _candidates(self, job: ClaimedJob, facts: list[ExtractedFact]) -> list[Memory]:
-        """The existing memories most similar to each fact (one embedding call for all). With an
-        embedder, similarity alone decides (full-text OR-matching would rank nearly every memory
-        of a big scope: they all mention "the user"); without, full-text search does."""
-        retrieval = self._config.retrieval
-        limit = self._config.generation.similar_memories
+        """The existing memories most similar to each fact: one embedding call and one query
+        for all the facts. With an embedder, similarity alone decides (full-text OR-matching
+        would rank nearly every memory of a big scope: they all mention "the user"); without,
+        full-text search does."""
         texts = [f.fact for f in facts]
-        vectors = await self._embed(texts, "query")
-        found: dict[str, Memory] = {}
-        for i, text in enumerate(texts):
-            rows = await self._store.retrieve(
-                job.scope_key,
-                query_text=text,
-                query_embedding=vectors[i] if vectors else None,
-                top_k=limit,
-                candidates=limit,
-                rrf_k=retrieval.rrf_k,
-                weights=(1.0, 0.0, 0.0),
-                half_life_seconds=retrieval.recency_half_life.total_seconds(),
-                flt=None,
-                use_text=vectors is None,
-            )
-            for memory, _, _ in rows:
-                found.setdefault(memory.id, memory)
-        return list(found.values())
+        return await self._store.candidates(
+            job.scope_key,
+            facts=texts,
+            embeddings=await self._embed(texts, "query"),
+            per_fact=self._config.generation.similar_memories,
+        )
 
     async def _apply(
         self,

@@ -3,9 +3,15 @@
 Owns: enqueueing (one insert), claiming (`FOR UPDATE SKIP LOCKED`, plus a lease per scope so two
 generations for one scope never interleave), completing (inside the caller's transaction, so
 the memories a job writes and its completion commit together or not at all), retrying with
-exponential backoff and jitter, dead-lettering after the last try, and the worker loop. A job
+exponential backoff and jitter (the package's schedule, `adk_memory._retry`), dead-lettering
+after the last try (or at the first permanent failure, with a one-line reason), and the worker
+loop with its tally of tries (`WorkerStats`, which a run's summary reports). A job
 whose worker died is claimed again when its lease runs out: nothing is silently dropped. It
 knows nothing of what a job does: the worker calls a handler.
+
+Exactly once: every statement is safe to replay after a lost reply (`Database.run`). Job ids
+are chosen before the first attempt; a claim, a failed try and a retry of a dead job stamp the
+job with their request id (`request_id`), so their replay recognises its own change.
 
 Privacy: a job's payload is the conversation it generates from, so it lives only as long as it
 is needed: completing a job empties it (the result keeps memory ids and actions, no text), a
@@ -20,32 +26,43 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import asyncpg
 
+from .._retry import Backoff, describe, is_permanent
 from ..db.engine import Database
+from ..db.replies import FIRST_ATTEMPT, recorded
 
 logger = logging.getLogger(__name__)
 
 JobStatus = Literal["pending", "running", "done", "dead"]
 
+# The job's id is chosen by the caller before the first attempt: a replay finds it queued.
 _ENQUEUE = """
-INSERT INTO {schema}.memory_jobs (id, scope_key, scope, payload, max_attempts)
-VALUES ($1::uuid, $2, $3::jsonb, $4::json, $5)
+INSERT INTO {schema}.memory_jobs (id, scope_key, scope, payload, max_attempts, config_version)
+VALUES ($1::uuid, $2, $3::jsonb, $4::json, $5, $6)
+ON CONFLICT (id) DO NOTHING
 """
 
 # Picks the oldest due job whose scope no other job holds, takes the scope's lease and marks the
 # job running, in one statement. A running job whose lease ran out (its worker died) is due too,
 # unless that was its last try: then it is dead-lettered here (a job that kills every worker
-# that runs it is not claimed forever), and its scope's lease is released.
+# that runs it is not claimed forever), and its scope's lease is released. $2 is the claim's
+# request id: a claim replayed after a lost reply gets back the job it claimed (`mine`) and
+# claims no other.
 _CLAIM = """
-WITH reaped AS (
+WITH mine AS (
+    SELECT j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j.max_attempts,
+           j.config_version
+      FROM {schema}.memory_jobs j
+     WHERE j.request_id = $2::uuid AND j.status = 'running'
+), reaped AS (
     UPDATE {schema}.memory_jobs
        SET status = 'dead', lease_until = NULL, update_time = now(),
            error = concat_ws(' / ', error,
@@ -63,6 +80,7 @@ WITH reaped AS (
        AND NOT EXISTS (SELECT 1 FROM {schema}.memory_scope_leases l
                         WHERE l.scope_key = j.scope_key AND l.lease_until > now()
                           AND l.job_id <> j.id)
+       AND NOT EXISTS (SELECT 1 FROM mine)
      ORDER BY j.run_after, j.create_time
      LIMIT 1
      FOR UPDATE OF j SKIP LOCKED
@@ -73,13 +91,16 @@ WITH reaped AS (
         SET job_id = EXCLUDED.job_id, lease_until = EXCLUDED.lease_until
         WHERE l.lease_until <= now() OR l.job_id = EXCLUDED.job_id
     RETURNING job_id
+), claimed AS (
+    UPDATE {schema}.memory_jobs j
+       SET status = 'running', attempts = j.attempts + 1, request_id = $2::uuid,
+           lease_until = now() + make_interval(secs => $1), update_time = now()
+      FROM lease
+     WHERE j.id = lease.job_id
+    RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts,
+              j.max_attempts, j.config_version
 )
-UPDATE {schema}.memory_jobs j
-   SET status = 'running', attempts = j.attempts + 1,
-       lease_until = now() + make_interval(secs => $1), update_time = now()
-  FROM lease
- WHERE j.id = lease.job_id
-RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j.max_attempts
+SELECT * FROM claimed UNION ALL SELECT * FROM mine
 """
 
 _COMPLETE = """
@@ -94,12 +115,14 @@ DELETE FROM {schema}.memory_scope_leases l USING done
  WHERE l.scope_key = done.scope_key AND l.job_id = $1::uuid
 """
 
+# $6 is the request id: a replay after a lost reply finds the job moved by this very request
+# and returns the status it moved it to.
 _FAIL = """
 WITH failed AS (
     UPDATE {schema}.memory_jobs
-       SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+       SET status = CASE WHEN $5 OR attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
            run_after = now() + make_interval(secs => $3), error = $2, lease_until = NULL,
-           update_time = now()
+           update_time = now(), request_id = $6::uuid
      WHERE id = $1::uuid AND status = 'running' AND attempts = $4
     RETURNING scope_key, status
 ), released AS (
@@ -107,6 +130,9 @@ WITH failed AS (
      WHERE l.scope_key = failed.scope_key AND l.job_id = $1::uuid
 )
 SELECT status FROM failed
+UNION ALL
+SELECT status FROM {schema}.memory_jobs
+ WHERE id = $1::uuid AND request_id = $6::uuid AND NOT EXISTS (SELECT 1 FROM failed)
 """
 
 _GET = """
@@ -130,25 +156,42 @@ DELETE FROM {schema}.memory_jobs WHERE ctid = ANY(ARRAY(
      LIMIT $2))
 """
 
-# A scope's jobs and its lease ($1 scope key): what `purge` forgets with the memories.
-_PURGE = """
-WITH j AS (DELETE FROM {schema}.memory_jobs WHERE scope_key = $1 RETURNING 1),
-     l AS (DELETE FROM {schema}.memory_scope_leases WHERE scope_key = $1 RETURNING 1)
-SELECT count(*) FROM j
-"""
+# A scope's jobs and its lease ($1 scope key): what `purge` forgets with the memories. Counted
+# under request id $2 (see `db.replies`), as is `_ERASE`.
+_PURGE = recorded(
+    "{schema}.memory_replies",
+    "$2",
+    f"""
+j AS (DELETE FROM {{schema}}.memory_jobs WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+l AS (DELETE FROM {{schema}}.memory_scope_leases
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
+    ["(SELECT count(*) FROM j)"],
+)
 
 # Every job and lease of every scope containing $1 (e.g. {"app_name": A, "user_id": U}).
-_ERASE = """
-WITH j AS (DELETE FROM {schema}.memory_jobs WHERE scope @> $1::jsonb RETURNING 1),
-     l AS (DELETE FROM {schema}.memory_scope_leases WHERE scope_key::jsonb @> $1::jsonb
-           RETURNING 1)
-SELECT count(*) FROM j
-"""
+_ERASE = recorded(
+    "{schema}.memory_replies",
+    "$2",
+    f"""
+j AS (DELETE FROM {{schema}}.memory_jobs
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+l AS (DELETE FROM {{schema}}.memory_scope_leases
+       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
+    ["(SELECT count(*) FROM j)"],
+)
 
+# Whether the dead job $1 was given new tries by this request ($2): by this attempt, or (for a
+# replay after a lost reply) by its first.
 _RETRY_DEAD = """
-UPDATE {schema}.memory_jobs
-   SET status = 'pending', attempts = 0, run_after = now(), error = NULL, update_time = now()
- WHERE id = $1::uuid AND status = 'dead'
+WITH retried AS (
+    UPDATE {schema}.memory_jobs
+       SET status = 'pending', attempts = 0, run_after = now(), error = NULL,
+           update_time = now(), request_id = $2::uuid
+     WHERE id = $1::uuid AND status = 'dead'
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM retried)
+    OR EXISTS (SELECT 1 FROM {schema}.memory_jobs WHERE id = $1::uuid AND request_id = $2::uuid)
 """
 
 
@@ -162,6 +205,9 @@ class ClaimedJob:
     payload: dict[str, Any]
     attempt: int
     max_attempts: int
+    config_version: int | None = None
+    """The version of its app's stored configuration the job was enqueued with (see
+    `memory.app_config`); None: the worker's own configuration."""
 
 
 @dataclass(frozen=True)
@@ -194,10 +240,10 @@ def _record(row: asyncpg.Record) -> JobRecord:
 
 
 def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes=10)) -> float:
-    """Seconds to wait before try `attempt + 1`: base * 2^(attempt-1), capped, half jittered
-    (so a burst of failures does not come back as a burst)."""
-    delay = min(base.total_seconds() * 2 ** max(attempt - 1, 0), cap.total_seconds())
-    return delay / 2 + random.uniform(0, delay / 2)
+    """Seconds to wait before try `attempt + 1`: the package's retry schedule
+    (`adk_memory._retry.Backoff`: base * 2^(attempt-1), capped, half jittered, so a burst of
+    failures does not come back as a burst), with the wait itself persisted in the job row."""
+    return Backoff(base=base.total_seconds(), cap=cap.total_seconds()).delay(attempt)
 
 
 class JobQueue:
@@ -220,22 +266,28 @@ class JobQueue:
         """Set on every enqueue in this process, so an in-process worker wakes at once."""
 
     async def enqueue(
-        self, scope_key: str, scope: dict[str, str], payload: dict[str, Any], max_attempts: int
+        self,
+        scope_key: str,
+        scope: dict[str, str],
+        payload: dict[str, Any],
+        max_attempts: int,
+        *,
+        config_version: int | None = None,
     ) -> str:
-        """Add a job (one insert); its id is the operation id callers poll."""
+        """Add a job (one insert); its id is the operation id callers poll. The id is chosen
+        here, so a replay after a lost reply finds the job queued and returns the same id.
+        `config_version` is the app configuration the job runs with (None: the worker's)."""
         job_id = str(uuid.uuid4())
-        text = json.dumps(payload)
-        await self._db.run(
-            lambda conn: conn.execute(
-                self._enqueue, job_id, scope_key, json.dumps(scope), text, max_attempts
-            )
-        )
+        args = (job_id, scope_key, json.dumps(scope), json.dumps(payload), max_attempts)
+        await self._db.run(lambda conn: conn.execute(self._enqueue, *args, config_version))
         self.enqueued.set()
         return job_id
 
     async def claim(self, lease: timedelta) -> ClaimedJob | None:
-        """The next due job whose scope is free, now running under a lease; None if none."""
-        row = await self._db.run(lambda conn: conn.fetchrow(self._claim, lease.total_seconds()))
+        """The next due job whose scope is free, now running under a lease; None if none. A
+        replay after a lost reply returns the job the first attempt claimed."""
+        args = (lease.total_seconds(), uuid.uuid4())
+        row = await self._db.run(lambda conn: conn.fetchrow(self._claim, *args))
         if row is None:
             return None
         return ClaimedJob(
@@ -245,6 +297,7 @@ class JobQueue:
             payload=json.loads(row[3]),
             attempt=row[4],
             max_attempts=row[5],
+            config_version=row[6],
         )
 
     async def complete(
@@ -257,15 +310,16 @@ class JobQueue:
         await conn.execute(self._complete, job_id, json.dumps(result), attempt)
 
     async def fail(
-        self, job_id: str, error: str, retry_in: float, attempt: int
+        self, job_id: str, error: str, retry_in: float, attempt: int, *, permanent: bool = False
     ) -> JobStatus | None:
         """Record that try `attempt` failed: back to pending after `retry_in` seconds, or dead
-        after the last try. Returns the new status; None if that try no longer owns the job (it
-        finished, or its lease ran out and another worker's try is running: that try is never
-        dead-lettered by this one)."""
-        return await self._db.run(
-            lambda conn: conn.fetchval(self._fail, job_id, error[:4000], retry_in, attempt)
-        )
+        after the last try, or at once when the failure is `permanent` (no further try could
+        succeed). Returns the new status; None if that try no longer owns the job (it finished,
+        or its lease ran out and another worker's try is running: that try is never
+        dead-lettered by this one). A replay after a lost reply returns the status this call
+        moved the job to."""
+        args = (job_id, error[:4000], retry_in, attempt, permanent, uuid.uuid4())
+        return await self._db.run(lambda conn: conn.fetchval(self._fail, *args))
 
     async def get(self, job_id: str, scope_key: str) -> JobRecord | None:
         """A job by id, only if it is of this scope (the operation behind `get_operation`)."""
@@ -285,31 +339,89 @@ class JobQueue:
         return int(status.split()[-1])
 
     async def purge(self, scope_key: str) -> int:
-        """Delete a scope's jobs (whatever their state) and its lease; how many jobs went."""
-        return int(await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key)))
+        """Delete a scope's jobs (whatever their state) and its lease; how many jobs went (a
+        replay after a lost reply counts the same)."""
+        request_id = uuid.uuid4()
+        counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
+        return int(counts[0])
 
     async def erase(self, containing: dict[str, str]) -> int:
         """Delete the jobs and leases of every scope that contains `containing`; how many jobs
         went. A generation running for one of them then finds its job gone and writes nothing
         (`MemoryStore.apply_generation` checks that its try still owns the job)."""
-        text = json.dumps(containing)
-        return int(await self._db.run(lambda conn: conn.fetchval(self._erase, text)))
+        args = (json.dumps(containing), uuid.uuid4())
+        counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
+        return int(counts[0])
 
     async def retry_dead(self, job_id: str) -> bool:
-        """Give a dead job a fresh set of tries (after fixing what killed it)."""
-        status = await self._db.run(lambda conn: conn.execute(self._retry_dead, job_id))
-        return status.endswith(" 1")
+        """Give a dead job a fresh set of tries (after fixing what killed it); False if it was
+        not dead."""
+        request_id = uuid.uuid4()
+        return bool(
+            await self._db.run(lambda conn: conn.fetchval(self._retry_dead, job_id, request_id))
+        )
 
 
 Handler = Callable[[ClaimedJob], Awaitable[None]]
 """Does a job's work and completes it (`JobQueue.complete`) in the transaction that writes its
 effects. Raising means the try failed; the worker records it and schedules the retry."""
 
+_KEPT_REASONS = 20
+"""Distinct failure reasons a worker counts one by one; later new ones count together (a
+worker that runs for weeks keeps a bounded tally)."""
+
+_OTHER_REASONS = "(other failures)"
+"""What failures past the first `_KEPT_REASONS` distinct reasons are counted under."""
+
+
+@dataclass
+class WorkerStats:
+    """What a worker's tries came to, for a summary (`adk-memory worker --until-idle`): each
+    claimed try either succeeded, failed and was put back to be retried after its backoff, or
+    failed and was dead-lettered (a try that lost its job to an erasure or an expired lease is
+    only counted as run)."""
+
+    ran: int = 0
+    succeeded: int = 0
+    retried: int = 0
+    dead_lettered: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    """Why tries failed: each reason (the error as stored with the job) and how many tries."""
+
+    @property
+    def failed(self) -> int:
+        """Tries that failed (retried or dead-lettered)."""
+        return self.retried + self.dead_lettered
+
+    def __add__(self, other: WorkerStats) -> WorkerStats:
+        """Both tallies together (the loops of one worker process)."""
+        return WorkerStats(
+            ran=self.ran + other.ran,
+            succeeded=self.succeeded + other.succeeded,
+            retried=self.retried + other.retried,
+            dead_lettered=self.dead_lettered + other.dead_lettered,
+            reasons=self.reasons + other.reasons,
+        )
+
+    def record_failure(self, status: JobStatus | None, reason: str) -> None:
+        """Count a failed try by the status it left its job in (`JobQueue.fail`), and why."""
+        if status == "dead":
+            self.dead_lettered += 1
+        elif status == "pending":
+            self.retried += 1
+        else:
+            return
+        if reason not in self.reasons and len(self.reasons) >= _KEPT_REASONS:
+            reason = _OTHER_REASONS
+        self.reasons[reason] += 1
+
 
 class Worker:
     """Claims and runs jobs until stopped: in-process by default, or standalone
     (`python -m adk_memory.worker`). Any number may run against one database. `redact` is
-    applied to a failed try's error before it is stored (an error may quote the job's text)."""
+    applied to a failed try's error before it is stored (an error may quote the job's text).
+    Every failed try is logged (one line) unless `log_failures` is off, for a caller that
+    reports `stats` instead (a summary, not a line per retry)."""
 
     def __init__(
         self,
@@ -322,8 +434,10 @@ class Worker:
         concurrency: int = 1,
         prepare: Callable[[], Awaitable[object]] | None = None,
         redact: Callable[[str], str] | None = None,
+        log_failures: bool = True,
     ) -> None:
         self._queue = queue
+        self._log_failures = log_failures
         self._redact = redact
         self._handler = handler
         self._prepare = prepare
@@ -332,6 +446,8 @@ class Worker:
         self._poll_interval = poll_interval
         self._concurrency = concurrency
         self._tasks: list[asyncio.Task[None]] = []
+        self.stats = WorkerStats()
+        """This worker's tries so far."""
 
     async def run_once(self) -> bool:
         """Claim and run one job; False when none was due. `prepare` (the service's migration
@@ -342,23 +458,32 @@ class Worker:
         job = await self._queue.claim(self._lease)
         if job is None:
             return False
+        self.stats.ran += 1
         try:
             await self._handler(job)
-        except Exception as exc:  # every failure is recorded and retried, never dropped
+        except Exception as exc:  # every failure is recorded, never dropped
+            # Retried unless permanent (a rejected key, a 4xx, bad input): that one is
+            # dead-lettered at once, to be retried by hand (`retry_dead`) once it is fixed.
             delay = backoff(job.attempt, self._retry_base_delay)
-            error = f"{type(exc).__name__}: {exc}"  # may quote the model's input or output
+            error = describe(exc)  # one line; may quote the model's input or output
             if self._redact is not None:
                 error = self._redact(error)
-            status = await self._queue.fail(job.id, error, delay, job.attempt)
-            log = logger.error if status == "dead" else logger.warning
-            log(
-                "Memory job %s try %d/%d failed (%s): %s",
-                job.id,
-                job.attempt,
-                job.max_attempts,
-                status,
-                exc,
+            status = await self._queue.fail(
+                job.id, error, delay, job.attempt, permanent=is_permanent(exc)
             )
+            self.stats.record_failure(status, error)
+            if self._log_failures:
+                log = logger.error if status == "dead" else logger.warning
+                log(
+                    "Memory job %s try %d/%d failed (%s): %s",
+                    job.id,
+                    job.attempt,
+                    job.max_attempts,
+                    status,
+                    error,
+                )
+        else:
+            self.stats.succeeded += 1
         return True
 
     async def run_until_idle(self) -> int:
@@ -370,12 +495,15 @@ class Worker:
 
     async def _loop(self) -> None:
         while True:
+            # Cleared before the claim, not after it: a job enqueued while the claim runs then
+            # either is claimed or sets the event again (never a wake-up lost for a whole
+            # poll interval).
+            self._queue.enqueued.clear()
             try:
                 if await self.run_once():
                     continue
             except Exception:  # the database may be briefly away: keep the worker alive
                 logger.exception("Memory worker could not claim a job; retrying.")
-            self._queue.enqueued.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._queue.enqueued.wait(), self._poll_interval)
 

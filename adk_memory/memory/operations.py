@@ -1,9 +1,11 @@
 """Memory generation as operations: Memory Bank's GenerateMemories, self-hosted.
 
 Owns: turning one source (a session, contents, or pre-extracted facts) into a durable job (its
-payload redacted, direct facts guarded first), reading an operation back (only with its scope;
-its facts from the memories themselves), waiting for one, withdrawing a session as a source, the
-watermarks triggers read, and the dead letters. The work of a job is `generator.Generator`'s.
+payload redacted, direct facts guarded first, the app configuration version it runs with
+recorded), pushing and reading an app's stored configuration, reading an operation back (only
+with its scope; its facts from the memories themselves), waiting for one, withdrawing a session
+as a source, the watermarks triggers read, and the dead letters. The work of a job is
+`generator.Generator`'s.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from .checks import MAX_DIRECT_FACTS, check_id, check_mapping, check_topics
+from ..config import AppMemoryConfig, MemoryBankConfig
+from ..errors import InputValidationError, NotFoundError
+from .app_config import AppConfigVersion, check_app_name, parse_app_config
+from .checks import MAX_DIRECT_FACTS, check_count, check_id, check_mapping, check_topics
 from .core import MemoryServiceCore
 from .generator import contents_payload, facts_payload, session_payload
 from .jobs import JobRecord
@@ -88,7 +92,11 @@ class GenerationOperations(MemoryServiceCore):
             payload = facts_payload([s.fact for s in screened], topic or "", options)
         await self._ready()
         job_id = await self._jobs.enqueue(
-            scope_key(checked), checked, payload, self.config.generation.max_attempts
+            scope_key(checked),
+            checked,
+            payload,
+            self.config.generation.max_attempts,
+            config_version=await self._config_version(checked),
         )
         if self._run_worker:
             self.worker.start()
@@ -149,7 +157,7 @@ class GenerationOperations(MemoryServiceCore):
             while True:
                 current = await self.get_operation(operation.id, operation.scope)
                 if current is None:
-                    raise LookupError(f"No operation {operation.id}.")
+                    raise NotFoundError(f"No operation {operation.id}.")
                 if current.done:
                     return current
                 await asyncio.sleep(delay)
@@ -200,6 +208,33 @@ class GenerationOperations(MemoryServiceCore):
             keys.append((scope_key(validate_scope(scope)), session_id))
         store = await self._ready()
         return await store.processed_until(keys)
+
+    async def push_config(
+        self, app_name: str, config: MemoryBankConfig | Mapping[str, Any]
+    ) -> tuple[int, bool]:
+        """Store `config` as app `app_name`'s memory configuration, the one every worker
+        generates its memories with (`adk-memory config push`): a `MemoryBankConfig`, an
+        `AppMemoryConfig` (with the guard and redactor by name) or a mapping of either's fields.
+        Returns (its version, whether this call created it): a configuration equal to the app's
+        latest is that version (replay-safe); any other becomes the next. Generations enqueued
+        afterwards by services that do not publish their own use it; queued ones keep theirs."""
+        app = check_app_name(app_name)
+        if isinstance(config, MemoryBankConfig) and not isinstance(config, AppMemoryConfig):
+            config = AppMemoryConfig.of(config)
+        checked = parse_app_config(config)
+        await self._ready()
+        return await self._app_configs.publish(app, checked)
+
+    async def app_config(
+        self, app_name: str, version: int | None = None
+    ) -> AppConfigVersion | None:
+        """Version `version` of the app's stored memory configuration (None: its latest), or
+        None if there is none. Raises `AppConfigError` for one this adk-memory cannot read."""
+        app = check_app_name(app_name)
+        if version is not None:
+            check_count("version", version, 2**31 - 1)
+        await self._ready()
+        return await self._app_configs.get(app, version)
 
     async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
         """Generations that failed for good, newest first, each with its last error."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from ..db.batches import in_batches
+from ..errors import NotFoundError
 from .checks import check_count, check_id
 from .core import MemoryServiceCore
 from .models import Memory, QuarantinedMemory
@@ -120,7 +121,7 @@ class PrivacyOperations(MemoryServiceCore):
             check_id(memory_id), scope_key(checked), labels, self._revision_ttl
         )
         if memory is None:
-            raise LookupError(f"No quarantined memory {memory_id} in scope {checked}.")
+            raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
 
     async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
+from ..errors import InputValidationError
 
 MAX_SCOPE_KEYS = 5
 MAX_SCOPE_PART_LENGTH = 256
@@ -39,6 +39,8 @@ def validate_scope(scope: Any) -> Scope:
                 raise InputValidationError(f"Scope {kind}s must be non-empty strings: {part!r}.")
             if "*" in part or "\x00" in part:
                 raise InputValidationError(f"Scope {kind} {part!r} contains '*' or NUL.")
+            if not part.isascii() and not _encodable(part):
+                raise InputValidationError(f"Scope {kind} {part!r} is not valid Unicode text.")
             if len(part) > MAX_SCOPE_PART_LENGTH:
                 raise InputValidationError(
                     f"Scope {kind} is longer than {MAX_SCOPE_PART_LENGTH} characters."
@@ -49,6 +51,16 @@ def validate_scope(scope: Any) -> Scope:
             f"A scope's canonical text is at most {MAX_SCOPE_KEY_BYTES} bytes (UTF-8)."
         )
     return checked
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` is storable: a lone surrogate (e.g. from a broken JSON decoder) is not,
+    and an id must never be silently changed to fit (it would name another scope)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def scope_key(scope: Scope) -> str:

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
-
+from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
 from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard
 

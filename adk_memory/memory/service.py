@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from typing_extensions import override
 
+from ..errors import InputValidationError, NotFoundError
 from .checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
@@ -69,10 +69,22 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         events, job payloads, the generation model's input and output, revisions' extracted
         facts, stored errors), e.g. `PiiRedactor()`; the same object as the session service's.
       guard: judges every fact before it is written (`MemoryGuard`: allow, reject or
-        quarantine); None: `DefaultMemoryGuard()`. To switch it off, pass a guard that allows
-        everything.
+        quarantine); None: `DefaultMemoryGuard()`. To switch it off, pass `NoGuard()`.
+      publish_config: share this service's configuration (with its guard and redactor by name,
+        `AppMemoryConfig`) as the app's, so every worker generates the app's memories with it:
+        published for each app on its first generation, which then names that version. None
+        (default): when `config` is given and is not the default. Off, a generation names the
+        app's latest stored version (`adk-memory config push`), if any; else the worker's own.
       engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresSessionService`).
-      schema, data_dir, auto_migrate, engine_kwargs: as for `PostgresSessionService`.
+      db_url, db_engine, schema, data_dir, auto_migrate, engine_kwargs, timeouts: as for
+        `PostgresSessionService`.
+      uri: instead of all of the above, a memory service URI (`postgresql://...?model=...`,
+        `adk-memory://`; see `adk_memory.adk.services`): its query parameters are the options,
+        the `ADK_MEMORY_*` environment fills those it leaves out. ADK's `services.yaml`
+        constructs services this way, so it can name this class.
+      **adk_arguments: without `uri`, SQLAlchemy engine options (`pool_size=5`, ...), as for
+        `PostgresSessionService`; with `uri`, what ADK passes beside it: `agents_dir` (ignored,
+        as by the registered schemes).
     """
 
     # ------------------------------------------------------------------ Memory Bank-style API
@@ -113,7 +125,8 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         )
         store = await self._ready()
         memory = await store.insert(new, self._revision_ttl)
-        assert memory is not None  # a fresh random id is never taken
+        if memory is None:  # a fresh id: only a delete between a commit and its replay
+            raise NotFoundError(f"Memory {new.id} was deleted before its creation was confirmed.")
         return memory.model_copy(update={"quarantined": True}) if screened.quarantined else memory
 
     async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
@@ -190,7 +203,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         store = await self._ready()
         memory = await store.update(memory_id, scope_key(checked), change, self._revision_ttl)
         if memory is None:
-            raise LookupError(f"No memory {memory_id} in scope {checked}.")
+            raise NotFoundError(f"No memory {memory_id} in scope {checked}.")
         return memory
 
     @override
@@ -329,6 +342,9 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         in the background. Every text is redacted and judged by the guard first; one rejected
         entry raises `MemoryRejectedError` and nothing of the call is stored."""
         scope = user_scope(app_name, user_id)
+        custom_metadata = check_mapping("custom_metadata", custom_metadata)
+        if isinstance(memories, (str, bytes)) or not isinstance(memories, Sequence):
+            raise InputValidationError("memories must be a list of ADK MemoryEntry objects.")
         for entry in memories:
             if not isinstance(entry, MemoryEntry):
                 raise InputValidationError("memories must be ADK MemoryEntry objects.")
@@ -395,6 +411,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         and then deleted, is skipped), redacted and judged by the guard: an event it rejects is
         not remembered (logged), one it quarantines is held for an operator."""
         scope = user_scope(app_name, user_id)
+        custom_metadata = check_mapping("custom_metadata", custom_metadata)
         if self.llm is not None:
             await self.generate_memories(
                 contents=list(events),
@@ -410,11 +427,11 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         refused = [s.verdict.rule for s in screened if s.rejected]
         if refused:
             logger.warning("The memory guard refused %d event(s): %s", len(refused), refused)
-        picked = [(e, s) for (e, _), s in zip(picked, screened, strict=True) if not s.rejected]
-        vectors = await self._embed([s.fact for _, s in picked], "document")
+        kept = [(e, s) for (e, _), s in zip(picked, screened, strict=True) if not s.rejected]
+        vectors = await self._embed([s.fact for _, s in kept], "document")
         ttl = self.config.ttl.for_create()
         batch = []
-        for i, (event, text) in enumerate(picked):
+        for i, (event, screened_fact) in enumerate(kept):
             metadata = {
                 **(custom_metadata or {}),
                 "author": event.author,
@@ -427,7 +444,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                 await self._new_memory(
                     raw_event_memory_id(key, session_id, event.id),
                     scope,
-                    text,
+                    screened_fact,
                     embedding=vectors[i] if vectors else None,
                     ttl=ttl,
                     metadata=metadata,

@@ -1,9 +1,12 @@
-"""SQL for memories and their revisions: CRUD, hybrid retrieval, TTL sweeps, vector set-up.
+"""SQL for memories and their revisions: CRUD, hybrid retrieval, TTL sweeps.
 
-Owns: every statement on the memory tables (and all pgvector-specific SQL), each filtered by the
-canonical scope key so no call reaches another scope's rows, and each change written together
-with its revision in one statement. Rows become `Memory` / `MemoryRevision` here. It never
-decides what to write (the service does) and never calls a model.
+Owns: every statement on the memory tables (and all pgvector-specific queries), each filtered by
+the canonical scope key so no call reaches another scope's rows, and each change written together
+with its revision in one statement, safe to replay after a lost reply (`Database.run`): the
+revision's id is the write's token, and counting deletions record their counts. Rows become
+`Memory` / `MemoryRevision` here. It never decides what to write (the service does), never
+calls a model, and never changes the schema: the vector column and index are migrations
+(`db.vectors.VECTOR_STRATEGIES`) it asks for through `Database.ensure_vectors`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +25,8 @@ from pgvector import Vector
 from .._json import dump_json
 from ..db.engine import Database
 from ..db.migrations import MEMORY_MIGRATIONS
+from ..db.replies import FIRST_ATTEMPT, recorded
+from ..db.vectors import COVERED
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
 
 _MEMORY_COLUMNS = """
@@ -75,27 +80,48 @@ def _expiry(param: str) -> str:
 
 
 def _revision_of_m(
-    action: str, *, extracted: str, labels: str, ttl: str, source_type: str = "m.source_type"
+    action: str,
+    *,
+    revision_id: str,
+    extracted: str,
+    labels: str,
+    ttl: str,
+    source_type: str = "m.source_type",
 ) -> str:
     """The CTE body that records one revision per row of `m` (the rows a statement just
     created, updated or deleted): the one place that says what a revision keeps. Its text goes
-    through the statement's `.format(schema=...)` once, so literal braces are doubled once."""
+    through the statement's `.format(schema=...)` once, so literal braces are doubled once.
+
+    A statement that changes one memory passes the caller's `revision_id` (a uuid parameter):
+    the revision is then the token of that write, which its replay after a lost reply finds
+    (`_MINE`) instead of writing it again."""
     return f"""
     INSERT INTO {{schema}}.memory_revisions
         (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
          source_session_id, source_event_ids, expire_time)
-    SELECT gen_random_uuid(), m.id, {_real_key("m.scope_key")}, m.scope, '{action}', m.fact,
+    SELECT {revision_id}, m.id, {_real_key("m.scope_key")}, m.scope, '{action}', m.fact,
            {extracted},
            {labels}, {source_type}, m.source_session_id, m.source_event_ids, {_expiry(ttl)}
     FROM m"""
 
 
+# The replay of a write to one memory whose first attempt committed: that write's revision
+# ({revision}, the write's token) exists, so the memory is returned as it is now and nothing is
+# written again. In the first attempt the revision is not visible yet (one snapshot per
+# statement), so this adds one primary-key probe and no row.
+_MINE = f"""
+SELECT {_MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
+ WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}}
+   AND EXISTS (SELECT 1 FROM {{{{schema}}}}.memory_revisions
+                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid)"""
+
 # $1 id, $2 scope key, $3 scope, $4 fact, $5 content, $6 topics, $7 metadata, $8 importance,
 # $9 confidence, $10 source type, $11 source session, $12 source events, $13 embedding,
 # $14 text-search config, $15 create time (NULL: now), $16 ttl seconds, $17 extracted facts,
-# $18 revision labels, $19 revision ttl seconds.
+# $18 revision labels, $19 revision ttl seconds, $20 revision id (the write's token).
 # An id that any revision already names is never created again: a deleted memory stays deleted
-# when the same source is added twice.
+# when the same source is added twice. The replay of a create whose first attempt committed
+# returns the memory it created.
 _INSERT = f"""
 WITH m AS (
     INSERT INTO {{schema}}.memories AS t
@@ -110,15 +136,22 @@ WITH m AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
-{_revision_of_m("CREATED", extracted="$17::text[]", labels="$18::jsonb", ttl="$19")}
+{
+    _revision_of_m(
+        "CREATED", revision_id="$20::uuid", extracted="$17::text[]", labels="$18::jsonb", ttl="$19"
+    )
+}
 )
 SELECT {_MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$20")}
 """
 
 # $1 id, $2 scope key, $3 fact (NULL: keep), $4 topics, $5 metadata, $6 importance,
 # $7 confidence, $8 embedding (used when the fact changes), $9 text-search config,
 # $10 ttl seconds (NULL: keep the expiry), $11 extracted facts, $12 labels,
-# $13 revision ttl seconds, $14 source type, $15 source session, $16 source events.
+# $13 revision ttl seconds, $14 source type, $15 source session, $16 source events,
+# $17 revision id (the write's token: its replay changes nothing and returns the memory).
 _UPDATE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m
@@ -135,11 +168,13 @@ WITH m AS (
            expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
                               ELSE {_expiry("$10")} END
      WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions WHERE id = $17::uuid)
     RETURNING m.*
 ), r AS (
 {
     _revision_of_m(
         "UPDATED",
+        revision_id="$17::uuid",
         extracted="$11::text[]",
         labels="$12::jsonb",
         ttl="$13",
@@ -148,21 +183,36 @@ WITH m AS (
 }
 )
 SELECT {_MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$17")}
 """
 
 # $1 scope key, $2 id, $3 labels, $4 revision ttl seconds, $5 extracted facts (what led a
-# generation to delete it). Returns the deleted memory. One memory at a time, always: deleting a
-# whole scope is `_PURGE`, asked for by name.
-_DELETE = f"""
+# generation to delete it), $6 revision id. One memory at a time, always: deleting a whole scope
+# is `_PURGE`, asked for by name. A deleted memory is never created again (see `_INSERT`), so a
+# replay deletes nothing; `_DELETE_ONE` counts its first attempt's deletion by its revision.
+_DELETE_CTES = f"""
 WITH m AS (
     DELETE FROM {{schema}}.memories m
      WHERE m.scope_key = $1 AND m.id = $2::uuid
     RETURNING m.*
 ), r AS (
-{_revision_of_m("DELETED", extracted="$5::text[]", labels="$3::jsonb", ttl="$4")}
+{
+    _revision_of_m(
+        "DELETED", revision_id="$6::uuid", extracted="$5::text[]", labels="$3::jsonb", ttl="$4"
+    )
+}
 )
-SELECT {_MEMORY_COLUMNS} FROM m
 """
+# A generation's delete: the deleted memory (its whole transaction is replay-safe, see
+# `apply_generation`).
+_DELETE = _DELETE_CTES + f"SELECT {_MEMORY_COLUMNS} FROM m"
+# A direct delete: how many went (0 or 1), this write's replay included.
+_DELETE_ONE = (
+    _DELETE_CTES
+    + """SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {schema}.memory_revisions
+                                        WHERE id = $6::uuid AND memory_id = $2::uuid)"""
+)
 
 # A generation applies its changes only while its try still owns the job: a retried commit, or
 # a worker whose lease ran out and whose job another worker took, writes nothing.
@@ -210,29 +260,43 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks.
-_PURGE = f"""
-WITH m AS (DELETE FROM {{schema}}.memories
-            WHERE scope_key = $1 OR scope_key = '{QUARANTINE_PREFIX}' || $1 RETURNING 1),
-     r AS (DELETE FROM {{schema}}.memory_revisions WHERE scope_key = $1 RETURNING 1),
-     w AS (DELETE FROM {{schema}}.memory_watermarks WHERE scope_key = $1 RETURNING 1)
-SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)
-"""
+# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks, counted
+# under request id $2 (see `db.replies`).
+_PURGE = recorded(
+    "{schema}.memory_replies",
+    "$2",
+    f"""
+m AS (DELETE FROM {{schema}}.memories
+       WHERE (scope_key = $1 OR scope_key = '{QUARANTINE_PREFIX}' || $1) AND {FIRST_ATTEMPT}
+      RETURNING 1),
+r AS (DELETE FROM {{schema}}.memory_revisions
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+w AS (DELETE FROM {{schema}}.memory_watermarks
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
+    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"],
+)
 
 # Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
 # memories, revisions and watermarks deleted. Scopes are matched on their JSON (a scan: erasure
-# is rare, and no index on every memory's scope is worth its cost on every write).
-_ERASE = """
-WITH m AS (DELETE FROM {schema}.memories WHERE scope @> $1::jsonb RETURNING 1),
-     r AS (DELETE FROM {schema}.memory_revisions WHERE scope @> $1::jsonb RETURNING 1),
-     w AS (DELETE FROM {schema}.memory_watermarks WHERE scope_key::jsonb @> $1::jsonb
-           RETURNING 1)
-SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM r), (SELECT count(*) FROM w)
-"""
+# is rare, and no index on every memory's scope is worth its cost on every write). Counted under
+# request id $2 (see `db.replies`).
+_ERASE = recorded(
+    "{schema}.memory_replies",
+    "$2",
+    f"""
+m AS (DELETE FROM {{schema}}.memories WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+r AS (DELETE FROM {{schema}}.memory_revisions
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+w AS (DELETE FROM {{schema}}.memory_watermarks
+       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
+    ["(SELECT count(*) FROM m)", "(SELECT count(*) FROM r)", "(SELECT count(*) FROM w)"],
+)
 
+# The record's id is chosen by the caller: a replay finds it written.
 _RECORD_ERASURE = """
 INSERT INTO {schema}.erasures (id, app_name, counts, start_time)
 VALUES ($1::uuid, $2, $3::jsonb, $4)
+ON CONFLICT (id) DO NOTHING
 """
 
 # Live memories of a scope by id ($1 ids, $2 scope key), for an operation's results.
@@ -256,16 +320,23 @@ LIMIT $2
 """
 
 # Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
-# $4 revision ttl), with an UPDATED revision.
+# $4 revision ttl, $5 revision id), with an UPDATED revision. A replay finds the memory released
+# (nothing to move) and returns it.
 _RELEASE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
      WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2
     RETURNING m.*
 ), r AS (
-{_revision_of_m("UPDATED", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4")}
+{
+    _revision_of_m(
+        "UPDATED", revision_id="$5::uuid", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4"
+    )
+}
 )
 SELECT {_MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$5")}
 """
 
 _GET = f"""
@@ -359,16 +430,60 @@ _COVERED_SEARCH = {
     "vectors": "m.embedding_half",
 }
 
-COVERED_MAX_DIMENSIONS = 800
-"""Up to this many dimensions a half-precision copy of each vector goes into the covering
-index (2 bytes a dimension, next to a scope key of at most 1 kB, under PostgreSQL's ~2.7 kB
-index-entry cap): exact search per scope. Bigger vectors are searched through HNSW."""
-
 
 def _retrieve_statement(schema: str, *, covered: bool, filtered: bool) -> str:
     search = _COVERED_SEARCH if covered else _HNSW_SEARCH
     filters = _filters(12) if filtered else _NO_FILTERS
     return _RETRIEVE.format(schema=schema, filters=filters, **search)
+
+
+# Consolidation's candidates: for every extracted fact of a job at once, its most similar live
+# memories of the scope, in one statement (a LATERAL search per fact over the unnested facts),
+# each memory once, in the order first found (by fact, then similarity: the prompt's order).
+# Similarity alone ranks them: no recency or importance, no fusion. The per-fact search is the
+# one `_RETRIEVE` runs: exact over the covering index, or HNSW, for vectors; OR-matched
+# full-text for facts without embeddings (no embedder). Only ids are read per fact, so the
+# covered search stays an index-only scan; the rows are read once, at the end.
+# $1 scope key, $2 the facts' embeddings (vector text) or texts, $3 candidates per fact,
+# $4 text-search config (full-text only).
+_CANDIDATES = f"""
+WITH facts AS MATERIALIZED (
+    SELECT f.ord, {{query}} AS query
+      FROM unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)
+), found AS (
+    SELECT c.id, min(ARRAY[f.ord, c.pos]) AS first
+      FROM facts f CROSS JOIN LATERAL (
+          SELECT s.id, row_number() OVER (ORDER BY s.similarity, s.id) AS pos FROM (
+              SELECT m.id, {{similarity}} AS similarity FROM {{schema}}.memories m
+               WHERE m.scope_key = $1 AND {{match}} AND {_LIVE}
+               ORDER BY {{similarity}}
+               LIMIT $3) s) c
+     GROUP BY c.id
+)
+SELECT {_MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+ORDER BY found.first
+"""
+
+_CANDIDATE_SEARCH = {
+    # The fact's vector is cast once per fact (in `facts`), not per memory compared.
+    "covered": {
+        "query": "f.fact::vector::halfvec",
+        "similarity": "m.embedding_half <=> f.query",
+        "match": "m.embedding_half IS NOT NULL",
+    },
+    "hnsw": {
+        "query": "f.fact::vector",
+        "similarity": "m.embedding <=> f.query",
+        "match": "m.embedding IS NOT NULL",
+    },
+    # Negated rank, so that every search orders ascending (most similar first).
+    "text": {
+        "query": "nullif(replace(plainto_tsquery($4::regconfig, f.fact)::text, '&', '|'), '')"
+        "::tsquery",
+        "similarity": "-ts_rank(m.fts, f.query)",
+        "match": "f.query IS NOT NULL AND m.fts @@ f.query",
+    },
+}
 
 
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
@@ -382,6 +497,7 @@ WITH m AS (
 {
     _revision_of_m(
         "DELETED",
+        revision_id="gen_random_uuid()",
         extracted="'{{}}'::text[]",
         labels=''''{{"reason": "expired"}}'::jsonb''',
         ttl="$2",
@@ -411,10 +527,6 @@ SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
 """
 
 
-class EmbeddingDimensionError(ValueError):
-    """The embedder's dimensions differ from the ones this store's vectors were made with."""
-
-
 @dataclass(frozen=True)
 class NewMemory:
     """Everything needed to insert one memory (the service fills it in)."""
@@ -436,6 +548,9 @@ class NewMemory:
     ttl_seconds: float | None = None
     extracted_facts: Sequence[str] = ()
     labels: dict[str, str] | None = None
+    revision_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    """The CREATED revision's id, chosen here (before the first attempt) so that a replay of the
+    insert after a lost reply recognises its own write: one object is one write, never reused."""
 
 
 @dataclass(frozen=True)
@@ -454,6 +569,8 @@ class MemoryChange:
     source_type: SourceType | None = None
     source_session_id: str | None = None
     source_event_ids: Sequence[str] | None = None
+    revision_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    """The UPDATED revision's id: the update's token for its replay (see `NewMemory`)."""
 
 
 def _vector(values: Sequence[float] | None) -> str | None:
@@ -514,10 +631,10 @@ class MemoryStore:
         self._db = db
         self._language = text_search_language
         schema = db.schema
-        self._schema = schema
         self._insert = _INSERT.format(schema=schema)
         self._update = _UPDATE.format(schema=schema)
         self._delete = _DELETE.format(schema=schema)
+        self._delete_one = _DELETE_ONE.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
         self._erase = _ERASE.format(schema=schema)
         self._record_erasure = _RECORD_ERASURE.format(schema=schema)
@@ -531,6 +648,10 @@ class MemoryStore:
             (covered, filtered): _retrieve_statement(schema, covered=covered, filtered=filtered)
             for covered in (False, True)
             for filtered in (False, True)
+        }
+        self._candidates = {
+            kind: _CANDIDATES.format(schema=schema, **search)
+            for kind, search in _CANDIDATE_SEARCH.items()
         }
         self._covered = False
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
@@ -560,53 +681,11 @@ class MemoryStore:
         await self._db.ensure_migrated("memory", MEMORY_MIGRATIONS)
 
     async def prepare_embeddings(self, dimensions: int) -> None:
-        """Fix this store's vector dimension on first use (column type and vector index), or
-        check that `dimensions` is the one it was fixed with. The column's own type is the
-        record. Small vectors get a half-precision copy in the covering index (exact search per
-        scope, see `_RETRIEVE`); big ones an HNSW index."""
-        schema = self._schema
-        covered = dimensions <= COVERED_MAX_DIMENSIONS
-
-        async def prepare(conn: asyncpg.Connection) -> None:
-            async with conn.transaction():
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtext($1))", f"adk_memory:{schema}"
-                )
-                fixed, has_copy = await conn.fetchrow(
-                    "SELECT max(atttypmod) FILTER (WHERE attname = 'embedding'), "
-                    "       bool_or(attname = 'embedding_half') "
-                    "FROM pg_attribute WHERE attrelid = $1::regclass AND NOT attisdropped",
-                    f"{schema}.memories",
-                )
-                if fixed is not None and fixed > 0 and fixed != dimensions:
-                    raise EmbeddingDimensionError(
-                        f"The memories in schema {schema!r} were embedded with {fixed} "
-                        f"dimensions; this embedder makes {dimensions}. Use an embedder "
-                        "with the same dimensions (or a new schema)."
-                    )
-                if fixed is None or fixed <= 0:
-                    await conn.execute(
-                        f"ALTER TABLE {schema}.memories "
-                        f"ALTER COLUMN embedding TYPE vector({int(dimensions)})"
-                    )
-                if covered and not has_copy:
-                    await conn.execute(
-                        f"ALTER TABLE {schema}.memories ADD COLUMN embedding_half "
-                        f"halfvec({int(dimensions)}) GENERATED ALWAYS AS "
-                        f"(embedding::halfvec({int(dimensions)})) STORED"
-                    )
-                    await conn.execute(
-                        f"CREATE INDEX memories_scope_vectors ON {schema}.memories "
-                        "(scope_key) INCLUDE (id, embedding_half, expire_time)"
-                    )
-                if not covered:
-                    await conn.execute(
-                        "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON "
-                        f"{schema}.memories USING hnsw (embedding vector_cosine_ops)"
-                    )
-
-        await self._db.run(prepare)
-        self._covered = covered
+        """Make sure the embedding column and vector index fit `dimensions` (the migrations own
+        that DDL: `Database.ensure_vectors`), and search the way they are built. A dimension
+        other than the stored vectors' is an `EmbeddingDimensionError`."""
+        state = await self._db.ensure_vectors(dimensions)
+        self._covered = state.strategy == COVERED
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> tuple[Any, ...]:
         return (
@@ -629,10 +708,12 @@ class MemoryStore:
             list(new.extracted_facts),
             json.dumps(new.labels or {}),
             revision_ttl,
+            new.revision_id,
         )
 
     async def insert(self, new: NewMemory, revision_ttl: float | None) -> Memory | None:
-        """Create one memory with its CREATED revision; None if that id exists or existed."""
+        """Create one memory with its CREATED revision; None if that id exists or existed
+        (before this call: its replay after a lost reply returns the memory it created)."""
         args = self._insert_args(new, revision_ttl)
         row = await self._db.run(lambda conn: conn.fetchrow(self._insert, *args))
         return None if row is None else _memory(row)
@@ -669,12 +750,14 @@ class MemoryStore:
             change.source_type.value if change.source_type else None,
             change.source_session_id,
             list(change.source_event_ids) if change.source_event_ids is not None else None,
+            change.revision_id,
         )
 
     async def update(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
     ) -> Memory | None:
-        """Apply `change` with an UPDATED revision; None if no live memory has that id here."""
+        """Apply `change` with an UPDATED revision; None if no live memory has that id here.
+        Its replay after a lost reply returns the memory, with no second revision."""
         args = self._update_args(memory_id, scope_key, change, revision_ttl)
         row = await self._db.run(lambda conn: conn.fetchrow(self._update, *args))
         return None if row is None else _memory(row)
@@ -686,26 +769,31 @@ class MemoryStore:
         labels: dict[str, str] | None,
         revision_ttl: float | None,
     ) -> int:
-        """Delete one memory with a DELETED revision; how many went (0 or 1)."""
-        labels_json = json.dumps(labels or {})
-        rows = await self._db.run(
-            lambda conn: conn.fetch(
-                self._delete, scope_key, memory_id, labels_json, revision_ttl, []
-            )
+        """Delete one memory with a DELETED revision; how many went (0 or 1, the same again for
+        its replay after a lost reply)."""
+        args: tuple[object, ...] = (
+            scope_key,
+            memory_id,
+            json.dumps(labels or {}),
+            revision_ttl,
+            [],
+            uuid.uuid4(),
         )
-        return len(rows)
+        return int(await self._db.run(lambda conn: conn.fetchval(self._delete_one, *args)))
 
     async def purge(self, scope_key: str) -> int:
         """Delete every memory (quarantined ones too), revision and watermark of the scope; how
-        many rows went."""
-        return int(await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key)))
+        many rows went (its replay after a lost reply counts the same)."""
+        request_id = uuid.uuid4()
+        counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
+        return int(counts[0])
 
     async def erase(self, containing: dict[str, str]) -> tuple[int, int, int]:
         """Delete the memories, revisions and watermarks of every scope containing
-        `containing`; (memories, revisions, watermarks) deleted."""
-        text = json.dumps(containing)
-        row = await self._db.run(lambda conn: conn.fetchrow(self._erase, text))
-        return int(row[0]), int(row[1]), int(row[2])
+        `containing`; (memories, revisions, watermarks) deleted (the same again for a replay)."""
+        args = (json.dumps(containing), uuid.uuid4())
+        counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
+        return int(counts[0]), int(counts[1]), int(counts[2])
 
     async def record_erasure(
         self, app_name: str, counts: dict[str, int], start_time: datetime
@@ -734,8 +822,9 @@ class MemoryStore:
         self, memory_id: str, scope_key: str, labels: dict[str, str], revision_ttl: float | None
     ) -> Memory | None:
         """Move a quarantined memory back under its scope (an UPDATED revision with `labels`);
-        None if no quarantined memory of the scope has that id."""
-        args = (memory_id, scope_key, json.dumps(labels), revision_ttl)
+        None if no quarantined memory of the scope has that id (a replay after a lost reply
+        returns the memory it released)."""
+        args = (memory_id, scope_key, json.dumps(labels), revision_ttl, uuid.uuid4())
         row = await self._db.run(lambda conn: conn.fetchrow(self._release, *args))
         return None if row is None else _memory(row)
 
@@ -799,6 +888,33 @@ class MemoryStore:
         rows = await self._db.run(retrieve)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
 
+    async def candidates(
+        self,
+        scope_key: str,
+        *,
+        facts: Sequence[str],
+        embeddings: Sequence[Sequence[float]] | None,
+        per_fact: int,
+    ) -> list[Memory]:
+        """For every fact at once (one statement), its `per_fact` most similar live memories
+        of the scope: by vector distance when `embeddings` (one per fact) are given, else by
+        full-text relevance. Each memory once, in the order first found: by fact, then by
+        similarity."""
+        if not facts:
+            return []
+        if embeddings is None:
+            statement = self._candidates["text"]
+            args: tuple[Any, ...] = (scope_key, list(facts), per_fact, self._language)
+        else:
+            statement = self._candidates["covered" if self._covered else "hnsw"]
+            args = (scope_key, [_vector(e) for e in embeddings], per_fact)
+
+        async def fetch(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            await self._tune(conn, per_fact)
+            return await conn.fetch(statement, *args)
+
+        return [_memory(r) for r in await self._db.run(fetch)]
+
     async def derived_from(self, scope_key: str, session_id: str) -> list[tuple[str, list[str]]]:
         """(memory id, facts extracted from its other sources) for each memory of the scope
         derived, even in part, from the session."""
@@ -839,7 +955,8 @@ class MemoryStore:
         """Apply a generation's creates, updates (memory id, scope key, change) and deletes
         (memory id, scope key, extracted facts, labels), move the session's watermark and complete
         the job, all in one transaction. None (nothing written) if this try no longer owns the
-        job."""
+        job. A replay after a lost reply finds the job done, so it writes nothing either."""
+        delete_revisions = [uuid.uuid4() for _ in deletes]
 
         async def apply(conn: asyncpg.Connection) -> list[tuple[MemoryAction, Memory]] | None:
             async with conn.transaction():
@@ -855,7 +972,9 @@ class MemoryStore:
                     row = await conn.fetchrow(self._update, *args)
                     if row is not None:
                         applied.append((MemoryAction.UPDATED, _memory(row)))
-                for memory_id, scope_key, extracted, labels in deletes:
+                for (memory_id, scope_key, extracted, labels), revision_id in zip(
+                    deletes, delete_revisions, strict=True
+                ):
                     rows = await conn.fetch(
                         self._delete,
                         scope_key,
@@ -863,6 +982,7 @@ class MemoryStore:
                         json.dumps(labels),
                         revision_ttl,
                         list(extracted),
+                        revision_id,
                     )
                     applied.extend((MemoryAction.DELETED, _memory(r)) for r in rows)
                 if watermark is not None:

@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from pydantic_core import PydanticSerializationError
 
 from .._adk_private import extract_json_safe_state_delta
 from .._cache import LruCache
 from .._json import dump_json, sanitise
+from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
 
 

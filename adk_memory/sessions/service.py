@@ -15,10 +15,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from google.adk.errors import StaleSessionError
-from google.adk.errors.already_exists_error import AlreadyExistsError
-from google.adk.errors.input_validation_error import InputValidationError
-from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
 from google.adk.platform import time as platform_time
 from google.adk.platform import uuid as platform_uuid
@@ -34,11 +30,21 @@ from typing_extensions import override
 
 from .._adk_private import set_storage_marker, storage_marker
 from .._json import sanitise_text
+from ..config import DatabaseTimeouts
+from ..db.arguments import connection_arguments
 from ..db.batches import in_batches
 from ..db.engine import DEFAULT_SCHEMA, Database
+from ..errors import (
+    AlreadyExistsError,
+    InputValidationError,
+    SessionNotFoundError,
+    StaleSessionError,
+)
 from ..redaction import Redactor
+from ..uri import announce, check_uri_alone, without_agents_dir
 from . import codec
 from .store import IdleSession, SessionRow, SessionStore
+from .uri import session_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +113,7 @@ class PostgresSessionService(BaseSessionService):
       database_url: `postgresql://...` (any spelling SQLAlchemy/asyncpg accept, Unix sockets
         included). None and no engine: the embedded PostgreSQL in `data_dir`.
       engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresMemoryService`).
+      db_url, db_engine: ADK's `DatabaseSessionService` names for `database_url` and `engine`.
       schema: the Postgres schema holding the tables.
       data_dir: the embedded server's data directory (default `./.adk/pgdata`).
       auto_migrate: create/upgrade the tables on first use; off, a schema that is not current
@@ -121,13 +128,29 @@ class PostgresSessionService(BaseSessionService):
       event_cache_bytes: what those events may weigh together, estimated at twice their JSON
         (default 128 MiB): a few huge events never grow the process without bound. 0: off.
       engine_kwargs: passed to `create_async_engine` (pool_size, max_overflow, ...).
+      timeouts: how long a call may wait on the database before it raises
+        `DatabaseTimeoutError` (`DatabaseTimeouts`; default: a statement 30 s, connecting
+        10 s, a free pooled connection 30 s). They bound the engine built here; a shared
+        `engine` keeps its own (build it with `make_engine(url, timeouts)`).
+      uri: instead of all of the above, a session service URI (`postgresql://...?schema=...`,
+        `adk-memory://`; see `adk_memory.adk.services`): its query parameters are the options,
+        the `ADK_MEMORY_*` environment fills those it leaves out. ADK's `services.yaml`
+        constructs services this way, so it can name this class.
+      **adk_arguments: without `uri`, SQLAlchemy engine options (`pool_size=5`,
+        `pool_pre_ping=True`, ...), as ADK's `DatabaseSessionService` takes them (they join
+        `engine_kwargs`); with `uri`, what ADK passes beside it: `agents_dir` (ignored, as by
+        the registered schemes) and `session_db_kwargs` (engine arguments). Anything else is a
+        `TypeError`, as for any unexpected argument.
     """
 
     def __init__(
         self,
         database_url: str | None = None,
         *,
+        uri: str | None = None,
         engine: AsyncEngine | None = None,
+        db_url: str | None = None,
+        db_engine: AsyncEngine | None = None,
         schema: str = DEFAULT_SCHEMA,
         data_dir: str | None = None,
         auto_migrate: bool = True,
@@ -136,16 +159,34 @@ class PostgresSessionService(BaseSessionService):
         event_cache_size: int = 10_000,
         event_cache_bytes: int = DEFAULT_EVENT_CACHE_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
+        timeouts: DatabaseTimeouts | None = None,
+        **adk_arguments: Any,
     ) -> None:
+        if uri is not None:
+            check_uri_alone(PostgresSessionService.__init__, locals())
+            engine_arguments = without_agents_dir(adk_arguments)
+            PostgresSessionService.__init__(self, **session_arguments(uri, None, engine_arguments))
+            announce(self)
+            return
+        where = connection_arguments(
+            database_url,
+            engine,
+            engine_kwargs,
+            db_url=db_url,
+            db_engine=db_engine,
+            extra=adk_arguments,
+            owner=type(self).__name__,
+        )
         if session_ttl is not None and session_ttl <= timedelta(0):
             raise InputValidationError("session_ttl must be a positive duration.")
         self.database = Database(
-            database_url,
-            engine=engine,
+            where.database_url,
+            engine=where.engine,
             schema=schema,
             data_dir=data_dir,
             auto_migrate=auto_migrate,
-            engine_kwargs=engine_kwargs,
+            engine_kwargs=where.engine_kwargs,
+            timeouts=timeouts,
         )
         self._store = SessionStore(self.database)
         self._redactor = redactor
@@ -274,6 +315,13 @@ class PostgresSessionService(BaseSessionService):
             raise InputValidationError("event must be an ADK Event.")
         if event.partial:
             return event
+        delta = event.actions.state_delta if event.actions else None
+        # Pydantic does not validate assignment: `event.actions.state_delta = ...` can hold
+        # anything, and ADK's own state update would fail on it half way.
+        if delta is not None and (
+            not isinstance(delta, dict) or not all(isinstance(k, str) for k in delta)
+        ):
+            raise InputValidationError("event.actions.state_delta must be a dict with str keys.")
         _check_key("app_name", session.app_name)
         _check_key("user_id", session.user_id)
         _check_key("session_id", session.id)
@@ -321,7 +369,10 @@ class PostgresSessionService(BaseSessionService):
         return head.revision
 
     async def _resolve_conflict(self, session: Session, event: Event, event_json: str) -> Event:
-        """Nothing was written: say why, unless the event is simply stored already."""
+        """Nothing was written: say why, unless the event is simply stored already (a
+        re-delivery: a no-op). An event stored right after the revision `session` was loaded at
+        never gets here: the append itself returns that revision (a retry, or this call's replay
+        after a lost reply), and the session object is caught up."""
         keys = (session.app_name, session.user_id, session.id)
         head = await self._store.head(*keys)
         if head is None:
@@ -330,12 +381,6 @@ class PostgresSessionService(BaseSessionService):
         stored = await self._store.events_with_id(*keys, sanitise_text(event.id))
         if not any(json.loads(text) == wanted for text in stored):
             raise StaleSessionError(_STALE_MESSAGE)
-        # A retried append whose first attempt committed: catch the session object up if this
-        # event is the newest write, so the caller can go on appending.
-        if head.last_event_id == event.id and head.revision == (_marker_revision(session) or 0) + 1:
-            set_storage_marker(session, str(head.revision))
-            session.last_update_time = event.timestamp
-            return self._commit_event_to_session(session, event)
         return event
 
     async def sweep_expired_sessions(

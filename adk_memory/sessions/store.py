@@ -2,25 +2,35 @@
 
 Owns: every statement that touches the session tables, each keyed by (app_name, user_id) so no
 call can reach another user's rows, and each a single round trip (the append writes the event,
-the three state scopes and the stale-writer check in one statement). It speaks only strings,
+the three state scopes and the stale-writer check in one statement), each safe to replay after
+a lost reply (`Database.run`): a replay returns what the first attempt did. It speaks only strings,
 numbers and JSON text: turning rows into ADK objects is the codec's job, deciding what to write
 is the service's.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..db.engine import Database
 from ..db.migrations import SESSION_MIGRATIONS
+from ..db.replies import FIRST_ATTEMPT, recorded
 
+# $8 is the call's request id. A taken id returns no row, unless the session holding it was
+# created by this very call: its replay after a lost reply returns the session as created
+# (revision 0, the state it was given) and merges nothing twice.
 _CREATE = """
 WITH s AS (
-    INSERT INTO {schema}.sessions (app_name, user_id, id, state, last_update_time)
-    VALUES ($1, $2, $3, $4::json, $5)
+    INSERT INTO {schema}.sessions (app_name, user_id, id, state, last_update_time, request_id)
+    VALUES ($1, $2, $3, $4::json, $5, $8::uuid)
     ON CONFLICT DO NOTHING
     RETURNING revision
+), mine AS (
+    SELECT 0::bigint AS revision FROM {schema}.sessions
+     WHERE app_name = $1 AND user_id = $2 AND id = $3 AND request_id = $8::uuid
+       AND NOT EXISTS (SELECT 1 FROM s)
 ), a AS (
     INSERT INTO {schema}.app_states AS t (app_name, state)
     SELECT $1, $6::json FROM s WHERE $6::json IS NOT NULL
@@ -40,7 +50,7 @@ SELECT s.revision,
        coalesce((SELECT state FROM u),
                 (SELECT state FROM {schema}.user_states
                   WHERE app_name = $1 AND user_id = $2))::text
-FROM s
+FROM (SELECT revision FROM s UNION ALL SELECT revision FROM mine) s
 """
 
 # $4: how many recent events (NULL = all, 0 = none). $5: an inclusive lower timestamp bound,
@@ -81,20 +91,33 @@ _USER_STATE = "SELECT state::text FROM {schema}.user_states WHERE app_name = $1 
 _DELETE = "DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AND id = $3"
 
 # One user of one app, forgotten: events (compaction summaries counted apart), sessions and user
-# state. Events are deleted explicitly (not only by cascade) so they can be counted.
-_ERASE_USER = """
-WITH e AS (
-    DELETE FROM {schema}.events WHERE app_name = $1 AND user_id = $2
+# state, counted under request id $3 (see `db.replies`). Events are deleted explicitly (not only
+# by cascade) so they can be counted.
+_ERASE_USER = recorded(
+    "{schema}.session_replies",
+    "$3",
+    f"""
+e AS (
+    DELETE FROM {{schema}}.events WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT}
     RETURNING (data::jsonb -> 'actions' -> 'compaction') IS NOT NULL AS compaction
-), s AS (DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 RETURNING 1),
-   u AS (DELETE FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2 RETURNING 1)
-SELECT (SELECT count(*) FROM s), (SELECT count(*) FILTER (WHERE NOT compaction) FROM e),
-       (SELECT count(*) FILTER (WHERE compaction) FROM e), (SELECT count(*) FROM u)
-"""
+), s AS (DELETE FROM {{schema}}.sessions
+          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} RETURNING 1),
+   u AS (DELETE FROM {{schema}}.user_states
+          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} RETURNING 1)""",
+    [
+        "(SELECT count(*) FROM s)",
+        "(SELECT count(*) FILTER (WHERE NOT compaction) FROM e)",
+        "(SELECT count(*) FILTER (WHERE compaction) FROM e)",
+        "(SELECT count(*) FROM u)",
+    ],
+)
 
 # Succeeds (returns the new revision) only if the session is still at revision $6 and does not
 # hold this very event already (an equal re-delivery is a no-op, as in ADK): the optimistic
-# check, the event insert and all three state merges commit together or not at all.
+# check, the event insert and all three state merges commit together or not at all. `mine`
+# answers this append's replay after a lost reply: when the event written at revision $6 + 1
+# is this very event, that revision is returned again (nothing is written twice). It is read
+# only when the update found nothing, so the hot path pays nothing for it.
 _APPEND = """
 WITH s AS (
     UPDATE {schema}.sessions
@@ -120,8 +143,13 @@ WITH s AS (
     SELECT $1, $2, $11::json FROM s WHERE $11::json IS NOT NULL
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
+), mine AS (
+    SELECT seq AS revision FROM {schema}.events
+     WHERE NOT EXISTS (SELECT 1 FROM s)
+       AND app_name = $1 AND user_id = $2 AND session_id = $3 AND seq = $6 + 1 AND id = $7
+       AND data::jsonb = ($9::json)::jsonb
 )
-SELECT revision FROM s
+SELECT revision FROM s UNION ALL SELECT revision FROM mine
 """
 
 _HEAD = """
@@ -226,8 +254,10 @@ class SessionStore:
         app_delta_json: str | None,
         user_delta_json: str | None,
     ) -> SessionRow | None:
-        """Insert a session and merge its app/user deltas; None if the id is taken."""
+        """Insert a session and merge its app/user deltas; None if the id is taken (by another
+        call: this call's own replay after a lost reply gets its session back)."""
         await self.ready()
+        request_id = uuid.uuid4()
         row = await self._db.run(
             lambda conn: conn.fetchrow(
                 self._create,
@@ -238,6 +268,7 @@ class SessionStore:
                 last_update_time,
                 app_delta_json,
                 user_delta_json,
+                request_id,
             )
         )
         if row is None:
@@ -286,9 +317,13 @@ class SessionStore:
 
     async def erase_user(self, app_name: str, user_id: str) -> tuple[int, int, int, int]:
         """Delete every session, event and the user state of one user; (sessions, events,
-        compaction summaries, user states) deleted."""
-        row = await self._db.run(lambda conn: conn.fetchrow(self._erase_user, app_name, user_id))
-        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+        compaction summaries, user states) deleted; a replay after a lost reply returns the
+        same counts."""
+        request_id = uuid.uuid4()
+        counts = await self._db.run(
+            lambda conn: conn.fetchval(self._erase_user, app_name, user_id, request_id)
+        )
+        return int(counts[0]), int(counts[1]), int(counts[2]), int(counts[3])
 
     async def user_state(self, app_name: str, user_id: str) -> str | None:
         """The user's state as JSON text, or None when nothing was ever stored."""

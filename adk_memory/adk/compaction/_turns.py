@@ -41,7 +41,7 @@ def has_function_parts(content: types.Content) -> bool:
 def is_relay(content: types.Content) -> bool:
     """Whether the content is another agent's turn that ADK relayed as user-role context
     ("For context: ... [agent] said / called tool / tool returned")."""
-    parts = content.parts or ()
+    parts = content.parts or []
     return bool(parts) and parts[0].text == OTHER_AGENT_CONTEXT_PREAMBLE
 
 

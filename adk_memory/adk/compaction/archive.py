@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
@@ -41,6 +40,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..._cache import LruCache
+from ...errors import InputValidationError
 from ...redaction import Redactor, redact_json
 from ..tokens import CachedEstimator, PayloadKey, TokenCache
 
@@ -221,7 +221,7 @@ class ToolResultArchivePlugin(BasePlugin):
             return version
         service = context.get_invocation_context().artifact_service
         if service is None:
-            raise ValueError(
+            raise InputValidationError(
                 "ToolResultArchivePlugin needs an artifact service: pass artifact_service= to "
                 "the Runner (e.g. InMemoryArtifactService or GcsArtifactService)."
             )

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from functools import cache
 
 from google.adk.agents.callback_context import CallbackContext
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
+from ...errors import InputValidationError
 from ..tokens import (
     MEDIA_TOKENS,
     TokenCache,

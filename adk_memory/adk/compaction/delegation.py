@@ -67,7 +67,7 @@ def filter_delegation(
             continue
         if not keep_other_agents_replies:
             continue
-        preamble, *relayed = content.parts or ()
+        preamble, *relayed = content.parts or []
         replies = [part for part in relayed if _is_reply(part)]
         if len(replies) == len(relayed):
             kept.append(content)

@@ -42,8 +42,7 @@ from datetime import timedelta
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
-from google.adk.errors import StaleSessionError
-from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.errors import StaleSessionError  # ADK's: any session service may raise it
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.models.base_llm import BaseLlm
@@ -55,17 +54,22 @@ from google.genai import types
 from typing_extensions import override
 
 from ..._adk_private import apply_rewinds
+from ..._retry import Backoff, RetryPolicy, not_permanent, retry_call
+from ...errors import AdkMemoryError, InputValidationError
 from ...memory.generation import resolve_llm
 from ...redaction import Redactor, redact_content
 from ..tokens import content_tokens
 
 logger = logging.getLogger(__name__)
 
+_MAX_RETRY_DELAY = 60.0
+"""The longest wait between two summary attempts (unless `retry_delay` itself is longer)."""
+
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id): one session, never shared across users."""
 
 
-class SummarizationError(RuntimeError):
+class SummarizationError(AdkMemoryError, RuntimeError):
     """The model gave no summary: an answer without text (retried like any model failure), or
     no usable answer in `max_attempts` calls (logged; the events stay raw)."""
 
@@ -81,12 +85,11 @@ def latest_compaction(events: Sequence[Event]) -> Event | None:
     extends. Each summary this plugin writes contains the previous one, so it is also the only
     compaction ADK's content builder still uses."""
     latest: Event | None = None
+    reach = 0.0
     for event in events:
         compaction = compaction_of(event)
-        if compaction is not None and (
-            latest is None or compaction.end_timestamp >= latest.actions.compaction.end_timestamp
-        ):
-            latest = event
+        if compaction is not None and (latest is None or (compaction.end_timestamp or 0) >= reach):
+            latest, reach = event, compaction.end_timestamp or 0.0
     return latest
 
 
@@ -211,7 +214,9 @@ class RecursiveSummarizationPlugin(BasePlugin):
             `{conversation_history}`.
           max_attempts: model calls per summary before giving up (the failure is logged; the
             events stay raw and the next trigger tries again).
-          retry_delay: seconds before the second attempt, doubling for each later one.
+          retry_delay: seconds before the second attempt, doubling for each later one (half
+            jittered, at most a minute); a permanent failure (a rejected key, a 4xx) is not
+            retried.
           timeout: seconds one model call may take; None: no limit.
           max_concurrent: summaries computed at once by this plugin (all sessions together).
           redactor: redacts what the model is sent (events, earlier summary) and the summary
@@ -242,6 +247,11 @@ class RecursiveSummarizationPlugin(BasePlugin):
         self.keep_last = keep_last
         self.max_attempts = max_attempts
         self.retry_delay = retry_delay
+        self._retry = RetryPolicy(
+            Backoff(base=retry_delay, cap=max(retry_delay, _MAX_RETRY_DELAY)),
+            max_attempts=max_attempts,
+            retry_on=not_permanent,
+        )
         self.timeout = timeout
         self.redactor = redactor
         self._summarizer = LlmEventSummarizer(resolve_llm(model), prompt_template)
@@ -342,8 +352,9 @@ class RecursiveSummarizationPlugin(BasePlugin):
         if self.token_threshold is None:
             return False
         tokens = sum(content_tokens(e.content) for e in raw if e.content)
-        if latest is not None:
-            tokens += content_tokens(latest.actions.compaction.compacted_content)
+        earlier = compaction_of(latest) if latest is not None else None
+        if earlier is not None:
+            tokens += content_tokens(earlier.compacted_content)
         return tokens >= self.token_threshold
 
     def _plan(self, events: Sequence[Event], *, when_due: bool) -> _Plan | None:
@@ -357,8 +368,8 @@ class RecursiveSummarizationPlugin(BasePlugin):
         if not covered:
             return None
         inputs = list(covered)
-        if latest is not None:
-            earlier = latest.actions.compaction
+        earlier = compaction_of(latest) if latest is not None else None
+        if latest is not None and earlier is not None:
             seed = Event(
                 timestamp=earlier.start_timestamp,
                 author="model",
@@ -413,37 +424,45 @@ class RecursiveSummarizationPlugin(BasePlugin):
     async def _summarize(
         self, plan: _Plan
     ) -> tuple[EventCompaction, types.GenerateContentResponseUsageMetadata | None]:
-        """One summary, retried with exponential backoff on any model failure."""
+        """One summary, retried with exponential backoff and jitter on any model failure but a
+        permanent one (`adk_memory._retry.is_permanent`: a missing or rejected key, a 4xx, bad
+        input), which no further call would fix. The slot is held per call, not while waiting.
+        """
         events = self._redacted_events(plan.events)
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                async with self._slots:
-                    event = await asyncio.wait_for(
-                        self._summarizer.maybe_summarize_events(events=events), self.timeout
-                    )
-                made = compaction_of(event) if event is not None else None
-                content = made.compacted_content if made is not None else None
-                if content is not None and self.redactor is not None:
-                    content = redact_content(content, self.redactor)
-                if content is None or not any(p.text for p in content.parts or ()):
-                    raise SummarizationError("the model returned no summary text")
-                compaction = EventCompaction(
-                    start_timestamp=plan.start, end_timestamp=plan.end, compacted_content=content
+        tries = 0
+
+        async def attempt() -> tuple[Event, EventCompaction]:
+            nonlocal tries
+            tries += 1
+            async with self._slots:
+                event = await asyncio.wait_for(
+                    self._summarizer.maybe_summarize_events(events=events), self.timeout
                 )
-                return compaction, event.usage_metadata
-            except Exception as error:
-                if attempt == self.max_attempts:
-                    raise SummarizationError(f"no summary after {attempt} attempt(s)") from error
-                delay = self.retry_delay * 2 ** (attempt - 1)
-                logger.warning(
-                    "Summary attempt %d/%d failed (%r); retrying in %.1f s.",
-                    attempt,
-                    self.max_attempts,
-                    error,
-                    delay,
-                )
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+            made = compaction_of(event) if event is not None else None
+            content = made.compacted_content if made is not None else None
+            if content is not None and self.redactor is not None:
+                content = redact_content(content, self.redactor)
+            if event is None or content is None or not any(p.text for p in content.parts or ()):
+                raise SummarizationError("the model returned no summary text")
+            compaction = EventCompaction(
+                start_timestamp=plan.start, end_timestamp=plan.end, compacted_content=content
+            )
+            return event, compaction
+
+        def log_retry(number: int, error: BaseException, delay: float) -> None:
+            logger.warning(
+                "Summary attempt %d/%d failed (%r); retrying in %.1f s.",
+                number,
+                self.max_attempts,
+                error,
+                delay,
+            )
+
+        try:
+            event, compaction = await retry_call(attempt, self._retry, on_retry=log_retry)
+        except Exception as error:
+            raise SummarizationError(f"no summary after {tries} attempt(s)") from error
+        return compaction, event.usage_metadata
 
     def _redacted_events(self, events: list[Event]) -> list[Event]:
         """The model's input: copies of the events with their content redacted (the events

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from google.adk.agents.callback_context import CallbackContext
-from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
+from ...errors import InputValidationError
 from ._turns import (
     RequestHistory,
     SummaryTest,

@@ -14,6 +14,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..checks import MAX_FACT_LENGTH
 from ..models import Memory
 from ..rendering import neutralise
 from .extract import ExtractedFact
@@ -121,6 +122,8 @@ def _validated(
             raise GenerationOutputError(f"{action} targets {target!r}, not a candidate memory id")
         if action != "DELETE" and not text:
             raise GenerationOutputError(f"{action} has no fact text")
+        if len(text) > MAX_FACT_LENGTH:  # the model is held to the limit a user is
+            raise GenerationOutputError(f"{action}'s fact is over {MAX_FACT_LENGTH} characters")
         if action == "CREATE":
             if text.casefold() in created:
                 continue

@@ -9,6 +9,7 @@ decide what the facts do.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -18,9 +19,13 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...config import CustomizationConfig, GenerateMemoriesExample
+from ...errors import InputValidationError
+from ..checks import MAX_FACT_LENGTH
 from .llm import generate_structured
 from .templates import load_template
 from .topics import render_topics, topic_label, unique_topics
+
+logger = logging.getLogger(__name__)
 
 _TOOL_TEXT_LIMIT = 2000
 """How much of a function call's arguments or response is shown to the model."""
@@ -131,7 +136,9 @@ def _render_example(number: int, example: GenerateMemoriesExample) -> str:
         try:
             content = types.Content.model_validate(raw)
         except ValidationError as exc:
-            raise ValueError(f"few-shot example {number} has an invalid content: {exc}") from exc
+            raise InputValidationError(
+                f"few-shot example {number} has an invalid content: {exc}"
+            ) from exc
         speaker = "Agent" if content.role == "model" else "User"
         texts = [t for p in content.parts or () if (t := _example_part_text(p)) is not None]
         if texts:
@@ -180,6 +187,13 @@ def _cleaned(
         text = " ".join(item.fact.split())
         topic = labels.get(item.topic.strip().casefold())
         if not text or (topic is None and not item.forget):
+            continue
+        if len(text) > MAX_FACT_LENGTH:  # the model is held to the limit a user is
+            logger.warning(
+                "Extraction: dropped a fact of %d characters (the limit is %d).",
+                len(text),
+                MAX_FACT_LENGTH,
+            )
             continue
         key = (text.casefold(), item.forget)
         if key in seen:

@@ -3,7 +3,9 @@
 Owns: resolving a model name to an ADK `BaseLlm`, building the request, enforcing the timeout,
 and turning the answer into a validated pydantic object. Anything wrong with the answer itself
 becomes `GenerationOutputError`, which the job queue retries; transport errors and timeouts
-propagate unchanged so the queue sees them for what they are. It knows nothing of memories.
+propagate unchanged so the queue's retry policy (`adk_memory._retry`) sees them for what they
+are: retried when transient, dead-lettered at once when permanent (a rejected key, a 4xx). It
+never retries itself (one call per try of a job) and knows nothing of memories.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from google.adk.models.registry import LLMRegistry
 from google.genai import types
 from pydantic import BaseModel, ValidationError
 
+from ...errors import AdkMemoryError
+
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _SHOWN_OUTPUT = 500
 """How much of a bad answer an error message quotes (enough to diagnose, not a log flood)."""
 
 
-class GenerationOutputError(ValueError):
+class GenerationOutputError(AdkMemoryError, ValueError):
     """The model answered, but not with what was asked: malformed JSON, the wrong shape, an
     invalid operation, or a blocked/truncated response. Worth retrying: the next answer may be
     fine."""

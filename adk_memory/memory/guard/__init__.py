@@ -2,7 +2,8 @@
 
 Owns: the public names, re-exported from one module each:
 - `verdict.py`: the `MemoryGuard` protocol (one async `check`), its verdict (`GuardVerdict`:
-  allow, reject or quarantine, with a rule id and a reason) and `SOURCES`;
+  allow, reject or quarantine, with a rule id and a reason), `SOURCES`, and `NoGuard` (allows
+  everything: the guard switched off);
 - `default.py`: `DefaultMemoryGuard`, deterministic rules against memory poisoning (text that
   tries to act on the model once it is recalled into a prompt); its class docstring lists every
   rule. It puts together `normalise.py` (the views that undo obfuscation), `rules.py` (the form
@@ -20,7 +21,7 @@ revision label), never calls a model or the network in `DefaultMemoryGuard`, and
 
 from .default import DEFAULT_DELIMITERS, DEFAULT_MAX_CHARS, DefaultMemoryGuard
 from .model_armor import ModelArmorGuard
-from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard
+from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard, NoGuard
 
 __all__ = [
     "DEFAULT_DELIMITERS",
@@ -31,4 +32,5 @@ __all__ = [
     "GuardVerdict",
     "MemoryGuard",
     "ModelArmorGuard",
+    "NoGuard",
 ]

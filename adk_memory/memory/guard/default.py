@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from ...errors import InputValidationError
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
@@ -105,7 +106,7 @@ class DefaultMemoryGuard:
         if isinstance(delimiters, str):
             raise TypeError("delimiters is a list of names, not one string.")
         if max_chars < 1:
-            raise ValueError("max_chars must be at least 1.")
+            raise InputValidationError("max_chars must be at least 1.")
         self.max_chars = max_chars
         self.delimiters = (*DEFAULT_DELIMITERS, *delimiters)
         self.quarantine_suspicious = quarantine_suspicious

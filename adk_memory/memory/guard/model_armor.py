@@ -1,8 +1,9 @@
 """`ModelArmorGuard`: the memory guard's question asked of Google Cloud Model Armor.
 
 Owns: the Model Armor request for a fact, the client (built on first use on the template's
-regional endpoint), the retry and timeout of one check, how a response becomes a verdict
-(matched filters' names, never the fact) and what an unchecked fact gets (`fail_open`).
+regional endpoint), the retry (the package's policy, `adk_memory._retry`) and timeout of one
+check, how a response becomes a verdict (matched filters' names, never the fact) and what an
+unchecked fact gets (`fail_open`).
 
 It never imports `google-cloud-modelarmor` unless a `ModelArmorGuard` is built, never sends the
 fact's scope or source, never raises from `check` (a failed call is an unchecked fact) and never
@@ -17,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..._retry import Backoff, RetryPolicy, is_transient, retry_call
+from ...errors import InputValidationError
 from .verdict import GuardAction, GuardVerdict
 
 logger = logging.getLogger(__name__)
@@ -24,18 +27,19 @@ logger = logging.getLogger(__name__)
 _TEMPLATE_NAME = re.compile(r"projects/([^/]+)/locations/([^/]+)/templates/([^/]+)")
 
 
-def _import_modelarmor() -> tuple[Any, Any, Any]:
-    """`modelarmor_v1` and google-api-core's `retry` and `exceptions`, or a clear error."""
-    try:
-        from google.api_core import exceptions, retry
+_RETRY_BACKOFF = Backoff(base=0.1, cap=1.0)
+"""Waits between tries of one check: 0.1 s, doubling, at most 1 s (jittered)."""
 
-        modelarmor_v1 = importlib.import_module("google.cloud.modelarmor_v1")
+
+def _import_modelarmor() -> Any:
+    """`modelarmor_v1`, or a clear error."""
+    try:
+        return importlib.import_module("google.cloud.modelarmor_v1")
     except ImportError as exc:
         raise ImportError(
             "ModelArmorGuard needs google-cloud-modelarmor, which is not installed: "
             'pip install "adk-memory[modelarmor]"'
         ) from exc
-    return modelarmor_v1, retry, exceptions
 
 
 class ModelArmorGuard:
@@ -78,24 +82,17 @@ class ModelArmorGuard:
     ) -> None:
         match = _TEMPLATE_NAME.fullmatch(template)
         if match is None:
-            raise ValueError(
+            raise InputValidationError(
                 "template must be a Model Armor template name: "
                 "projects/PROJECT/locations/LOCATION/templates/TEMPLATE."
             )
         if GuardAction(on_match) == GuardAction.ALLOW:
-            raise ValueError("on_match must be REJECT or QUARANTINE.")
-        self._modelarmor, retry, exceptions = _import_modelarmor()
+            raise InputValidationError("on_match must be REJECT or QUARANTINE.")
+        self._modelarmor = _import_modelarmor()
         # The client's default retry keeps trying an unreachable endpoint for 60 s whatever the
-        # call's timeout; this one retries the transient errors within `timeout` only.
-        self._retry = retry.AsyncRetry(
-            predicate=retry.if_exception_type(
-                exceptions.ServiceUnavailable, exceptions.DeadlineExceeded
-            ),
-            initial=0.1,
-            maximum=1.0,
-            multiplier=2.0,
-            timeout=timeout,
-        )
+        # call's timeout, so it is switched off per call; this one retries transient errors
+        # (unavailable, deadline exceeded, rate limited) within `timeout` only.
+        self._retry = RetryPolicy(_RETRY_BACKOFF, deadline=timeout, retry_on=is_transient)
         self.template = template
         self.location = match.group(2)
         self.endpoint = f"modelarmor.{self.location}.rep.googleapis.com"
@@ -124,9 +121,13 @@ class ModelArmorGuard:
     async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
         """Model Armor's verdict on `fact` (`scope` and `source` are not sent)."""
         armor = self._modelarmor
+        request = self.request(fact)
         try:
-            response = await self.client.sanitize_user_prompt(
-                request=self.request(fact), retry=self._retry, timeout=self.timeout
+            response = await retry_call(
+                lambda: self.client.sanitize_user_prompt(
+                    request=request, retry=None, timeout=self.timeout
+                ),
+                self._retry,
             )
             result = response.sanitization_result
         except Exception as exc:  # any failure is an unchecked fact: the fail_open decision

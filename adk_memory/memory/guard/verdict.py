@@ -6,7 +6,8 @@ so one poisoned write acts many times. Rendering escapes delimiters too (`render
 guard keeps the attempt out of the store, where it would also skew retrieval and consolidation.
 
 It never holds a rule or calls anything: implementations live in `default.py` (local rules) and
-`model_armor.py` (Google Cloud Model Armor). A verdict never contains the fact's text.
+`model_armor.py` (Google Cloud Model Armor); the one here, `NoGuard`, has no rule at all. A
+verdict never contains the fact's text.
 """
 
 from __future__ import annotations
@@ -74,3 +75,12 @@ class MemoryGuard(Protocol):
     async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
         """The verdict on `fact`."""
         ...
+
+
+class NoGuard:
+    """The guard that allows every fact: how the guard is switched off (a stored app
+    configuration's `guard: none`)."""
+
+    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
+        """Always `GuardVerdict.allow()`."""
+        return GuardVerdict.allow()

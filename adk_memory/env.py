@@ -20,14 +20,13 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar, get_args
-
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from typing import TYPE_CHECKING, TypeVar, get_args
 
 from .config import DatabaseTimeouts, RedactChoice
 from .errors import InputValidationError
-from .redaction import PiiRedactor, Redactor
+
+if TYPE_CHECKING:  # imported where used: `adk-memory db ...` must start without them
+    from .redaction import Redactor
 
 T = TypeVar("T")
 
@@ -179,7 +178,11 @@ def parse_redact(text: str) -> Redactor | None:
     name = text.strip().lower()
     if name not in REDACT_CHOICES:
         raise InputValidationError(f"expected one of {', '.join(REDACT_CHOICES)}")
-    return PiiRedactor() if name == "pii" else None
+    if name != "pii":
+        return None
+    from .redaction import PiiRedactor
+
+    return PiiRedactor()
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -272,6 +275,9 @@ def with_database_password(url: str, environ: Mapping[str, str]) -> str:
     """`url` with the environment's password (`database_password`) when it carries none; a
     password written in the URL wins. Keep the result in memory only: it holds the secret. A
     URL that does not parse is returned as it is, for the engine to reject with its message."""
+    from sqlalchemy.engine import make_url  # here: `adk-memory db ...` starts without it
+    from sqlalchemy.exc import ArgumentError
+
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number

@@ -43,6 +43,31 @@ def test_version_and_help_import_no_adk(args: list[str]) -> None:
     assert "adk-memory" in "\n".join(printed)
 
 
+@pytest.mark.parametrize("args", [["db", "--help"], ["db", "status"], ["db", "url"]])
+def test_the_embedded_server_commands_import_no_agents_and_no_sqlalchemy(
+    args: list[str], tmp_path: object
+) -> None:
+    """`adk-memory db status|url|stop` only read a pid file: no SQLAlchemy, no google-genai, no
+    ADK agents (ADK's small `google.adk.errors`, whose types ours subclass, is all)."""
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _PROBE,
+            *args,
+            *(["--data-dir", str(tmp_path)] if args[1:] != ["--help"] else []),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    *_, last = probe.stdout.strip().splitlines()
+    heavy = json.loads(last)["heavy"]
+    assert not [
+        m for m in heavy if m.startswith(("sqlalchemy", "google.genai", "google.adk.agents"))
+    ]
+
+
 def test_the_command_list_matches_each_commands_own_help() -> None:
     """`adk-memory --help` lists the commands from a table (so it imports none of them): the
     table says what each command's own help says, and every command it names exists."""

@@ -76,6 +76,18 @@ async def row_counts(service: PostgresMemoryService) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+async def hours_pass(service: PostgresMemoryService, hours: int) -> None:
+    """Every stored expiry moves `hours` back, so a test sees what a TTL does later without
+    sleeping (a short sleep-sized TTL would race a slow machine)."""
+    back = f"expire_time - interval '{hours} hours'"
+    await service.database.run(
+        lambda conn: conn.execute(
+            f"UPDATE {SCHEMA}.memories SET expire_time = {back}; "
+            f"UPDATE {SCHEMA}.memory_revisions SET expire_time = {back}"
+        )
+    )
+
+
 async def facts(service: PostgresMemoryService, scope: dict[str, str]) -> list[str]:
     return [m.fact for m in (await service.list_memories(scope, page_size=1000)).memories]
 
@@ -610,12 +622,10 @@ async def test_sweep_works_in_batches(make_service):
 
 
 async def test_revision_ttl_hides_then_sweeps_old_revisions(make_service):
-    service = make_service(
-        config=MemoryBankConfig(ttl=TtlConfig(revision_ttl=timedelta(seconds=0.6)))
-    )
+    service = make_service(config=MemoryBankConfig(ttl=TtlConfig(revision_ttl=timedelta(hours=1))))
     memory = await service.create_memory("f", SCOPE)
     assert len(await service.list_revisions(memory.id, SCOPE)) == 1
-    await asyncio.sleep(0.7)
+    await hours_pass(service, 2)  # the CREATED revision's hour is up; nothing races a clock
     await service.update_memory(memory.id, SCOPE, fact="g")
     revisions = await service.list_revisions(memory.id, SCOPE)
     assert [r.action for r in revisions] == [MemoryAction.UPDATED]  # the CREATED one expired

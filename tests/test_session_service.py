@@ -7,6 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from conftest import TEST_SCHEMA
 from google.adk.errors import StaleSessionError
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -240,11 +241,16 @@ async def test_redactor_is_applied_before_anything_is_written(make_session_servi
 
 
 async def test_ttl_sweep_deletes_idle_sessions_with_their_events(make_session_service):
-    service = make_session_service(session_ttl=timedelta(seconds=0.3))
+    service = make_session_service(session_ttl=timedelta(hours=1))
     old = [await service.create_session(app_name=APP, user_id="u") for _ in range(5)]
     for session in old:
         await service.append_event(session, text_event("hello"))
-    await asyncio.sleep(0.4)
+    # Two hours pass for these five (moved back in the database: no sleep racing the TTL).
+    await service.database.run(
+        lambda conn: conn.execute(
+            f"UPDATE {TEST_SCHEMA}.sessions SET active_time = active_time - interval '2 hours'"
+        )
+    )
     fresh = await service.create_session(app_name=APP, user_id="u")
 
     seen: list[int] = []

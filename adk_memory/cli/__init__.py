@@ -52,7 +52,7 @@ _COMMANDS: dict[str, _Entry] = {
         children=((".quarantine", "quarantine"),),
     ),
     "migrate": _Entry(
-        ".db", "migrate", "Create or upgrade the tables, and the vector column and index."
+        ".migrate", "migrate", "Create or upgrade the tables, and the vector column and index."
     ),
     "sweep": _Entry(
         ".maintenance",

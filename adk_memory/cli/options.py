@@ -13,26 +13,18 @@ explain: anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import subprocess
-from collections.abc import Callable, Coroutine, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-import asyncpg
 import click
-from google.adk.errors.input_validation_error import (
-    InputValidationError as AdkInputValidationError,
-)
 from google.adk.models.base_llm import BaseLlm
 
 from ..config import GenerationConfig
-from ..db.engine import CONNECT_FAILURES, DEFAULT_SCHEMA, Database, driver_error
+from ..db.engine import DEFAULT_SCHEMA, Database
 from ..env import (
-    DATA_DIR_ENV,
     DATABASE_PASSWORD_ENV,
     DATABASE_PASSWORD_FILE_ENV,
     DATABASE_URL_ENV,
@@ -41,7 +33,6 @@ from ..env import (
     REDACT_CHOICES,
     REDACT_ENV,
     SCHEMA_ENV,
-    STATEMENT_TIMEOUT_ENV,
     database_timeouts,
     environment,
     parse_duration,
@@ -49,53 +40,16 @@ from ..env import (
     parse_redact,
     with_database_password,
 )
-from ..errors import AdkMemoryError, DatabaseTimeoutError
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.service import PostgresMemoryService
 from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
+from .db import data_dir_option as data_dir_option
+from .failures import run as run
+from .failures import user_errors as user_errors
 
 T = TypeVar("T")
-
-_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (*CONNECT_FAILURES, asyncio.TimeoutError)
-"""Raised outside a pooled connection (the embedded server's start, a direct connect)."""
-_USER_ERRORS: tuple[type[BaseException], ...] = (
-    AdkMemoryError,
-    AdkInputValidationError,  # ADK's own, raised by ADK code a command calls
-    asyncpg.exceptions.InsufficientPrivilegeError,
-)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn errors the user can fix (a bad URL, an unreachable server, a wrong role or password,
-    a missing database, a schema that needs `adk-memory migrate`, ...) into
-    `click.ClickException`: one line on stderr, exit code 1."""
-    try:
-        yield
-    except Exception as raised:
-        exc = driver_error(raised)
-        if isinstance(exc, DatabaseTimeoutError):  # an OSError, but no refused connection
-            message = f"{exc} For a long job, raise ${STATEMENT_TIMEOUT_ENV} (e.g. 10m, none)."
-        elif isinstance(exc, _USER_ERRORS):  # before OSError: DatabaseUnavailableError is one
-            message = str(exc)
-        elif isinstance(exc, _CONNECTION_ERRORS):
-            message = f"Could not connect to the database: {exc}"
-        elif isinstance(exc, subprocess.CalledProcessError):  # only the embedded server runs one
-            message = (
-                f"The embedded PostgreSQL failed ({exc}); its log is the file `log` in its data "
-                "directory."
-            )
-        else:
-            raise
-        raise click.ClickException(" ".join(message.split())) from raised
-
-
-def run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine to completion, with `user_errors()` applied."""
-    with user_errors():
-        return asyncio.run(coroutine)
 
 
 @dataclass(frozen=True)
@@ -146,14 +100,6 @@ def with_options(
     for option in reversed(options):
         function = option(function)
     return function
-
-
-data_dir_option = click.option(
-    "--data-dir",
-    envvar=DATA_DIR_ENV,
-    type=click.Path(file_okay=False),
-    help=f"The embedded server's data directory (default ${DATA_DIR_ENV}, else ./.adk/pgdata).",
-)
 
 
 def database_options(command: Callable[..., T]) -> Callable[..., T]:

@@ -36,6 +36,7 @@ from ..errors import (
     InputValidationError,
 )
 from . import embedded
+from .driver import CONNECT_FAILURES, driver_error
 from .migrations import migrate
 from .urls import create_engine, normalise_url
 from .vectors import VectorState, migrate_vectors
@@ -174,23 +175,6 @@ async def _uncancellable(work: Awaitable[None]) -> None:
     task.result()
     if cancelled is not None:
         raise cancelled
-
-
-CONNECT_FAILURES: tuple[type[BaseException], ...] = (
-    OSError,  # refused, unknown host, missing Unix socket, TLS refused
-    asyncpg.exceptions.PostgresConnectionError,
-    asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # role or password
-    asyncpg.exceptions.InvalidCatalogNameError,  # no such database
-    asyncpg.exceptions.ClientConfigurationError,
-)
-
-
-def driver_error(exc: BaseException) -> BaseException:
-    """The driver's error inside SQLAlchemy's wrappers: a pool that fails to connect raises
-    SQLAlchemy's DBAPI error, whose cause is what asyncpg said (the role, the database, ...)."""
-    while type(exc).__module__.startswith("sqlalchemy.") and exc.__cause__ is not None:
-        exc = exc.__cause__
-    return exc
 
 
 def _as_unavailable(exc: BaseException) -> DatabaseUnavailableError | None:

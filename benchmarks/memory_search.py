@@ -75,6 +75,7 @@ from adk_memory.memory.scope import Scope, scope_key, user_scope
 # The store's own retrieval statement, EXPLAINed as the service runs it (private on purpose:
 # the benchmark must show the plan of the real SQL, not of a copy that could drift).
 from adk_memory.memory.store import _retrieve_statement
+from adk_memory.memory.text import search_text
 
 BENCH_DATABASE = "adk_memory_bench_memory"
 SCHEMA = DEFAULT_SCHEMA
@@ -577,7 +578,7 @@ def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
     return (
         scope_key(query.scope),
         None if config.mode == "text" else Vector(query.vector).to_text(),
-        query.text,
+        search_text(query.text).words,
         config.text_search_language,
         max(config.candidates, TOP_K),
         TOP_K,
@@ -591,6 +592,7 @@ def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
         None,
         None,
         config.mode != "vector",
+        search_text(query.text).grams,
     )
 
 

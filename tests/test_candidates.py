@@ -168,7 +168,7 @@ async def test_a_job_looks_its_candidates_up_once(
         await service.generate_memories(facts=FACTS, scope=SCOPE)
         assert await service.worker.run_until_idle() == 1
 
-    assert len([s for s in sent if "WITH ORDINALITY AS f(fact, ord)" in s]) == 1
+    assert len([s for s in sent if "WITH ORDINALITY AS f(fact" in s]) == 1
     assert not [s for s in sent if "fused AS" in s]  # the retrieval statement never ran
     [request] = llm.requests
     shown = " ".join(p.text for c in request.contents for p in c.parts or [] if p.text)

@@ -449,7 +449,7 @@ async def test_the_settled_plan_casts_the_query_vector_once(embedded, filtered):
     from the covering index alone."""
     await embedded.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
     statement = _retrieve_statement(SCHEMA, covered=True, filtered=filtered)
-    nulls = ", ".join(["NULL"] * 16)
+    nulls = ", ".join(["NULL"] * 17)
     async with embedded.database.connection() as conn:
         # A one-row table is best read by a sequential scan, and whether the planner knows the
         # table is that small depends on when autovacuum last analyzed it: the plan is checked

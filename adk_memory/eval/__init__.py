@@ -22,6 +22,7 @@ from .retrieval import (
     load_synthetic_dataset,
     parse_dataset,
     recall_at_k,
+    recall_by,
     reciprocal_rank,
     synthetic_dataset_path,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "load_synthetic_dataset",
     "parse_dataset",
     "recall_at_k",
+    "recall_by",
     "reciprocal_rank",
     "synthetic_dataset_path",
 ]

@@ -272,6 +272,17 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str]) -> float:
     return 0.0
 
 
+def recall_by(dataset: RetrievalDataset, report: ModeReport, key: str, k: int) -> dict[str, float]:
+    """Mean Recall@`k` of `report`'s queries grouped by their `metadata[key]` (a query without
+    it counts under ""), e.g. per language: a mean over every query can hide one group that
+    finds nothing."""
+    group = {q.id: str(q.metadata.get(key, "")) for q in dataset.queries}
+    recalls: dict[str, list[float]] = {}
+    for result in report.queries:
+        recalls.setdefault(group[result.query_id], []).append(result.recall[k])
+    return {name: sum(values) / len(values) for name, values in recalls.items()}
+
+
 # ----------------------------------------------------------------------------------- report
 
 

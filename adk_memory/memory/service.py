@@ -299,6 +299,22 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         )
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
 
+    async def reindex_text(self, batch_size: int = 1000) -> int:
+        """Rebuild every stored memory's full-text index in this service's form: run once after
+        upgrading from a version that indexed text without normalisation and bigrams (those
+        memories are otherwise found only by words typed exactly as stored, never in Chinese,
+        Japanese or Thai), or after changing `text_search_language`. Runs in batches (one
+        statement to read, one to write, each); safe to run again or alongside traffic. Returns
+        how many memories were indexed."""
+        check_count("batch_size", batch_size, 10_000)
+        store = await self._ready()
+        done = 0
+        batch = await store.reindex_text(None, batch_size)
+        while batch:
+            done += len(batch)
+            batch = await store.reindex_text(batch[-1], batch_size)
+        return done
+
     async def _all_memories(self, scope: Scope, flt: MemoryFilter | None) -> list[Memory]:
         memories: list[Memory] = []
         token: str | None = None

@@ -28,6 +28,7 @@ from ..db.migrations import MEMORY_MIGRATIONS
 from ..db.replies import FIRST_ATTEMPT, recorded
 from ..db.vectors import COVERED
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
+from .text import search_text
 
 _MEMORY_COLUMNS = """
     m.id::text, m.scope::text, m.fact, m.content::text, m.topics, m.metadata::text, m.importance,
@@ -79,6 +80,23 @@ def _expiry(param: str) -> str:
     )
 
 
+# Full text is indexed and queried in the form `text.search_text` gives both sides: the words
+# under the service's configuration, the unspaced scripts' bigrams under `simple` (no stemming or
+# stop words apply to them), so one scope can hold memories in any mix of languages.
+def _fts(config: str, *, words: str, grams: str) -> str:
+    """SQL for a fact's tsvector from its searchable words and bigrams."""
+    return f"to_tsvector({config}::regconfig, {words}) || to_tsvector('simple', {grams})"
+
+
+def _tsquery(config: str, *, words: str, grams: str) -> str:
+    """SQL for a query's tsquery: any of its words or bigrams (OR, ranked by `ts_rank`), NULL
+    when it has none."""
+    return (
+        f"nullif(replace((plainto_tsquery({config}::regconfig, {words}) "
+        f"|| plainto_tsquery('simple', {grams}))::text, '&', '|'), '')::tsquery"
+    )
+
+
 def _revision_of_m(
     action: str,
     *,
@@ -118,7 +136,8 @@ SELECT {_MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
 # $1 id, $2 scope key, $3 scope, $4 fact, $5 content, $6 topics, $7 metadata, $8 importance,
 # $9 confidence, $10 source type, $11 source session, $12 source events, $13 embedding,
 # $14 text-search config, $15 create time (NULL: now), $16 ttl seconds, $17 extracted facts,
-# $18 revision labels, $19 revision ttl seconds, $20 revision id (the write's token).
+# $18 revision labels, $19 revision ttl seconds, $20 revision id (the write's token), $21 and
+# $22 the fact's searchable words and bigrams (`text.search_text`).
 # An id that any revision already names is never created again: a deleted memory stays deleted
 # when the same source is added twice. The replay of a create whose first attempt committed
 # returns the memory it created.
@@ -129,7 +148,7 @@ WITH m AS (
          source_type, source_session_id, source_event_ids, embedding, fts, create_time,
          update_time, expire_time)
     SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
-           $12::text[], $13::vector, to_tsvector($14::regconfig, $4),
+           $12::text[], $13::vector, {_fts("$14", words="$21", grams="$22")},
            coalesce($15::timestamptz, now()), now(), {_expiry("$16")}
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
                        WHERE scope_key = {_real_key("$2")} AND memory_id = $1::uuid)
@@ -151,7 +170,8 @@ UNION ALL
 # $7 confidence, $8 embedding (used when the fact changes), $9 text-search config,
 # $10 ttl seconds (NULL: keep the expiry), $11 extracted facts, $12 labels,
 # $13 revision ttl seconds, $14 source type, $15 source session, $16 source events,
-# $17 revision id (the write's token: its replay changes nothing and returns the memory).
+# $17 revision id (the write's token: its replay changes nothing and returns the memory),
+# $18 and $19 the new fact's searchable words and bigrams (`text.search_text`).
 _UPDATE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m
@@ -161,7 +181,8 @@ WITH m AS (
            importance = coalesce($6, m.importance),
            confidence = coalesce($7, m.confidence),
            embedding = CASE WHEN $3 IS NULL THEN m.embedding ELSE $8::vector END,
-           fts = CASE WHEN $3 IS NULL THEN m.fts ELSE to_tsvector($9::regconfig, $3) END,
+           fts = CASE WHEN $3 IS NULL THEN m.fts
+                      ELSE {_fts("$9", words="$18", grams="$19")} END,
            source_session_id = coalesce($15, m.source_session_id),
            source_event_ids = coalesce($16::text[], m.source_event_ids),
            update_time = now(),
@@ -363,15 +384,15 @@ ORDER BY create_time, id
 """
 
 # One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
-# text, $4 text-search config, $5 candidates per list, $6 top k, $7 RRF k, $8/$9/$10 relevance,
+# words, $4 text-search config, $5 candidates per list, $6 top k, $7 RRF k, $8/$9/$10 relevance,
 # recency and importance weights, $11 recency half-life in seconds, $12..$15 filters, $16 whether
-# full-text search takes part (the vector search does when $2 is given).
-# Full-text matching is OR over the query's words (a question rarely repeats all of a fact's
-# words); both candidate lists are fused by reciprocal rank, normalised so that being first in
-# every list scores 1 (equally relevant memories share a rank), then blended with recency
-# (halving every half-life) and importance. The full-precision distance each result reports is
-# computed for the top k only, not for every candidate: big vectors are TOASTed, so each one
-# read is a lookup in the TOAST table.
+# full-text search takes part (the vector search does when $2 is given), $17 query bigrams.
+# Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
+# a fact's words); both candidate lists are fused by reciprocal rank, normalised so that being
+# first in every list scores 1 (equally relevant memories share a rank), then blended with
+# recency (halving every half-life) and importance. The full-precision distance each result
+# reports is computed for the top k only, not for every candidate: big vectors are TOASTed, so
+# each one read is a lookup in the TOAST table.
 # The vector list is an exact search of the scope when its vectors are small enough to sit, in
 # half precision, in the covering index `memories_scope_vectors` (an index-only scan reads a
 # scope's vectors from a few contiguous pages instead of one heap page per memory: 20 times
@@ -386,7 +407,7 @@ WITH vec AS (
          ORDER BY {{distance}}
          LIMIT $5) v
 ), query AS MATERIALIZED (
-    SELECT nullif(replace(plainto_tsquery($4::regconfig, $3)::text, '&', '|'), '')::tsquery AS q
+    SELECT {_tsquery("$4", words="$3", grams="$17")} AS q
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY relevance DESC) AS rank FROM (
         SELECT m.id, ts_rank(m.fts, query.q) AS relevance
@@ -445,11 +466,11 @@ def _retrieve_statement(schema: str, *, covered: bool, filtered: bool) -> str:
 # full-text for facts without embeddings (no embedder). Only ids are read per fact, so the
 # covered search stays an index-only scan; the rows are read once, at the end.
 # $1 scope key, $2 the facts' embeddings (vector text) or texts, $3 candidates per fact,
-# $4 text-search config (full-text only).
+# $4 text-search config and $5 the facts' bigrams (full-text only: $2 holds the facts' words).
 _CANDIDATES = f"""
 WITH facts AS MATERIALIZED (
     SELECT f.ord, {{query}} AS query
-      FROM unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)
+      FROM {{facts}}
 ), found AS (
     SELECT c.id, min(ARRAY[f.ord, c.pos]) AS first
       FROM facts f CROSS JOIN LATERAL (
@@ -464,27 +485,50 @@ SELECT {_MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.i
 ORDER BY found.first
 """
 
+_VECTOR_FACTS = "unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)"
+
 _CANDIDATE_SEARCH = {
     # The fact's vector is cast once per fact (in `facts`), not per memory compared.
     "covered": {
+        "facts": _VECTOR_FACTS,
         "query": "f.fact::vector::halfvec",
         "similarity": "m.embedding_half <=> f.query",
         "match": "m.embedding_half IS NOT NULL",
     },
     "hnsw": {
+        "facts": _VECTOR_FACTS,
         "query": "f.fact::vector",
         "similarity": "m.embedding <=> f.query",
         "match": "m.embedding IS NOT NULL",
     },
     # Negated rank, so that every search orders ascending (most similar first).
     "text": {
-        "query": "nullif(replace(plainto_tsquery($4::regconfig, f.fact)::text, '&', '|'), '')"
-        "::tsquery",
+        "facts": "unnest($2::text[], $5::text[]) WITH ORDINALITY AS f(fact, grams, ord)",
+        "query": _tsquery("$4", words="f.fact", grams="f.grams"),
         "similarity": "-ts_rank(m.fts, f.query)",
         "match": "f.query IS NOT NULL AND m.fts @@ f.query",
     },
 }
 
+
+# Re-indexing the full text (`MemoryStore.reindex_text`): the next batch of memories after an id
+# ($1, NULL: from the start; $2 rows), and the new tsvectors for a batch ($1 config, $2 ids,
+# $3 facts, $4 words, $5 bigrams). A memory whose fact changed since it was read is left alone:
+# the write that changed it indexed it. Neither statement touches update_time (recency) or
+# writes a revision: the index is derived from the fact, not part of the memory.
+_REINDEX_BATCH = """
+SELECT m.id::text, m.fact FROM {schema}.memories m
+ WHERE $1::uuid IS NULL OR m.id > $1::uuid
+ ORDER BY m.id
+ LIMIT $2
+"""
+
+_REINDEX = f"""
+UPDATE {{schema}}.memories m
+   SET fts = {_fts("$1", words="u.words", grams="u.grams")}
+  FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS u(id, fact, words, grams)
+ WHERE m.id = u.id AND m.fact = u.fact
+"""
 
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
 _SWEEP_MEMORIES = f"""
@@ -655,6 +699,8 @@ class MemoryStore:
         }
         self._covered = False
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
+        self._reindex_batch = _REINDEX_BATCH.format(schema=schema)
+        self._reindex = _REINDEX.format(schema=schema)
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
         self._job_owned = _JOB_OWNED.format(schema=schema)
         self._watermark = _WATERMARK.format(schema=schema)
@@ -709,6 +755,7 @@ class MemoryStore:
             json.dumps(new.labels or {}),
             revision_ttl,
             new.revision_id,
+            *search_text(new.fact),
         )
 
     async def insert(self, new: NewMemory, revision_ttl: float | None) -> Memory | None:
@@ -751,6 +798,7 @@ class MemoryStore:
             change.source_session_id,
             list(change.source_event_ids) if change.source_event_ids is not None else None,
             change.revision_id,
+            *(search_text(change.fact) if change.fact is not None else (None, None)),
         )
 
     async def update(
@@ -866,10 +914,11 @@ class MemoryStore:
     ) -> list[tuple[Memory, float | None, float]]:
         """The `top_k` best memories for a query: (memory, cosine distance, score), best first.
         Vector search takes part when a query embedding is given, full-text when `use_text`."""
+        query = search_text(query_text)
         args = (
             scope_key,
             _vector(query_embedding),
-            query_text,
+            query.words,
             self._language,
             candidates,
             top_k,
@@ -878,6 +927,7 @@ class MemoryStore:
             half_life_seconds,
             *_filter_args(flt),
             use_text,
+            query.grams,
         )
 
         async def retrieve(conn: asyncpg.Connection) -> list[asyncpg.Record]:
@@ -904,7 +954,14 @@ class MemoryStore:
             return []
         if embeddings is None:
             statement = self._candidates["text"]
-            args: tuple[Any, ...] = (scope_key, list(facts), per_fact, self._language)
+            searchable = [search_text(fact) for fact in facts]
+            args: tuple[Any, ...] = (
+                scope_key,
+                [s.words for s in searchable],
+                per_fact,
+                self._language,
+                [s.grams for s in searchable],
+            )
         else:
             statement = self._candidates["covered" if self._covered else "hnsw"]
             args = (scope_key, [_vector(e) for e in embeddings], per_fact)
@@ -991,6 +1048,25 @@ class MemoryStore:
                 return applied
 
         return await self._db.run(apply)
+
+    async def reindex_text(self, after: str | None, batch_size: int) -> list[str]:
+        """Index the full text of the next `batch_size` memories (every scope, quarantined ones
+        too) after the id `after` (None: from the first) the way new writes are (normalised,
+        with bigrams, under this store's configuration); their ids in order, none when no memory
+        was left. Safe to replay: indexing a memory again gives the same vector."""
+        rows = await self._db.run(lambda conn: conn.fetch(self._reindex_batch, after, batch_size))
+        if not rows:
+            return []
+        searchable = [search_text(row[1]) for row in rows]
+        args = (
+            self._language,
+            [row[0] for row in rows],
+            [row[1] for row in rows],
+            [s.words for s in searchable],
+            [s.grams for s in searchable],
+        )
+        await self._db.run(lambda conn: conn.execute(self._reindex, *args))
+        return list(args[1])
 
     async def sweep(self, batch_size: int, revision_ttl: float | None) -> tuple[int, int]:
         """Delete up to `batch_size` expired memories and expired revisions; (memories, revs)."""

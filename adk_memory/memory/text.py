@@ -1,0 +1,69 @@
+"""Text as full-text search sees it: one normal form for what is indexed and what is asked.
+
+Owns: `search_text`, which turns a memory's fact (when it is indexed) and a query (when it is
+searched) into the same two strings, so both sides always meet in the same form: words, for the
+service's text-search configuration, and character bigrams, for Postgres' `simple`
+configuration, of the scripts that are written without spaces (Chinese, Japanese, Thai, Lao,
+Khmer, Myanmar) and of Hangul (Korean words carry their particles: 서울에서 must find 서울).
+Normalisation is NFKC (full-width and compatibility forms), case folding (ß is ss) and accent
+folding (composed and decomposed "Café" are both "cafe"). It never touches SQL, never changes
+the stored fact (a memory stays as written), and never needs a model.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import NamedTuple
+
+# Combining marks folded away: the Latin/Greek/Cyrillic diacritics (é, ñ, ё), Arabic harakat and
+# Hebrew points. Marks that change a letter of other scripts (Japanese dakuten: が is not か,
+# Thai vowels, Indic matras) are kept; NFC puts them back on their letters.
+_ACCENTS = re.compile("[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670]")
+
+# Runs of the scripts searched by character bigrams instead of by words.
+_UNSPACED = re.compile(
+    "["
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1100-\u11ff"  # Hangul jamo
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility jamo
+    "\u31f0-\u31ff"  # Katakana extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003ffff"  # CJK extensions B and later
+    "]+"
+)
+
+
+class SearchText(NamedTuple):
+    """A text in its searchable form: `words` for the language's configuration, `grams` (the
+    unspaced scripts' bigrams, space-separated) for the `simple` one."""
+
+    words: str
+    grams: str
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, accents folded: the form both the index and the query are built from."""
+    folded = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", folded))
+
+
+def _bigrams(run: str) -> list[str]:
+    """A run's overlapping character pairs; a lone character stands for itself."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def search_text(text: str) -> SearchText:
+    """`text` split into words and bigram tokens, both normalised. The unspaced runs become
+    spaces in the words, so a Latin word inside Japanese ("私はPythonで") is a word of its own."""
+    normal = normalise(text)
+    grams = [gram for run in _UNSPACED.findall(normal) for gram in _bigrams(run)]
+    return SearchText(words=_UNSPACED.sub(" ", normal), grams=" ".join(grams))

@@ -632,6 +632,11 @@ def _vector(values: Sequence[float] | None) -> str | None:
     return None if values is None else Vector(list(values)).to_text()
 
 
+def _json_list(values: Sequence[str]) -> str:
+    """A list as JSON text (most lists of a batch are empty: no encoder call for those)."""
+    return json.dumps(list(values)) if values else "[]"
+
+
 def _json(value: Any) -> str | None:
     return None if value is None else dump_json(value)
 
@@ -787,24 +792,25 @@ class MemoryStore:
         unique = list(first.values())
         if not unique:
             return []
+        scopes = {m.scope_key: json.dumps(m.scope) for m in unique}  # a batch has one or few
         args = (
             [m.id for m in unique],
             [m.scope_key for m in unique],
-            [json.dumps(m.scope) for m in unique],
+            [scopes[m.scope_key] for m in unique],
             [m.fact for m in unique],
             [_json(m.content) for m in unique],
-            [json.dumps(list(m.topics)) for m in unique],
+            [_json_list(m.topics) for m in unique],
             [dump_json(m.metadata or {}) for m in unique],
             [m.importance for m in unique],
             [m.confidence for m in unique],
             [m.source_type.value for m in unique],
             [m.source_session_id for m in unique],
-            [json.dumps(list(m.source_event_ids)) for m in unique],
+            [_json_list(m.source_event_ids) for m in unique],
             [_vector(m.embedding) for m in unique],
             [m.create_time for m in unique],
             [m.ttl_seconds for m in unique],
-            [json.dumps(list(m.extracted_facts)) for m in unique],
-            [json.dumps(m.labels or {}) for m in unique],
+            [_json_list(m.extracted_facts) for m in unique],
+            [json.dumps(m.labels) if m.labels else "{}" for m in unique],
             [m.revision_id for m in unique],
             self._language,
             revision_ttl,

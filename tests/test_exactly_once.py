@@ -239,6 +239,19 @@ async def test_create_memory_returns_the_memory_it_created(memories, proxy, rows
     assert await rows("SELECT count(*) FROM {s}.memory_revisions") == 1
 
 
+async def test_create_memories_returns_the_memories_it_created(memories, proxy, rows):
+    service = await memories(guard=QuarantineAll())
+    created = await lost_reply(
+        proxy,
+        f"INSERT INTO {SCHEMA}.memories",
+        service.create_memories(["Likes tea.", "Lives in Lyon."], SCOPE),
+    )
+    assert [m.fact for m in created] == ["Likes tea.", "Lives in Lyon."]
+    assert all(m.quarantined for m in created)
+    assert await rows("SELECT count(*) FROM {s}.memories") == 2
+    assert await rows("SELECT count(*) FROM {s}.memory_revisions") == 2
+
+
 async def test_add_memory_stores_each_entry_once(memories, proxy, rows):
     service = await memories()
     entries = [entry("e1", "Likes tea."), entry("e2", "Lives in Lyon.")]

@@ -48,8 +48,9 @@ _COMMANDS: dict[str, _Entry] = {
     "memories": _Entry(
         ".memories",
         "memories",
-        "Read memories (list, show, revisions, export); review quarantined ones (quarantine).",
-        children=((".quarantine", "quarantine"),),
+        "Read memories (list, show, revisions, export), import them (import); review "
+        "quarantined ones (quarantine).",
+        children=((".quarantine", "quarantine"), (".ingest", "import_memories")),
     ),
     "migrate": _Entry(
         ".migrate", "migrate", "Create or upgrade the tables, and the vector column and index."

@@ -6,7 +6,9 @@ these by the service). Plain data: no database, no model calls.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
@@ -32,6 +34,21 @@ class SourceType(str, Enum):
     """Returned by a tool."""
     AGENT = "agent"
     """Said or decided by the agent."""
+
+
+@dataclass(frozen=True)
+class MemoryFact:
+    """One item of `create_memories`: a fact with its own optional fields (as for
+    `create_memory`; a None `ttl` takes the configured default for direct writes)."""
+
+    fact: str
+    topics: Sequence[str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    content: Mapping[str, Any] | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    ttl: timedelta | None = None
+    source_type: SourceType = SourceType.BOOTSTRAPPED
 
 
 class Memory(BaseModel):

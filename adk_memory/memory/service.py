@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -42,7 +43,15 @@ from .checks import (
     seconds,
 )
 from .entries import entry_memory_id, entry_text, event_text, raw_event_memory_id, to_memory_entry
-from .models import Memory, MemoryFilter, MemoryPage, MemoryRevision, RetrievedMemory, SourceType
+from .models import (
+    Memory,
+    MemoryFact,
+    MemoryFilter,
+    MemoryPage,
+    MemoryRevision,
+    RetrievedMemory,
+    SourceType,
+)
 from .operations import GenerationOperations
 from .privacy import PrivacyOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
@@ -50,6 +59,21 @@ from .screen import MemoryRejectedError
 from .store import MemoryChange
 
 logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def _about_item(index: int | None) -> Iterator[None]:
+    """Errors raised inside name the item of a batch they are about (`index`; None: no batch)."""
+    try:
+        yield
+    except MemoryRejectedError as error:
+        if index is not None:
+            error.add_note(f"Item {index} of the batch.")
+        raise
+    except InputValidationError as error:
+        if index is None:
+            raise
+        raise InputValidationError(f"Item {index}: {error}") from error
 
 
 class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryService):
@@ -109,25 +133,82 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         Raises:
           MemoryRejectedError: the guard refused the fact (nothing is stored).
         """
-        checked = validate_scope(scope)
-        screened = await self._screen.admit(check_fact(fact), checked, "api")
-        new = await self._new_memory(
-            str(uuid.uuid4()),
-            checked,
-            screened,
+        item = MemoryFact(
+            fact,
             topics=topics,
             metadata=metadata,
             content=content,
             importance=importance,
             confidence=confidence,
-            ttl=ttl if ttl is not None else self.config.ttl.for_create(),
+            ttl=ttl,
             source_type=source_type,
         )
+        [memory] = await self._create_all([item], scope, itemised=False)
+        return memory
+
+    async def create_memories(
+        self, facts: Sequence[str | MemoryFact], scope: Mapping[str, str]
+    ) -> list[Memory]:
+        """Store many facts as memories of one `scope` (one scope per call, so a call can never
+        spread over users), each as `create_memory` would, in one statement: one embedding call
+        (the embedder batches), every memory written with its CREATED revision at once, safe to
+        replay after a lost reply. A `str` item is a fact with the defaults; a `MemoryFact`
+        carries its own topics, metadata, importance, confidence, TTL and source type.
+
+        All or nothing: a bad item raises `InputValidationError` naming its index, a rejected
+        fact `MemoryRejectedError` (its index in the error's notes), and nothing is stored.
+        Quarantined facts are stored under the quarantine, as by `create_memory`. Returns the
+        memories in the order given.
+        """
+        return await self._create_all(facts, scope, itemised=True)
+
+    async def _create_all(
+        self, items: Sequence[str | MemoryFact], scope: Mapping[str, str], *, itemised: bool
+    ) -> list[Memory]:
+        """`create_memories`; `itemised`: errors name the item they are about."""
+        checked = validate_scope(scope)
+        if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+            raise InputValidationError("facts must be a list of strings or MemoryFact objects.")
+        facts = [MemoryFact(item) if isinstance(item, str) else item for item in items]
+        screened = []
+        for index, item in enumerate(facts):
+            with _about_item(index if itemised else None):
+                if not isinstance(item, MemoryFact):
+                    raise InputValidationError("Each fact must be a string or a MemoryFact.")
+                screened.append(await self._screen.admit(check_fact(item.fact), checked, "api"))
+        vectors = await self._embed([s.fact for s in screened], "document")
+        default_ttl = self.config.ttl.for_create()
+        batch = []
+        for index, (item, kept) in enumerate(zip(facts, screened, strict=True)):
+            with _about_item(index if itemised else None):
+                batch.append(
+                    await self._new_memory(
+                        str(uuid.uuid4()),
+                        checked,
+                        kept,
+                        embedding=vectors[index] if vectors else None,
+                        ttl=item.ttl if item.ttl is not None else default_ttl,
+                        topics=item.topics,
+                        metadata=item.metadata,
+                        content=item.content,
+                        importance=item.importance,
+                        confidence=item.confidence,
+                        source_type=item.source_type,
+                    )
+                )
         store = await self._ready()
-        memory = await store.insert(new, self._revision_ttl)
-        if memory is None:  # a fresh id: only a delete between a commit and its replay
-            raise NotFoundError(f"Memory {new.id} was deleted before its creation was confirmed.")
-        return memory.model_copy(update={"quarantined": True}) if screened.quarantined else memory
+        created = {m.id: m for m in await store.insert_many(batch, self._revision_ttl)}
+        memories = []
+        for new, kept in zip(batch, screened, strict=True):
+            memory = created.get(new.id)
+            if memory is None:  # a fresh id: only a delete between a commit and its replay
+                raise NotFoundError(
+                    f"Memory {new.id} was deleted before its creation was confirmed."
+                )
+            memories.append(
+                memory.model_copy(update={"quarantined": True}) if kept.quarantined else memory
+            )
+        return memories
 
     async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
         """The live memory with this id in this scope, or None (never another scope's)."""

@@ -105,6 +105,7 @@ def _revision_of_m(
     labels: str,
     ttl: str,
     source_type: str = "m.source_type",
+    rows: str = "m",
 ) -> str:
     """The CTE body that records one revision per row of `m` (the rows a statement just
     created, updated or deleted): the one place that says what a revision keeps. Its text goes
@@ -112,7 +113,8 @@ def _revision_of_m(
 
     A statement that changes one memory passes the caller's `revision_id` (a uuid parameter):
     the revision is then the token of that write, which its replay after a lost reply finds
-    (`_MINE`) instead of writing it again."""
+    (`_MINE`) instead of writing it again. A statement that creates many passes `rows`, `m`
+    joined to its input, so each revision takes its own row's id and values."""
     return f"""
     INSERT INTO {{schema}}.memory_revisions
         (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
@@ -120,7 +122,7 @@ def _revision_of_m(
     SELECT {revision_id}, m.id, {_real_key("m.scope_key")}, m.scope, '{action}', m.fact,
            {extracted},
            {labels}, {source_type}, m.source_session_id, m.source_event_ids, {_expiry(ttl)}
-    FROM m"""
+    FROM {rows}"""
 
 
 # The replay of a write to one memory whose first attempt committed: that write's revision
@@ -164,6 +166,59 @@ WITH m AS (
 SELECT {_MEMORY_COLUMNS} FROM m
 UNION ALL
 {_MINE.format(memory="$1", scope_key="$2", revision="$20")}
+"""
+
+# Many creates in one statement: one array per column, one element per memory (the input `s`),
+# arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular).
+# $1 ids, $2 scope keys, $3 scopes, $4 facts, $5 contents, $6 topics, $7 metadata,
+# $8 importance, $9 confidence, $10 source types, $11 source sessions, $12 source events,
+# $13 embeddings, $14 create times (NULL: now), $15 ttl seconds, $16 extracted facts,
+# $17 revision labels, $18 revision ids (each write's token); $19 text-search config,
+# $20 revision ttl seconds. As `_INSERT`: an id any revision names is never created again, and
+# the replay of a first attempt that committed returns the memories it created.
+_INSERT_MANY = f"""
+WITH s AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                         $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
+                         $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
+                         $16::text[], $17::text[], $18::uuid[])
+        AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+             source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
+             extracted, labels, revision_id)
+), m AS (
+    INSERT INTO {{schema}}.memories AS t
+        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
+         update_time, expire_time)
+    SELECT s.id, s.scope_key, s.scope::jsonb, s.fact, s.content::jsonb,
+           ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
+           s.importance, s.confidence, s.source_type, s.source_session_id,
+           ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
+           s.embedding::vector, to_tsvector($19::regconfig, s.fact),
+           coalesce(s.create_time, now()), now(), {_expiry("s.ttl")}
+    FROM s
+    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {_real_key("s.scope_key")} AND memory_id = s.id)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING *
+), r AS (
+{
+    _revision_of_m(
+        "CREATED",
+        revision_id="s.revision_id",
+        extracted="ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb))",
+        labels="s.labels::jsonb",
+        ttl="$20",
+        rows="m JOIN s ON s.id = m.id",
+    )
+}
+)
+SELECT {_MEMORY_COLUMNS} FROM m
+UNION ALL
+SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
+ WHERE m.scope_key = s.scope_key
+   AND EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                WHERE id = s.revision_id AND memory_id = s.id)
 """
 
 # $1 id, $2 scope key, $3 fact (NULL: keep), $4 topics, $5 metadata, $6 importance,
@@ -621,6 +676,11 @@ def _vector(values: Sequence[float] | None) -> str | None:
     return None if values is None else Vector(list(values)).to_text()
 
 
+def _json_list(values: Sequence[str]) -> str:
+    """A list as JSON text (most lists of a batch are empty: no encoder call for those)."""
+    return json.dumps(list(values)) if values else "[]"
+
+
 def _json(value: Any) -> str | None:
     return None if value is None else dump_json(value)
 
@@ -676,6 +736,7 @@ class MemoryStore:
         self._language = text_search_language
         schema = db.schema
         self._insert = _INSERT.format(schema=schema)
+        self._insert_many = _INSERT_MANY.format(schema=schema)
         self._update = _UPDATE.format(schema=schema)
         self._delete = _DELETE.format(schema=schema)
         self._delete_one = _DELETE_ONE.format(schema=schema)
@@ -765,17 +826,44 @@ class MemoryStore:
         row = await self._db.run(lambda conn: conn.fetchrow(self._insert, *args))
         return None if row is None else _memory(row)
 
-    async def insert_many(self, memories: Sequence[NewMemory], revision_ttl: float | None) -> None:
-        """Create many memories in one transaction (ids that exist or existed are skipped)."""
-        if not memories:
-            return
-        rows = [self._insert_args(m, revision_ttl) for m in memories]
-
-        async def insert(conn: asyncpg.Connection) -> None:
-            async with conn.transaction():
-                await conn.executemany(self._insert, rows)
-
-        await self._db.run(insert)
+    async def insert_many(
+        self, memories: Sequence[NewMemory], revision_ttl: float | None
+    ) -> list[Memory]:
+        """Create many memories, each with its CREATED revision, in one statement (all or
+        none); the memories created, in no particular order. Ids that exist or existed before
+        this call are skipped, and so is a repeated id after its first occurrence; a replay after
+        a lost reply returns the memories its first attempt created."""
+        first: dict[str, NewMemory] = {}
+        for memory in memories:
+            first.setdefault(memory.id, memory)
+        unique = list(first.values())
+        if not unique:
+            return []
+        scopes = {m.scope_key: json.dumps(m.scope) for m in unique}  # a batch has one or few
+        args = (
+            [m.id for m in unique],
+            [m.scope_key for m in unique],
+            [scopes[m.scope_key] for m in unique],
+            [m.fact for m in unique],
+            [_json(m.content) for m in unique],
+            [_json_list(m.topics) for m in unique],
+            [dump_json(m.metadata or {}) for m in unique],
+            [m.importance for m in unique],
+            [m.confidence for m in unique],
+            [m.source_type.value for m in unique],
+            [m.source_session_id for m in unique],
+            [_json_list(m.source_event_ids) for m in unique],
+            [_vector(m.embedding) for m in unique],
+            [m.create_time for m in unique],
+            [m.ttl_seconds for m in unique],
+            [_json_list(m.extracted_facts) for m in unique],
+            [json.dumps(m.labels) if m.labels else "{}" for m in unique],
+            [m.revision_id for m in unique],
+            self._language,
+            revision_ttl,
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
+        return [_memory(r) for r in rows]
 
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None

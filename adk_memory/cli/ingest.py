@@ -1,0 +1,139 @@
+"""`adk-memory memories import FILE`: write memories from JSON lines (what `memories export`
+writes, or any file of `{"fact": ..., "scope": {...}}` objects) through `create_memories`.
+
+Owns: reading the lines and grouping consecutive lines of one scope into batches, each written
+by one `create_memories` call (one statement: redacted, guarded, embedded in batches, with its
+revisions). Every line is checked before anything is written; a batch the memory service
+refuses stops the import, with the batches before it written (the message says how many). It
+never writes SQL and never keeps an exported memory's id or times: an import creates new
+memories (a remaining expiry becomes the TTL; an expired line is skipped).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import IO
+
+import click
+
+from ..env import parse_redact
+from ..errors import InputValidationError
+from ..memory.embeddings import GeminiEmbedder
+from ..memory.models import MemoryFact, SourceType
+from ..memory.scope import Scope, validate_scope
+from ..memory.service import PostgresMemoryService
+from .options import (
+    Overrides,
+    Target,
+    database_options,
+    embedding_model_option,
+    redact_option,
+    run,
+)
+from .output import note, plural
+
+BATCH = 1000
+"""Facts per `create_memories` call (at most; a batch never spans two scopes)."""
+
+
+def _fact(record: object, now: datetime) -> tuple[Scope, MemoryFact] | None:
+    """One line's scope and fact; None for a memory that has already expired."""
+    if not isinstance(record, dict) or not isinstance(record.get("fact"), str):
+        raise InputValidationError('a line must be a JSON object with a "fact" string.')
+    scope = validate_scope(record.get("scope"))
+    ttl = None
+    if record.get("expire_time") is not None:
+        try:
+            expires = datetime.fromisoformat(str(record["expire_time"]))
+        except ValueError as exc:
+            raise InputValidationError(f"expire_time is not an ISO time: {exc}") from exc
+        ttl = (expires if expires.tzinfo else expires.replace(tzinfo=timezone.utc)) - now
+        if ttl.total_seconds() <= 0:
+            return None
+    try:
+        source_type = SourceType(record.get("source_type") or SourceType.BOOTSTRAPPED)
+    except ValueError as exc:
+        raise InputValidationError(f"unknown source_type {record['source_type']!r}.") from exc
+    return scope, MemoryFact(
+        record["fact"],
+        topics=record.get("topics"),
+        metadata=record.get("metadata"),
+        content=record.get("content"),
+        importance=record.get("importance"),
+        confidence=record.get("confidence"),
+        ttl=ttl,
+        source_type=source_type,
+    )
+
+
+def _read(lines: IO[str]) -> tuple[list[tuple[int, Scope, MemoryFact]], int]:
+    """Every fact with its line number and scope (all checked before any write), and how many
+    lines had expired."""
+    now = datetime.now(timezone.utc)
+    facts: list[tuple[int, Scope, MemoryFact]] = []
+    expired = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            parsed = _fact(json.loads(line), now)
+        except (ValueError, InputValidationError) as exc:
+            raise InputValidationError(f"Line {number}: {exc}") from exc
+        if parsed is None:
+            expired += 1
+        else:
+            facts.append((number, *parsed))
+    return facts, expired
+
+
+def _batches(
+    facts: list[tuple[int, Scope, MemoryFact]],
+) -> Iterator[tuple[int, Scope, list[MemoryFact]]]:
+    """Runs of consecutive facts of one scope, at most `BATCH` long: (first line, scope,
+    facts)."""
+    start = 0
+    while start < len(facts):
+        scope = facts[start][1]
+        end = start + 1
+        while end < len(facts) and end - start < BATCH and facts[end][1] == scope:
+            end += 1
+        yield facts[start][0], scope, [fact for _, _, fact in facts[start:end]]
+        start = end
+
+
+async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int]:
+    facts, expired = _read(source)
+    written = 0
+    async with service:
+        for first_line, scope, batch in _batches(facts):
+            try:
+                written += len(await service.create_memories(batch, scope))
+            except InputValidationError as exc:
+                raise InputValidationError(
+                    f"The batch from line {first_line} was refused ({exc}); "
+                    f"{plural(written, 'memory', 'memories')} written before it."
+                ) from exc
+    return written, expired
+
+
+@click.command("import")
+@database_options
+@embedding_model_option
+@redact_option
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+def import_memories(
+    target: Target, embedding_model: str | None, redact: str, source: IO[str]
+) -> None:
+    """Import memories from JSON lines (e.g. a `memories export`), each a new memory of its
+    line's scope, redacted and guarded as the agent's own writes. Use the agent's
+    --embedding-model and --redact, so its searches find them."""
+    overrides = click.get_current_context().find_object(Overrides) or Overrides()
+    embedder = overrides.embedder or (
+        GeminiEmbedder(embedding_model) if embedding_model is not None else None
+    )
+    service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
+    written, expired = run(_import(service, source))
+    skipped = f" ({plural(expired, 'expired line')} skipped)" if expired else ""
+    note(f"Imported {plural(written, 'memory', 'memories')}{skipped}.")

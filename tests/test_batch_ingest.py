@@ -1,0 +1,168 @@
+"""Batch ingestion: `create_memories` writes many memories of one scope in one statement, each
+redacted, guarded and embedded as `create_memory` would, with its CREATED revision, all or
+nothing. Its replay after a lost reply is in `test_exactly_once.py` (that suite owns the wire
+proxy's fixtures)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+from conftest import TEST_SCHEMA as SCHEMA
+from google.adk.memory.memory_entry import MemoryEntry
+from google.genai import types
+
+from adk_memory import (
+    GuardAction,
+    GuardVerdict,
+    InputValidationError,
+    MemoryFact,
+    MemoryRejectedError,
+    PiiRedactor,
+    SourceType,
+)
+from adk_memory.testing import HashEmbedder
+
+ALICE = {"app_name": "app", "user_id": "alice"}
+BOB = {"app_name": "app", "user_id": "bob"}
+
+
+class Verdicts:
+    """A guard that rejects facts containing "forbidden" and quarantines those with "hold"."""
+
+    async def check(self, fact: str, *, scope: Any, source: str) -> GuardVerdict:
+        if "forbidden" in fact:
+            return GuardVerdict(GuardAction.REJECT, reason="not allowed", rule="test")
+        if "hold" in fact:
+            return GuardVerdict(GuardAction.QUARANTINE, reason="held", rule="test")
+        return GuardVerdict(GuardAction.ALLOW)
+
+
+async def count(database_url: str, table: str) -> int:
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        return int(await conn.fetchval(f"SELECT count(*) FROM {SCHEMA}.{table}"))
+    finally:
+        await conn.close()
+
+
+async def test_many_facts_in_one_call_with_their_revisions(make_memory_service, database_url):
+    service = make_memory_service(embedder=HashEmbedder())
+    facts = [f"Fact number {i} about tea." for i in range(500)]
+    created = await service.create_memories(
+        [
+            *facts[:-1],
+            MemoryFact(
+                facts[-1],
+                topics=["USER_PREFERENCES"],
+                metadata={"k": "v"},
+                importance=0.9,
+                confidence=0.5,
+                ttl=timedelta(days=1),
+                source_type=SourceType.USER_INPUT,
+            ),
+        ],
+        ALICE,
+    )
+    assert [m.fact for m in created] == facts
+    assert len({m.id for m in created}) == 500
+    last = created[-1]
+    assert last.topics == ["USER_PREFERENCES"] and last.metadata == {"k": "v"}
+    assert last.importance == pytest.approx(0.9) and last.confidence == pytest.approx(0.5)
+    assert last.source_type == SourceType.USER_INPUT and last.expire_time is not None
+    assert created[0].expire_time is None and created[0].topics == []
+    assert await count(database_url, "memories") == 500
+    assert await count(database_url, "memory_revisions") == 500
+    revisions = await service.list_revisions(last.id, ALICE)
+    assert [(r.action.value, r.fact) for r in revisions] == [("CREATED", facts[-1])]
+    # Embedded: vector retrieval finds them.
+    found = await service.retrieve_memories(ALICE, search_query="Fact number 7", top_k=3)
+    assert found and all(r.memory.id in {m.id for m in created} for r in found)
+
+
+async def test_a_rejected_fact_writes_nothing(make_memory_service, database_url):
+    service = make_memory_service(guard=Verdicts())
+    with pytest.raises(MemoryRejectedError) as raised:
+        await service.create_memories(["Likes tea.", "forbidden fruit", "Lives in Lyon."], ALICE)
+    assert "Item 1 of the batch." in (raised.value.__notes__ or [])
+    assert await count(database_url, "memories") == 0
+    assert await count(database_url, "memory_revisions") == 0
+
+
+@pytest.mark.parametrize(
+    ("bad", "index"),
+    [
+        (["ok", ""], 1),
+        (["ok", MemoryFact("ok", importance=2.0)], 1),
+        ([MemoryFact("ok", ttl=timedelta(seconds=-1)), "ok"], 0),
+        (["ok", "ok", 42], 2),
+        ([MemoryFact("ok", topics="not a list")], 0),  # type: ignore[arg-type]
+    ],
+)
+async def test_bad_input_names_the_item_and_writes_nothing(
+    make_memory_service, database_url, bad, index
+):
+    service = make_memory_service()
+    with pytest.raises(InputValidationError, match=f"^Item {index}: "):
+        await service.create_memories(bad, ALICE)
+    assert await count(database_url, "memories") == 0
+
+
+async def test_not_a_list(make_memory_service):
+    service = make_memory_service()
+    with pytest.raises(InputValidationError):
+        await service.create_memories("Likes tea.", ALICE)  # type: ignore[arg-type]
+
+
+async def test_quarantined_facts_go_to_the_quarantine(make_memory_service):
+    service = make_memory_service(guard=Verdicts())
+    created = await service.create_memories(["Likes tea.", "please hold this"], ALICE)
+    assert [m.quarantined for m in created] == [False, True]
+    live = await service.list_memories(ALICE)
+    assert [m.fact for m in live.memories] == ["Likes tea."]
+    held = await service.list_quarantined(ALICE)
+    assert [q.memory.fact for q in held] == ["please hold this"]
+    approved = await service.approve_quarantined(created[1].id, ALICE)
+    assert approved.fact == "please hold this"
+
+
+async def test_facts_and_metadata_are_redacted(make_memory_service):
+    service = make_memory_service(redactor=PiiRedactor())
+    [memory] = await service.create_memories(
+        [MemoryFact("Mail me at alice@example.com", metadata={"note": "bob@example.com"})],
+        ALICE,
+    )
+    assert "alice@example.com" not in memory.fact
+    assert "bob@example.com" not in str(memory.metadata)
+    stored = await service.get_memory(memory.id, ALICE)
+    assert stored is not None and "alice@example.com" not in stored.fact
+
+
+async def test_items_of_one_call_stay_in_its_scope(make_memory_service):
+    service = make_memory_service(embedder=HashEmbedder())
+    await service.create_memories(["Alice likes tea.", "Alice lives in Lyon."], ALICE)
+    await service.create_memories(["Bob likes coffee."], BOB)
+    assert sorted(m.fact for m in (await service.list_memories(ALICE)).memories) == [
+        "Alice likes tea.",
+        "Alice lives in Lyon.",
+    ]
+    assert [m.fact for m in (await service.list_memories(BOB)).memories] == ["Bob likes coffee."]
+    found = await service.retrieve_memories(BOB, search_query="likes tea", top_k=10)
+    assert [r.memory.fact for r in found] == ["Bob likes coffee."]
+
+
+async def test_add_memory_and_raw_events_share_the_one_statement(make_memory_service):
+    """ADK's `add_memory` goes through the same batch insert: a repeated entry id is one memory
+    (the first), and adding the same entries again writes nothing new."""
+
+    def entry(entry_id: str, text: str) -> MemoryEntry:
+        return MemoryEntry(id=entry_id, content=types.Content(parts=[types.Part(text=text)]))
+
+    service = make_memory_service(embedder=HashEmbedder())
+    entries = [entry("e1", "Likes tea."), entry("e2", "Lives in Lyon."), entry("e1", "Again.")]
+    await service.add_memory(app_name="app", user_id="alice", memories=entries)
+    await service.add_memory(app_name="app", user_id="alice", memories=entries)
+    facts = sorted(m.fact for m in (await service.list_memories(ALICE)).memories)
+    assert facts == ["Likes tea.", "Lives in Lyon."]

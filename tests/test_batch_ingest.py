@@ -166,3 +166,19 @@ async def test_add_memory_and_raw_events_share_the_one_statement(make_memory_ser
     await service.add_memory(app_name="app", user_id="alice", memories=entries)
     facts = sorted(m.fact for m in (await service.list_memories(ALICE)).memories)
     assert facts == ["Likes tea.", "Lives in Lyon."]
+
+
+async def test_a_batch_is_indexed_like_one_memory_in_every_language(make_memory_service):
+    """The batch statement indexes the normalised words and the bigrams of unspaced scripts, as
+    the single path does: a Chinese fact and a decomposed accent are found without an embedder."""
+    service = make_memory_service()
+    scope = {"app_name": "app", "user_id": "u"}
+    await service.create_memories(
+        ["用户喜欢喝乌龙茶", "Elle adore le café noir.", "Likes jazz."], scope
+    )
+    for query, expected in (
+        ("乌龙茶", "用户喜欢喝乌龙茶"),
+        ("cafe\u0301", "Elle adore le café noir."),
+    ):
+        found = await service.retrieve_memories(scope, search_query=query, top_k=3)
+        assert [r.memory.fact for r in found][:1] == [expected], query

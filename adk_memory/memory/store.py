@@ -174,17 +174,18 @@ UNION ALL
 # $8 importance, $9 confidence, $10 source types, $11 source sessions, $12 source events,
 # $13 embeddings, $14 create times (NULL: now), $15 ttl seconds, $16 extracted facts,
 # $17 revision labels, $18 revision ids (each write's token); $19 text-search config,
-# $20 revision ttl seconds. As `_INSERT`: an id any revision names is never created again, and
+# $20 revision ttl seconds; $21 and $22 each fact's searchable words and bigrams
+# (`text.search_text`). As `_INSERT`: an id any revision names is never created again, and
 # the replay of a first attempt that committed returns the memories it created.
 _INSERT_MANY = f"""
 WITH s AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                          $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
                          $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
-                         $16::text[], $17::text[], $18::uuid[])
+                         $16::text[], $17::text[], $18::uuid[], $21::text[], $22::text[])
         AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
              source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
-             extracted, labels, revision_id)
+             extracted, labels, revision_id, words, grams)
 ), m AS (
     INSERT INTO {{schema}}.memories AS t
         (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
@@ -194,7 +195,7 @@ WITH s AS (
            ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
            s.importance, s.confidence, s.source_type, s.source_session_id,
            ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
-           s.embedding::vector, to_tsvector($19::regconfig, s.fact),
+           s.embedding::vector, {_fts("$19", words="s.words", grams="s.grams")},
            coalesce(s.create_time, now()), now(), {_expiry("s.ttl")}
     FROM s
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
@@ -840,6 +841,7 @@ class MemoryStore:
         if not unique:
             return []
         scopes = {m.scope_key: json.dumps(m.scope) for m in unique}  # a batch has one or few
+        searchable = [search_text(m.fact) for m in unique]
         args = (
             [m.id for m in unique],
             [m.scope_key for m in unique],
@@ -861,6 +863,8 @@ class MemoryStore:
             [m.revision_id for m in unique],
             self._language,
             revision_ttl,
+            [words for words, _ in searchable],
+            [grams for _, grams in searchable],
         )
         rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
         return [_memory(r) for r in rows]

@@ -81,10 +81,7 @@ async def _approve(target: Target, memory_id: str, scope: Scope) -> Memory:
 def approve(target: Target, scope: Scope, memory_id: str) -> None:
     """Approve a quarantined memory of the scope: it becomes live (retrieved and shown to the
     agent), with an UPDATED revision labelled `guard=approved`."""
-    try:
-        memory = run(_approve(target, memory_id, scope))
-    except LookupError as exc:
-        raise click.ClickException(str(exc)) from exc
+    memory = run(_approve(target, memory_id, scope))  # NotFoundError: one Error: line
     click.echo(f"approved {memory.id}")
 
 

@@ -820,13 +820,6 @@ class MemoryStore:
             *search_text(new.fact),
         )
 
-    async def insert(self, new: NewMemory, revision_ttl: float | None) -> Memory | None:
-        """Create one memory with its CREATED revision; None if that id exists or existed
-        (before this call: its replay after a lost reply returns the memory it created)."""
-        args = self._insert_args(new, revision_ttl)
-        row = await self._db.run(lambda conn: conn.fetchrow(self._insert, *args))
-        return None if row is None else _memory(row)
-
     async def insert_many(
         self, memories: Sequence[NewMemory], revision_ttl: float | None
     ) -> list[Memory]:

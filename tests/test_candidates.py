@@ -173,3 +173,20 @@ async def test_a_job_looks_its_candidates_up_once(
     [request] = llm.requests
     shown = " ".join(p.text for c in request.contents for p in c.parts or [] if p.text)
     assert re.findall(r"id: ([0-9a-f-]{36})", shown) == [m.id for m in expected]
+
+
+async def test_a_later_larger_search_is_not_capped_by_the_first_callers_ef_search(
+    make_memory_service: Any,
+) -> None:
+    """HNSW's `ef_search` is a per-connection setting: a generation's small candidate lookup
+    must not leave a later search that asks for more candidates with the smaller value."""
+    store = await make_memory_service(embedder=HashEmbedder())._ready()
+
+    async def tuned(conn: Any) -> list[str]:
+        seen = []
+        for candidates in (10, 200, 50):
+            await store._tune(conn, candidates)
+            seen.append(await conn.fetchval("SHOW hnsw.ef_search"))
+        return seen
+
+    assert await store._db.run(tuned) == ["40", "200", "200"]

@@ -769,20 +769,25 @@ class MemoryStore:
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
         self._processed_until = _PROCESSED_UNTIL.format(schema=schema)
-        self._tuned: weakref.WeakSet[asyncpg.Connection] = weakref.WeakSet()
+        self._tuned: weakref.WeakKeyDictionary[asyncpg.Connection, int] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
         """Make HNSW scans keep going until enough rows pass the scope filter (pgvector's
         iterative scan), so a scoped search in a big table loses no recall to filtering; and let
-        one scan return all the candidates asked for. Session settings: once per connection."""
-        if conn in self._tuned:
+        one scan return all the candidates asked for. Session settings, set again only when a
+        call needs a larger `ef_search` than the connection has (a larger one never costs a
+        smaller call recall), so the first caller's value never caps a later, larger search."""
+        wanted = min(max(candidates, 40), 1000)  # pgvector's bounds for ef_search
+        if self._tuned.get(conn, 0) >= wanted:
             return
         await conn.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
             "set_config('hnsw.ef_search', $1, false)",
-            str(min(max(candidates, 40), 1000)),  # pgvector's bounds for ef_search
+            str(wanted),
         )
-        self._tuned.add(conn)
+        self._tuned[conn] = wanted
 
     async def ready(self) -> None:
         """Migrate (or check) the memory tables; cheap after the first call."""

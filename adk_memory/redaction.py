@@ -208,22 +208,29 @@ class PiiRedactor:
         return "".join(parts)
 
 
-def redact_json(value: Any, redactor: Redactor) -> Any:
+def redact_json(value: Any, redactor: Redactor, *, keys: bool = False) -> Any:
     """A copy of a JSON-like value with every string value passed through `redactor`.
 
     Dicts and lists (and tuples, kept as tuples) are rebuilt, so the input is never mutated and
-    the result can be mutated without affecting the input. Dict keys are kept as they are: they
-    are structure (state keys, argument names), not content. Every other leaf (numbers, booleans,
-    None, or anything that is not JSON) is returned as the same object.
+    the result can be mutated without affecting the input. Dict keys are kept as they are by
+    default: in state and tool arguments they are structure (state keys, argument names), not
+    content. With `keys=True` string keys are redacted too, for mappings whose keys are whatever
+    a caller wrote (a memory's metadata and content). Every other leaf (numbers, booleans, None,
+    or anything that is not JSON) is returned as the same object.
     """
     if isinstance(value, str):
         return redactor.redact(value)
     if isinstance(value, dict):
-        return {key: redact_json(item, redactor) for key, item in value.items()}
+        return {
+            (redactor.redact(key) if keys and isinstance(key, str) else key): redact_json(
+                item, redactor, keys=keys
+            )
+            for key, item in value.items()
+        }
     if isinstance(value, list):
-        return [redact_json(item, redactor) for item in value]
+        return [redact_json(item, redactor, keys=keys) for item in value]
     if isinstance(value, tuple):
-        return tuple(redact_json(item, redactor) for item in value)
+        return tuple(redact_json(item, redactor, keys=keys) for item in value)
     return value
 
 

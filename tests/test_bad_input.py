@@ -281,3 +281,29 @@ async def test_bad_input_raises_only_documented_errors_and_writes_nothing(
         assert await _counts(engine) == before, f"{name} failed but wrote"
     except Exception as exc:
         pytest.fail(f"{name} raised undocumented {type(exc).__name__}: {exc!r}"[:500])
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+async def test_hostile_sizes_and_depths_are_typed_errors_or_cut(
+    services: Any, engine: AsyncEngine
+) -> None:
+    """A megabyte of words as a search query is cut to the query limit (a turn never fails on
+    it, and it cannot cost seconds of parsing); state or metadata nested past what JSON or
+    Python can take is refused with InputValidationError, nothing written."""
+    sessions, memory, _, _ = services
+    words = "jazz coffee window " * 60_000
+    assert isinstance(await memory.retrieve_memories(SCOPE, search_query=words), list)
+    await memory.search_memory(app_name=APP, user_id=USER, query=words)
+
+    before = await _counts(engine)
+    with pytest.raises(AdkMemoryError):
+        await sessions.create_session(app_name=APP, user_id=USER, state={"k": _nested(300)})
+    with pytest.raises(AdkMemoryError):
+        await memory.create_memory("Likes tea.", SCOPE, metadata=_nested(5_000))
+    assert await _counts(engine) == before

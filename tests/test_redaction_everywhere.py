@@ -348,3 +348,27 @@ def test_the_worker_command_redacts_what_it_generates(cli: Cli, database_url: st
     listed = cli("memories", "list", "--app", APP, "--user", USER, "--json").stdout
     assert [m["fact"] for m in json.loads(listed)] == ["The user's e-mail is [EMAIL]."]
     assert [leaked(request_json(request)) for request in llm.requests] == [[]] * len(llm.requests)
+
+
+async def test_memory_metadata_keys_and_topics_are_redacted_on_create_and_update(
+    make_memory_service: Any, database_url: str
+) -> None:
+    """A memory's metadata and content keys, and its topics, are whatever a caller wrote: the
+    redactor reaches them as it reaches values, on create and on update."""
+    import asyncpg
+
+    service = make_memory_service(redactor=PiiRedactor())
+    scope = {"app_name": APP, "user_id": USER}
+    memory = await service.create_memory(
+        "Likes tea.", scope, topics=[EMAIL], metadata={EMAIL: "key"}, content={PHONE: 1}
+    )
+    await service.update_memory(memory.id, scope, topics=[CARD], metadata={IBAN: [EMAIL]})
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        rows = await conn.fetch(
+            f"SELECT m.*::text FROM {TEST_SCHEMA}.memories m UNION ALL "
+            f"SELECT r.*::text FROM {TEST_SCHEMA}.memory_revisions r"
+        )
+    finally:
+        await conn.close()
+    assert rows and leaked(" ".join(row[0] for row in rows)) == []

@@ -24,6 +24,9 @@ from .models import Memory
 MAX_FACT_LENGTH = 10_000
 """Longest fact accepted, in characters: a memory is a fact, not a document."""
 
+MAX_QUERY_LENGTH = 2_000
+"""Longest search query used, in characters (the rest is ignored)."""
+
 MAX_TOP_K = 100
 MAX_DIRECT_FACTS = 5
 """Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
@@ -68,9 +71,11 @@ def check_mapping(name: str, value: object) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise InputValidationError(f"{name} must be a dict.")
-    checked = sanitise(dict(value))
     try:
+        checked = sanitise(dict(value))
         dump_json(checked)
+    except RecursionError as exc:
+        raise InputValidationError(f"{name} is nested too deeply.") from exc
     except PydanticSerializationError as exc:
         raise InputValidationError(f"{name} must hold JSON values only: {exc}") from exc
     return checked
@@ -90,7 +95,9 @@ def check_query(query: object) -> str | None:
         return None
     if not isinstance(query, str):
         raise InputValidationError("search_query must be a string.")
-    return sanitise_text(query)
+    # A turn's question, not a document: a longer one is cut (never refused mid-turn), so a
+    # megabyte of words cannot cost seconds of full-text parsing or exceed tsquery's limits.
+    return sanitise_text(query[:MAX_QUERY_LENGTH])
 
 
 def check_id(memory_id: object) -> str:

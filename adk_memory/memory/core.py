@@ -287,7 +287,7 @@ class MemoryServiceCore:
             scope_key=quarantine_key(key) if screened.quarantined else key,
             scope=scope,
             fact=fact,
-            topics=check_topics(topics) or [],
+            topics=self._screen.topics(check_topics(topics)) or [],
             metadata=self._screen.json(check_mapping("metadata", metadata) or {}),
             content=self._screen.json(check_mapping("content", content)),
             importance=check_unit("importance", importance),

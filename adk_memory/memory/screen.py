@@ -73,8 +73,13 @@ class FactScreen:
         return redact_event_data(data, self.redactor) if self.redactor is not None else data
 
     def json(self, value: Any) -> Any:
-        """Every string of a JSON-like value redacted (contents, metadata)."""
-        return redact_json(value, self.redactor) if self.redactor is not None else value
+        """Every string of a JSON-like value redacted, keys too (contents, metadata: their keys
+        are whatever the caller wrote)."""
+        return redact_json(value, self.redactor, keys=True) if self.redactor is not None else value
+
+    def topics(self, topics: list[str] | None) -> list[str] | None:
+        """Topics redacted (a caller may write any label)."""
+        return None if topics is None else self.texts(topics)
 
     async def screen(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
         """The fact redacted, and the guard's verdict on what would be stored."""

@@ -273,7 +273,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         vectors = await self._embed([fact], "document") if fact is not None else None
         change = MemoryChange(
             fact=fact,
-            topics=check_topics(topics),
+            topics=self._screen.topics(check_topics(topics)),
             metadata=self._screen.json(check_mapping("metadata", metadata)),
             importance=check_unit("importance", importance),
             confidence=check_unit("confidence", confidence),

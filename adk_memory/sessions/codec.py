@@ -29,9 +29,12 @@ def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """State by scope ("app", "user", "session"), prefixes removed, `temp:` keys dropped, and
     values coerced to JSON the way ADK's own database service coerces them."""
     try:
-        return extract_json_safe_state_delta(state)
-    except UnicodeEncodeError:  # a lone surrogate in a key or value
-        return extract_json_safe_state_delta(sanitise(state))
+        try:
+            return extract_json_safe_state_delta(state)
+        except UnicodeEncodeError:  # a lone surrogate in a key or value
+            return extract_json_safe_state_delta(sanitise(state))
+    except (RecursionError, ValueError) as exc:  # ADK's "Maximum serialization depth exceeded"
+        raise InputValidationError(f"The state cannot be stored as JSON: {exc}") from exc
 
 
 def dump_state(delta: dict[str, Any] | None, redactor: Redactor | None) -> str | None:

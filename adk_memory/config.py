@@ -98,8 +98,26 @@ class RetrievalConfig(_Settings):
     top_k: int = Field(default=3, ge=1, le=100)
     """How many memories ADK's `search_memory` returns (Memory Bank's default)."""
 
+    min_similarity: float | None = Field(default=None, ge=-1, le=1)
+    """The relevance floor of vector search: candidates whose cosine similarity to the query is
+    below it are not returned (nearest-neighbour search otherwise always returns the nearest
+    memories, related or not). None: the embedder's calibrated `similarity_floor` when it has
+    one (`HashEmbedder` does), else no floor; -1 turns it off. Embedding models differ in how
+    similar unrelated texts look (0.2 for one, 0.6 for another): calibrate with
+    `benchmarks/memory_recall.py --embedder ...`, which prints recall against the share of
+    empty answers to questions with no relevant memory."""
+
+    min_text_relevance: float = Field(default=0.0, ge=0, le=1)
+    """The relevance floor of full-text search: the share of the query's information (its
+    terms, weighted by rarity in the scope) a memory must match. 0 keeps any memory sharing a
+    term with the query."""
+
     text_search_language: str = Field(default="english", pattern=r"^[a-z_]+$")
-    """Postgres text-search configuration for full-text search (e.g. english, simple, german)."""
+    """Postgres text-search configuration for full-text search (e.g. english, simple, german),
+    or "auto": each fact and each query is stemmed for the language it is detected in (by
+    script, and by common words for the Latin-script languages; English when unsure), and every
+    word is also indexed unstemmed, so one scope can mix languages. Changing it applies to new
+    writes; `reindex_text()` (`adk-memory memories reindex`) re-indexes the stored memories."""
 
     @model_validator(mode="after")
     def _half_life(self) -> RetrievalConfig:

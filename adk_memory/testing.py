@@ -120,6 +120,11 @@ class HashEmbedder:
     model download and the same vector on every machine.
     """
 
+    similarity_floor = 0.1
+    """Calibrated relevance floor (see `RetrievalConfig.min_similarity`): one word shared by
+    two texts of up to ten words each scores at least 0.1, texts with no word in common 0 (or,
+    in a few dimensions, whatever two colliding words add: a toy embedder's noise)."""
+
     def __init__(self, dimensions: int = 64) -> None:
         if dimensions < 2:
             raise ValueError("dimensions must be at least 2.")

@@ -593,6 +593,8 @@ def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
         None,
         config.mode != "vector",
         search_text(query.text).grams,
+        -1.0 if config.min_similarity is None else config.min_similarity,
+        config.min_text_relevance,
     )
 
 

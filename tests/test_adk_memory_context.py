@@ -200,7 +200,7 @@ async def test_direct_calls_cache_by_invocation_and_forget_the_oldest(
 
     async def call(invocation_id: str) -> str:
         context, request = await context_for(
-            sessions, memory, "alice", "flights", invocation_id, session_id=session.id
+            sessions, memory, "alice", "Berlin flights", invocation_id, session_id=session.id
         )
         await callback(context, request)
         return system(request)
@@ -227,7 +227,9 @@ async def test_the_cache_is_keyed_by_app_user_and_session_not_the_invocation_id_
     callback = MemoryContextCallback()
 
     async def block(user_id: str) -> str:
-        context, request = await context_for(sessions, memory, user_id, "flights", "same-id")
+        context, request = await context_for(
+            sessions, memory, user_id, "flights from Berlin or Madrid", "same-id"
+        )
         await callback(context, request)
         return system(request)
 

@@ -5,8 +5,9 @@ purging one scope leaves every other scope's memories and revisions as they were
 The property test replays random programs against the real database and a model (a dict of
 memories and their revision histories). Scopes overlap on purpose: the same keys with values
 differing only in case, a key more or less, a key differing only in case, and each is passed
-with its keys in a random order. The service uses the HashEmbedder, so vector search (which
-returns every memory with an embedding, not just lexical matches) takes part in retrieval.
+with its keys in a random order. The service uses the HashEmbedder with the relevance floor
+off, so vector search (which then returns every memory with an embedding, not just lexical
+matches) takes part in retrieval and every retrieval must return the whole scope.
 
 hypothesis + asyncio: pytest-asyncio runs `@given` on an async test on the session loop, so the
 test uses only the session-scoped `engine` fixture and its own schema, emptied at the start of
@@ -25,7 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import MemoryAction, PostgresMemoryService
+from adk_memory import MemoryAction, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
 from adk_memory.testing import HashEmbedder
 
 SCHEMA = "adk_memory_iso"
@@ -203,8 +204,8 @@ async def run(service: PostgresMemoryService, model: Model, op: object) -> None:
         live = model.live_in(op.scope)
         assert {r.memory.id: r.memory.fact for r in results}.items() <= live.items()
         assert all(r.memory.scope == SCOPES[op.scope] for r in results)
-        # Without a query: all of them; with one, the vector search (hybrid) brings every
-        # memory of the scope too.
+        # Without a query: all of them; with one, the vector search (hybrid, no floor) brings
+        # every memory of the scope too.
         assert {r.memory.id for r in results} == set(live)
         return
 
@@ -284,7 +285,12 @@ EXAMPLES = int(os.environ.get("ADK_MEMORY_ISO_EXAMPLES", "40"))
 
 @pytest.fixture(scope="session")
 async def isolation_service(engine: AsyncEngine) -> PostgresMemoryService:
-    service = PostgresMemoryService(engine=engine, schema=SCHEMA, embedder=HashEmbedder(64))
+    service = PostgresMemoryService(
+        engine=engine,
+        schema=SCHEMA,
+        embedder=HashEmbedder(64),
+        config=MemoryBankConfig(retrieval=RetrievalConfig(min_similarity=-1)),
+    )
     await service.list_memories(page_size=1)  # migrate and fix the vector dimension
     return service
 

@@ -391,7 +391,8 @@ async def test_ranking_in_hybrid_text_and_vector_modes(make_service):
     hybrid = make_service(embedder=embedder)
     text = make_service(embedder=embedder, config=text_mode())
     vector = make_service(
-        embedder=embedder, config=MemoryBankConfig(retrieval=RetrievalConfig(mode="vector"))
+        embedder=embedder,
+        config=MemoryBankConfig(retrieval=RetrievalConfig(mode="vector", min_similarity=-1)),
     )
     for fact in FACTS:
         await hybrid.create_memory(fact, SCOPE)
@@ -399,7 +400,14 @@ async def test_ranking_in_hybrid_text_and_vector_modes(make_service):
 
     both = await hybrid.retrieve_memories(SCOPE, search_query=query, top_k=10)
     assert both[0].memory.fact == FACTS[0]
-    # Vector search brings every memory with an embedding; all have distances and scores.
+    # The relevance floor keeps out the memories that share nothing with the query; without
+    # it, vector search brings every memory with an embedding. All have distances and scores.
+    assert {r.memory.fact for r in both} == set(FACTS[:2])  # "seats" is shared
+    no_floor = make_service(
+        embedder=embedder,
+        config=MemoryBankConfig(retrieval=RetrievalConfig(min_similarity=-1)),
+    )
+    both = await no_floor.retrieve_memories(SCOPE, search_query=query, top_k=10)
     assert {r.memory.fact for r in both} == set(FACTS)
     assert all(isinstance(r.distance, float) for r in both)
     assert [r.score for r in both] == sorted((r.score for r in both), reverse=True)
@@ -449,7 +457,7 @@ async def test_the_settled_plan_casts_the_query_vector_once(embedded, filtered):
     from the covering index alone."""
     await embedded.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
     statement = _retrieve_statement(SCHEMA, covered=True, filtered=filtered)
-    nulls = ", ".join(["NULL"] * 17)
+    nulls = ", ".join(["NULL"] * 19)
     async with embedded.database.connection() as conn:
         # A one-row table is best read by a sequential scan, and whether the planner knows the
         # table is that small depends on when autovacuum last analyzed it: the plan is checked

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import TEST_SCHEMA as SCHEMA
 
+from adk_memory import MemoryBankConfig, RetrievalConfig
 from adk_memory.eval import evaluate, load_dataset, recall_by
 from adk_memory.memory.text import normalise, search_text
 
@@ -94,3 +95,67 @@ async def test_reindexing_makes_memories_indexed_the_old_way_findable(
     assert await found() == [1, 1, 1]
     after = {m.id: m.update_time for m in (await service.list_memories(scope)).memories}
     assert after == before
+
+
+def auto_config() -> MemoryBankConfig:
+    return MemoryBankConfig(retrieval=RetrievalConfig(text_search_language="auto"))
+
+
+@pytest.mark.parametrize(
+    ("text", "configuration"),
+    [
+        ("The user moved to Lisbon in May and loves it there.", "english"),
+        ("Wir haben zwei Häuser in der Nähe von Berlin.", "german"),
+        ("Elle a acheté une maison dans le sud de la France.", "french"),
+        ("Mi hermana vive en Sevilla con su familia.", "spanish"),
+        ("Я люблю читать книги по вечерам.", "russian"),
+        ("Καλημέρα, πώς είσαι;", "greek"),
+        ("أحب القهوة العربية", "arabic"),
+        ("Lisbon", "english"),  # nothing to go by: the fallback
+    ],
+)
+def test_the_language_of_a_text_is_detected(text: str, configuration: str) -> None:
+    assert search_text(text, "auto").config == configuration
+
+
+def test_auto_indexes_every_word_unstemmed_too() -> None:
+    searchable = search_text("Wir haben zwei Häuser", "auto")
+    assert searchable.grams.split() == ["zwei", "hauser"]  # not the function words
+    assert search_text("Wir haben zwei Häuser").grams == ""  # a fixed language: words only
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("Wir haben zwei Häuser in der Nähe von Berlin.", "Haus"),  # German plural
+        ("Я люблю читать книги по вечерам.", "книга"),  # Russian case ending
+        ("Elle a acheté une maison dans le sud.", "achetée"),  # French participle
+    ],
+)
+async def test_auto_stems_each_memory_in_its_own_language(
+    make_memory_service: Any, stored: str, query: str
+) -> None:
+    """One scope, memories in several languages: with "auto" each is stemmed for its own
+    language (an inflected form finds it); with the English configuration it is not."""
+    scope = {"app_name": "auto", "user_id": "lena"}
+    auto = make_memory_service(config=auto_config())
+    await auto.create_memory(stored, scope)
+    await auto.create_memory("The user likes tea in the morning.", scope)
+    found = await auto.retrieve_memories(scope, search_query=query)
+    assert [r.memory.fact for r in found] == [stored]
+    english = make_memory_service()
+    await english.reindex_text()  # the same memories, indexed the English way
+    assert await english.retrieve_memories(scope, search_query=query) == []
+
+
+async def test_auto_still_matches_words_as_written_across_languages(
+    make_memory_service: Any,
+) -> None:
+    """A query detected in one language finds a memory detected in another by the words both
+    share as written (the unstemmed layer): a name, a place."""
+    scope = {"app_name": "auto", "user_id": "ines"}
+    auto = make_memory_service(config=auto_config())
+    stored = "Meine Schwester wohnt jetzt in Porto und arbeitet dort als Ärztin."
+    await auto.create_memory(stored, scope)
+    found = await auto.retrieve_memories(scope, search_query="When did my sister move to Porto?")
+    assert [r.memory.fact for r in found] == [stored]

@@ -5,9 +5,8 @@
 
 Upstream checks its service's private dictionaries; here each scenario is checked by what a
 caller sees through ADK's API: what a search returns. The scenarios that expect *no* result
-need a relevance floor when an embedder takes part (nearest-neighbour search always returns
-the user's nearest memories): that is the second bullet of issue 14, so with the embedder they
-are strict expected failures until it lands.
+need the relevance floor when an embedder takes part (nearest-neighbour search alone always
+returns the user's nearest memories): the embedder's calibrated similarity floor keeps them out.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ from adk_memory.testing import HashEmbedder
 APP = "scenario-app"
 USER = "ana"
 OTHER_USER = "bruno"
-
-NO_FLOOR = "an embedder always finds a nearest memory: needs the relevance floor (issue 14)"
 
 
 def event(tag: str, text: str | None, author: str = "user") -> Event:
@@ -74,13 +71,6 @@ async def finds(memory: PostgresMemoryService, query: str, expected: list[str]) 
     if memory.embedder is not None:
         found = found[: len(expected)]
     assert found == expected
-
-
-def expect_none(request: pytest.FixtureRequest, mode: str) -> None:
-    """A scenario that expects no result is a strict expected failure with the embedder: it
-    runs, and fails the suite as soon as the relevance floor makes it pass."""
-    if mode == "embedder":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_FLOOR))
 
 
 BOTH_ADK = sorted(
@@ -155,8 +145,7 @@ async def test_one_query_finds_several_events(memory):
     assert sorted((await texts(memory, "What about the ADK?"))[:2]) == BOTH_ADK
 
 
-async def test_an_unknown_word_finds_nothing(memory, mode, request):
-    expect_none(request, mode)
+async def test_an_unknown_word_finds_nothing(memory):
     await memory.add_session_to_memory(TOOLKIT)
     assert await texts(memory, "nonexistent") == []
 
@@ -212,9 +201,7 @@ CAFE_JA = unicodedata.normalize("NFD", "私はCaféでADKを使っています")
         (unicodedata.normalize("NFD", "제 이름은 민수입니다"), "민수입니다", True),
     ],
 )
-async def test_search_in_every_script(memory, mode, request, stored, query, found):
-    if not found:
-        expect_none(request, mode)
+async def test_search_in_every_script(memory, stored, query, found):
     await memory.add_session_to_memory(session("i18n", event("i18n", stored)))
     assert len(await texts(memory, query)) == (1 if found else 0)
 

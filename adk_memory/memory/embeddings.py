@@ -28,7 +28,11 @@ EmbeddingTask = Literal["document", "query"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Makes vectors of a fixed size. Implementations batch: one call per `embed`."""
+    """Makes vectors of a fixed size. Implementations batch: one call per `embed`.
+
+    An embedder may also have a `similarity_floor` (float): the cosine similarity below which
+    its vectors of a query and a memory are unrelated, calibrated for its model. Retrieval uses
+    it when `RetrievalConfig.min_similarity` is not set."""
 
     dimensions: int
 

@@ -377,8 +377,17 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             half_life_seconds=retrieval.recency_half_life.total_seconds(),
             flt=filter,
             use_text=retrieval.mode != "vector",
+            floors=(self._similarity_floor(), retrieval.min_text_relevance),
         )
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
+
+    def _similarity_floor(self) -> float:
+        """The configured cosine floor, else the embedder's own calibrated one, else none."""
+        configured = self.config.retrieval.min_similarity
+        if configured is not None:
+            return configured
+        calibrated = getattr(self.embedder, "similarity_floor", None)
+        return -1.0 if calibrated is None else float(calibrated)
 
     async def reindex_text(self, batch_size: int = 1000) -> int:
         """Rebuild every stored memory's full-text index in this service's form: run once after

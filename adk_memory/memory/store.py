@@ -27,8 +27,9 @@ from ..db.engine import Database
 from ..db.migrations import MEMORY_MIGRATIONS
 from ..db.replies import FIRST_ATTEMPT, recorded
 from ..db.vectors import COVERED
+from ..errors import InputValidationError
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
-from .text import search_text
+from .text import AUTO, SearchText, search_text
 
 _MEMORY_COLUMNS = """
     m.id::text, m.scope::text, m.fact, m.content::text, m.topics, m.metadata::text, m.importance,
@@ -94,6 +95,24 @@ def _tsquery(config: str, *, words: str, grams: str) -> str:
     return (
         f"nullif(replace((plainto_tsquery({config}::regconfig, {words}) "
         f"|| plainto_tsquery('simple', {grams}))::text, '&', '|'), '')::tsquery"
+    )
+
+
+# BM25's parameters: term-frequency saturation (k1) and length normalisation (b), the usual.
+_K1 = 1.2
+_B = 0.75
+
+
+def _idf(scope_size: str, holding: str) -> str:
+    """SQL for a term's BM25 inverse document frequency in a scope of `scope_size` memories,
+    `holding` of which hold it (never negative: a term in every memory weighs nearly 0)."""
+    return f"ln(1 + ({scope_size} - {holding} + 0.5) / ({holding} + 0.5))"
+
+
+def _bm25(idf: str, tf: str, length: str, avg_length: str) -> str:
+    """SQL for a matched term's BM25 contribution to a memory's score."""
+    return (
+        f"{idf} * {tf} * {_K1 + 1} / ({tf} + {_K1} * ({1 - _B} + {_B} * {length} / {avg_length}))"
     )
 
 
@@ -173,7 +192,7 @@ UNION ALL
 # $1 ids, $2 scope keys, $3 scopes, $4 facts, $5 contents, $6 topics, $7 metadata,
 # $8 importance, $9 confidence, $10 source types, $11 source sessions, $12 source events,
 # $13 embeddings, $14 create times (NULL: now), $15 ttl seconds, $16 extracted facts,
-# $17 revision labels, $18 revision ids (each write's token); $19 text-search config,
+# $17 revision labels, $18 revision ids (each write's token); $19 text-search configs,
 # $20 revision ttl seconds; $21 and $22 each fact's searchable words and bigrams
 # (`text.search_text`). As `_INSERT`: an id any revision names is never created again, and
 # the replay of a first attempt that committed returns the memories it created.
@@ -182,10 +201,11 @@ WITH s AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                          $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
                          $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
-                         $16::text[], $17::text[], $18::uuid[], $21::text[], $22::text[])
+                         $16::text[], $17::text[], $18::uuid[], $19::text[], $21::text[],
+                         $22::text[])
         AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
              source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
-             extracted, labels, revision_id, words, grams)
+             extracted, labels, revision_id, config, words, grams)
 ), m AS (
     INSERT INTO {{schema}}.memories AS t
         (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
@@ -195,7 +215,7 @@ WITH s AS (
            ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
            s.importance, s.confidence, s.source_type, s.source_session_id,
            ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
-           s.embedding::vector, {_fts("$19", words="s.words", grams="s.grams")},
+           s.embedding::vector, {_fts("s.config", words="s.words", grams="s.grams")},
            coalesce(s.create_time, now()), now(), {_expiry("s.ttl")}
     FROM s
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
@@ -442,13 +462,24 @@ ORDER BY create_time, id
 # One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
 # words, $4 text-search config, $5 candidates per list, $6 top k, $7 RRF k, $8/$9/$10 relevance,
 # recency and importance weights, $11 recency half-life in seconds, $12..$15 filters, $16 whether
-# full-text search takes part (the vector search does when $2 is given), $17 query bigrams.
+# full-text search takes part (the vector search does when $2 is given), $17 query bigrams,
+# $18 the cosine-similarity floor of vector candidates, $19 the text-relevance floor of
+# full-text candidates.
 # Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
-# a fact's words); both candidate lists are fused by reciprocal rank, normalised so that being
-# first in every list scores 1 (equally relevant memories share a rank), then blended with
-# recency (halving every half-life) and importance. The full-precision distance each result
-# reports is computed for the top k only, not for every candidate: big vectors are TOASTed, so
-# each one read is a lookup in the TOAST table.
+# a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
+# the scope (a speaker's name on every turn counts for little, a rare word for much), with
+# document-length normalisation. Term frequencies come from the matched memories' tsvectors, so
+# they are exact (every memory holding a query term matches the OR query) and need no stored
+# statistics. A memory's text relevance is its BM25 over the best a memory of average length
+# holding each query term once would score: the share of the query's information it matches.
+# The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
+# vector candidates below the similarity floor and text candidates below the text floor are
+# dropped, so a question with nothing relevant returns nothing rather than the nearest noise.
+# Both lists are fused by reciprocal rank, normalised so that being first in every list scores
+# 1 (equally relevant memories share a rank), then blended with recency (halving every
+# half-life) and importance. The full-precision distance each result reports is computed for
+# the top k only, not for every candidate: big vectors are TOASTed, so each one read is a
+# lookup in the TOAST table.
 # The vector list is an exact search of the scope when its vectors are small enough to sit, in
 # half precision, in the covering index `memories_scope_vectors` (an index-only scan reads a
 # scope's vectors from a few contiguous pages instead of one heap page per memory: 20 times
@@ -462,16 +493,34 @@ WITH vec AS (
            AND {_LIVE} {{filters}}
          ORDER BY {{distance}}
          LIMIT $5) v
+     WHERE v.distance <= 1 - $18::float8
 ), query AS MATERIALIZED (
-    SELECT {_tsquery("$4", words="$3", grams="$17")} AS q
+    SELECT {_tsquery("$4", words="$3", grams="$17")} AS q,
+           tsvector_to_array({_fts("$4", words="$3", grams="$17")}) AS terms
+), matched AS MATERIALIZED (
+    SELECT m.id, m.fts FROM {{schema}}.memories m, query
+     WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
+       AND {_LIVE} {{filters}}
+), hits AS (
+    SELECT m.id, length(m.fts) AS len, t.lexeme, cardinality(t.positions) AS tf
+      FROM matched m, query, unnest(m.fts) t
+     WHERE t.lexeme = ANY (query.terms)
+), corpus AS (
+    SELECT (SELECT count(*) FROM {{schema}}.memories WHERE scope_key = $1) AS n,
+           (SELECT avg(length(fts)) FROM matched) AS avg_len
+), idf AS (
+    SELECT q.term, {_idf("c.n", "count(h.id)")} AS idf
+      FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
+      LEFT JOIN hits h ON h.lexeme = q.term
+     GROUP BY q.term, c.n
 ), txt AS (
-    SELECT id, rank() OVER (ORDER BY relevance DESC) AS rank FROM (
-        SELECT m.id, ts_rank(m.fts, query.q) AS relevance
-          FROM {{schema}}.memories m, query
-         WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
-           AND {_LIVE} {{filters}}
-         ORDER BY relevance DESC
+    SELECT id, rank() OVER (ORDER BY bm25 DESC) AS rank FROM (
+        SELECT h.id, sum({_bm25("i.idf", "h.tf", "h.len", "c.avg_len")}) AS bm25
+          FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
+         GROUP BY h.id
+         ORDER BY bm25 DESC, h.id
          LIMIT $5) t
+     WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
 ), fused AS (
     SELECT id, sum(1.0 / ($7 + rank)) AS rrf
       FROM (SELECT id, rank FROM vec UNION ALL SELECT id, rank FROM txt) candidates
@@ -518,11 +567,11 @@ def _retrieve_statement(schema: str, *, covered: bool, filtered: bool) -> str:
 # memories of the scope, in one statement (a LATERAL search per fact over the unnested facts),
 # each memory once, in the order first found (by fact, then similarity: the prompt's order).
 # Similarity alone ranks them: no recency or importance, no fusion. The per-fact search is the
-# one `_RETRIEVE` runs: exact over the covering index, or HNSW, for vectors; OR-matched
-# full-text for facts without embeddings (no embedder). Only ids are read per fact, so the
+# one `_RETRIEVE` runs: exact over the covering index, or HNSW, for vectors (full-text, for
+# facts without embeddings, is `_TEXT_CANDIDATES`). Only ids are read per fact, so the
 # covered search stays an index-only scan; the rows are read once, at the end.
 # $1 scope key, $2 the facts' embeddings (vector text) or texts, $3 candidates per fact,
-# $4 text-search config and $5 the facts' bigrams (full-text only: $2 holds the facts' words).
+# $4 the facts' text-search configs and $5 their bigrams (full-text only: $2 holds their words).
 _CANDIDATES = f"""
 WITH facts AS MATERIALIZED (
     SELECT f.ord, {{query}} AS query
@@ -557,18 +606,59 @@ _CANDIDATE_SEARCH = {
         "similarity": "m.embedding <=> f.query",
         "match": "m.embedding IS NOT NULL",
     },
-    # Negated rank, so that every search orders ascending (most similar first).
-    "text": {
-        "facts": "unnest($2::text[], $5::text[]) WITH ORDINALITY AS f(fact, grams, ord)",
-        "query": _tsquery("$4", words="f.fact", grams="f.grams"),
-        "similarity": "-ts_rank(m.fts, f.query)",
-        "match": "f.query IS NOT NULL AND m.fts @@ f.query",
-    },
 }
 
 
+# Whether the server has a text-search configuration of this name ($1).
+_TEXT_CONFIG_EXISTS = "SELECT count(*) FROM pg_catalog.pg_ts_config WHERE cfgname = $1"
+
+# The full-text form of `_CANDIDATES` (no embedder): each fact's most similar memories by the
+# BM25 ranking `_RETRIEVE` uses (each fact's average length over the memories it matches, as a
+# search for it alone takes it), term statistics taken once over the memories any fact matches.
+# $1 scope key, $2 the facts' words, $3 candidates per fact, $4 their text-search configs,
+# $5 their bigrams.
+_TEXT_CANDIDATES = f"""
+WITH facts AS MATERIALIZED (
+    SELECT f.ord, x.query, tsvector_to_array(x.vector) AS terms
+      FROM unnest($2::text[], $5::text[], $4::text[])
+           WITH ORDINALITY AS f(fact, grams, config, ord),
+           LATERAL (SELECT {_tsquery("f.config", words="f.fact", grams="f.grams")} AS query,
+                           {_fts("f.config", words="f.fact", grams="f.grams")} AS vector) x
+     WHERE x.query IS NOT NULL
+), matched AS MATERIALIZED (
+    SELECT DISTINCT m.id, m.fts FROM {{schema}}.memories m
+     WHERE m.scope_key = $1 AND {_LIVE}
+       AND m.fts @@ ANY (SELECT query FROM facts)
+), hits AS (
+    SELECT m.id, length(m.fts) AS len, t.lexeme, cardinality(t.positions) AS tf
+      FROM matched m, unnest(m.fts) t
+     WHERE t.lexeme = ANY (SELECT unnest(terms) FROM facts)
+), idf AS (
+    SELECT h.lexeme,
+           {_idf("(SELECT count(*) FROM {schema}.memories WHERE scope_key = $1)", "count(*)")}
+               AS idf
+      FROM hits h GROUP BY h.lexeme
+), lengths AS (
+    SELECT f.ord, avg(length(m.fts)) AS avg_len
+      FROM facts f JOIN matched m ON m.fts @@ f.query GROUP BY f.ord
+), scored AS (
+    SELECT f.ord, h.id,
+           sum({_bm25("i.idf", "h.tf", "h.len", "l.avg_len")}) AS bm25
+      FROM facts f JOIN lengths l ON l.ord = f.ord, unnest(f.terms) q(term)
+      JOIN hits h ON h.lexeme = q.term JOIN idf i ON i.lexeme = q.term
+     GROUP BY f.ord, h.id
+), ranked AS (
+    SELECT ord, id, row_number() OVER (PARTITION BY ord ORDER BY bm25 DESC, id) AS pos
+      FROM scored
+), found AS (
+    SELECT id, min(ARRAY[ord, pos]) AS first FROM ranked WHERE pos <= $3 GROUP BY id
+)
+SELECT {_MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+ORDER BY found.first
+"""
+
 # Re-indexing the full text (`MemoryStore.reindex_text`): the next batch of memories after an id
-# ($1, NULL: from the start; $2 rows), and the new tsvectors for a batch ($1 config, $2 ids,
+# ($1, NULL: from the start; $2 rows), and the new tsvectors for a batch ($1 configs, $2 ids,
 # $3 facts, $4 words, $5 bigrams). A memory whose fact changed since it was read is left alone:
 # the write that changed it indexed it. Neither statement touches update_time (recency) or
 # writes a revision: the index is derived from the fact, not part of the memory.
@@ -581,8 +671,9 @@ SELECT m.id::text, m.fact FROM {schema}.memories m
 
 _REINDEX = f"""
 UPDATE {{schema}}.memories m
-   SET fts = {_fts("$1", words="u.words", grams="u.grams")}
-  FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS u(id, fact, words, grams)
+   SET fts = {_fts("u.config", words="u.words", grams="u.grams")}
+  FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[])
+       AS u(config, id, fact, words, grams)
  WHERE m.id = u.id AND m.fact = u.fact
 """
 
@@ -759,6 +850,7 @@ class MemoryStore:
             kind: _CANDIDATES.format(schema=schema, **search)
             for kind, search in _CANDIDATE_SEARCH.items()
         }
+        self._candidates["text"] = _TEXT_CANDIDATES.format(schema=schema)
         self._covered = False
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
         self._reindex_batch = _REINDEX_BATCH.format(schema=schema)
@@ -772,6 +864,11 @@ class MemoryStore:
         self._tuned: weakref.WeakKeyDictionary[asyncpg.Connection, int] = (
             weakref.WeakKeyDictionary()
         )
+
+    def _searchable(self, text: str) -> SearchText:
+        """`text` as this store indexes and queries it (its configuration, or the detected
+        one when the store's language is "auto")."""
+        return search_text(text, self._language)
 
     async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
         """Make HNSW scans keep going until enough rows pass the scope filter (pgvector's
@@ -790,8 +887,19 @@ class MemoryStore:
         self._tuned[conn] = wanted
 
     async def ready(self) -> None:
-        """Migrate (or check) the memory tables; cheap after the first call."""
+        """Migrate (or check) the memory tables, and check that the server has this store's
+        text-search configuration (a misspelt one would otherwise fail every write and search
+        with a raw database error); cheap after the first call."""
         await self._db.ensure_migrated("memory", MEMORY_MIGRATIONS)
+        if self._language == AUTO:
+            return
+        known = await self._db.run(lambda conn: conn.fetchval(_TEXT_CONFIG_EXISTS, self._language))
+        if not known:
+            raise InputValidationError(
+                f"Unknown text_search_language {self._language!r}: the server has no such "
+                "text-search configuration (see `SELECT cfgname FROM pg_ts_config`), or use "
+                '"auto".'
+            )
 
     async def prepare_embeddings(self, dimensions: int) -> None:
         """Make sure the embedding column and vector index fit `dimensions` (the migrations own
@@ -801,6 +909,7 @@ class MemoryStore:
         self._covered = state.strategy == COVERED
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> tuple[Any, ...]:
+        searchable = self._searchable(new.fact)
         return (
             new.id,
             new.scope_key,
@@ -815,14 +924,15 @@ class MemoryStore:
             new.source_session_id,
             list(new.source_event_ids),
             _vector(new.embedding),
-            self._language,
+            searchable.config,
             new.create_time,
             new.ttl_seconds,
             list(new.extracted_facts),
             json.dumps(new.labels or {}),
             revision_ttl,
             new.revision_id,
-            *search_text(new.fact),
+            searchable.words,
+            searchable.grams,
         )
 
     async def insert_many(
@@ -839,7 +949,7 @@ class MemoryStore:
         if not unique:
             return []
         scopes = {m.scope_key: json.dumps(m.scope) for m in unique}  # a batch has one or few
-        searchable = [search_text(m.fact) for m in unique]
+        searchable = [self._searchable(m.fact) for m in unique]
         args = (
             [m.id for m in unique],
             [m.scope_key for m in unique],
@@ -859,10 +969,10 @@ class MemoryStore:
             [_json_list(m.extracted_facts) for m in unique],
             [json.dumps(m.labels) if m.labels else "{}" for m in unique],
             [m.revision_id for m in unique],
-            self._language,
+            [s.config for s in searchable],
             revision_ttl,
-            [words for words, _ in searchable],
-            [grams for _, grams in searchable],
+            [s.words for s in searchable],
+            [s.grams for s in searchable],
         )
         rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
         return [_memory(r) for r in rows]
@@ -870,6 +980,7 @@ class MemoryStore:
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
     ) -> tuple[Any, ...]:
+        searchable = self._searchable(change.fact or "")
         return (
             memory_id,
             scope_key,
@@ -879,7 +990,7 @@ class MemoryStore:
             change.importance,
             change.confidence,
             _vector(change.embedding),
-            self._language,
+            searchable.config,
             change.ttl_seconds,
             list(change.extracted_facts),
             json.dumps(change.labels or {}),
@@ -888,7 +999,8 @@ class MemoryStore:
             change.source_session_id,
             list(change.source_event_ids) if change.source_event_ids is not None else None,
             change.revision_id,
-            *(search_text(change.fact) if change.fact is not None else (None, None)),
+            searchable.words if change.fact is not None else None,
+            searchable.grams if change.fact is not None else None,
         )
 
     async def update(
@@ -1001,15 +1113,18 @@ class MemoryStore:
         half_life_seconds: float,
         flt: MemoryFilter | None,
         use_text: bool = True,
+        floors: tuple[float, float] = (-1.0, 0.0),
     ) -> list[tuple[Memory, float | None, float]]:
         """The `top_k` best memories for a query: (memory, cosine distance, score), best first.
-        Vector search takes part when a query embedding is given, full-text when `use_text`."""
-        query = search_text(query_text)
+        Vector search takes part when a query embedding is given, full-text when `use_text`.
+        `floors`: the least cosine similarity of a vector candidate and the least text relevance
+        (0..1) of a full-text candidate."""
+        query = self._searchable(query_text)
         args = (
             scope_key,
             _vector(query_embedding),
             query.words,
-            self._language,
+            query.config,
             candidates,
             top_k,
             rrf_k,
@@ -1018,6 +1133,7 @@ class MemoryStore:
             *_filter_args(flt),
             use_text,
             query.grams,
+            *floors,
         )
 
         async def retrieve(conn: asyncpg.Connection) -> list[asyncpg.Record]:
@@ -1044,12 +1160,12 @@ class MemoryStore:
             return []
         if embeddings is None:
             statement = self._candidates["text"]
-            searchable = [search_text(fact) for fact in facts]
+            searchable = [self._searchable(fact) for fact in facts]
             args: tuple[Any, ...] = (
                 scope_key,
                 [s.words for s in searchable],
                 per_fact,
-                self._language,
+                [s.config for s in searchable],
                 [s.grams for s in searchable],
             )
         else:
@@ -1147,9 +1263,9 @@ class MemoryStore:
         rows = await self._db.run(lambda conn: conn.fetch(self._reindex_batch, after, batch_size))
         if not rows:
             return []
-        searchable = [search_text(row[1]) for row in rows]
+        searchable = [self._searchable(row[1]) for row in rows]
         args = (
-            self._language,
+            [s.config for s in searchable],
             [row[0] for row in rows],
             [row[1] for row in rows],
             [s.words for s in searchable],

@@ -16,6 +16,8 @@ import re
 import unicodedata
 from typing import NamedTuple
 
+from .languages import FUNCTION_WORDS, detect_configuration
+
 # Combining marks folded away: the Latin/Greek/Cyrillic diacritics (é, ñ, ё), Arabic harakat and
 # Hebrew points. Marks that change a letter of other scripts (Japanese dakuten: が is not か,
 # Thai vowels, Indic matras) are kept; NFC puts them back on their letters.
@@ -41,11 +43,21 @@ _UNSPACED = re.compile(
 
 
 class SearchText(NamedTuple):
-    """A text in its searchable form: `words` for the language's configuration, `grams` (the
-    unspaced scripts' bigrams, space-separated) for the `simple` one."""
+    """A text in its searchable form: `words` for the text-search configuration `config`,
+    `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams, and
+    with "auto" every word but the common function words once more, unstemmed, so a word typed
+    exactly as stored matches whatever language either side was detected in."""
 
+    config: str
     words: str
     grams: str
+
+
+AUTO = "auto"
+"""The `text_search_language` that detects each text's language (`languages.py`)."""
+
+AUTO_FALLBACK = "english"
+"""The configuration "auto" uses for a text it cannot place."""
 
 
 def normalise(text: str) -> str:
@@ -61,9 +73,16 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def search_text(text: str) -> SearchText:
-    """`text` split into words and bigram tokens, both normalised. The unspaced runs become
-    spaces in the words, so a Latin word inside Japanese ("私はPythonで") is a word of its own."""
+def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
+    """`text` split into words and bigram tokens, both normalised, for the text-search
+    configuration `language` (or the detected one, for "auto"). The unspaced runs become spaces
+    in the words, so a Latin word inside Japanese ("私はPythonで") is a word of its own."""
     normal = normalise(text)
     grams = [gram for run in _UNSPACED.findall(normal) for gram in _bigrams(run)]
-    return SearchText(words=_UNSPACED.sub(" ", normal), grams=" ".join(grams))
+    words = _UNSPACED.sub(" ", normal)
+    if language != AUTO:
+        return SearchText(config=language, words=words, grams=" ".join(grams))
+    grams.extend(word for word in words.split() if word not in FUNCTION_WORDS)
+    return SearchText(
+        config=detect_configuration(words, AUTO_FALLBACK), words=words, grams=" ".join(grams)
+    )

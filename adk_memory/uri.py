@@ -93,6 +93,16 @@ def choice(*allowed: str) -> Callable[[str], str]:
     return parse
 
 
+def number(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("expected a finite number")
+    return value
+
+
 def text(raw: str) -> str:
     if not raw.strip():
         raise ValueError("expected a non-empty value")

@@ -278,13 +278,15 @@ async def test_memory_options_configure_retrieval_ttl_and_worker(plain_url, make
     uri = with_options(
         plain_url,
         f"schema={TEST_SCHEMA}&retrieval_mode=text&top_k=1&memory_ttl=7d&revision_ttl=30d"
-        "&text_search_language=simple",
+        "&text_search_language=simple&min_similarity=0.4&min_text_relevance=0.2",
     )
     async with memory_service_from_uri(uri) as memory:
         assert memory.embedder is None and memory.llm is None  # raw events, full text
         assert memory.config.retrieval.mode == "text"
         assert memory.config.retrieval.top_k == 1
         assert memory.config.retrieval.text_search_language == "simple"
+        assert memory.config.retrieval.min_similarity == 0.4
+        assert memory.config.retrieval.min_text_relevance == 0.2
         assert memory.config.ttl.default_ttl == timedelta(days=7)
         assert memory.config.ttl.revision_ttl == timedelta(days=30)
         await memory.add_memory(
@@ -342,6 +344,9 @@ def test_model_and_embedder_are_built_without_credentials_or_network(monkeypatch
         ("memory", "retrieval_mode=vector", "retrieval_mode=vector needs embedding_model"),
         ("memory", "embedding_dimensions=64", "embedding_dimensions needs embedding_model"),
         ("memory", "text_search_language=English!", "text_search_language"),
+        ("memory", "min_similarity=high", "Invalid min_similarity='high'.*number"),
+        ("memory", "min_text_relevance=2", "min_text_relevance"),
+        ("memory", "min_similarity=nan", "Invalid min_similarity='nan'.*finite"),
         ("memory", "model=no-such-model", "Invalid model='no-such-model'"),
     ],
 )

@@ -33,6 +33,7 @@ from ..uri import (
     boolean,
     choice,
     count,
+    number,
     parse_service_uri,
     text,
     uri_connection_arguments,
@@ -54,7 +55,9 @@ MEMORY_OPTIONS: Mapping[str, Parser] = {
     "embedding_dimensions": count(1),  # embedding size (default 768)
     "retrieval_mode": choice("hybrid", "vector", "text"),
     "top_k": count(1),  # memories ADK's search_memory returns (default 3)
-    "text_search_language": text,  # Postgres text-search configuration (default english)
+    "text_search_language": text,  # Postgres text-search configuration or auto (english)
+    "min_similarity": number,  # cosine floor of vector results (default: the embedder's)
+    "min_text_relevance": number,  # text-relevance floor, 0..1 (default 0)
     "memory_ttl": parse_duration,  # how long memories live (default forever)
     "revision_ttl": parse_duration,  # how long memory revisions are kept (default forever)
     "worker": boolean,  # run generation jobs in this process (default true)
@@ -75,7 +78,12 @@ MEMORY_VARIABLES: Mapping[str, str] = {
 def _memory_config(options: dict[str, Any]) -> MemoryBankConfig:
     """The retrieval and TTL options, validated by the config's own rules."""
     retrieval = _take(options, retrieval_mode="mode", top_k="top_k")
-    retrieval |= _take(options, text_search_language="text_search_language")
+    retrieval |= _take(
+        options,
+        text_search_language="text_search_language",
+        min_similarity="min_similarity",
+        min_text_relevance="min_text_relevance",
+    )
     ttl = _take(options, memory_ttl="default_ttl", revision_ttl="revision_ttl")
     try:
         return MemoryBankConfig(retrieval=RetrievalConfig(**retrieval), ttl=TtlConfig(**ttl))

@@ -1,17 +1,36 @@
-"""Memory retrieval-quality benchmark: Recall@K and MRR of `PostgresMemoryService` in each
-retrieval mode (full-text, vector, hybrid) on a dataset of facts and paraphrased questions.
+"""Memory retrieval-quality benchmark: Recall@5, Recall@10 and MRR of `PostgresMemoryService` in
+each retrieval mode (full-text, vector, hybrid) on several datasets at once, and the share of
+questions with no relevant memory that get nothing back, printed as one table.
 
-Why: retrieval is the part of a memory service that decides whether an agent remembers at all,
-and its modes trade off differently (full-text needs shared words, vectors need a good embedder,
-hybrid fuses both). This script puts figures on that, on the shipped synthetic dataset or on any
-dataset in the format of `adk_memory.eval.retrieval` (e.g. converted LoCoMo or LongMemEval).
+Why: retrieval decides whether an agent remembers at all, and its settings (fusion, weights, a
+relevance floor) trade recall against noise. Tuning them on one small dataset overfits it; this
+script measures every shipped set in one run, with the settings under test given on the command
+line, so a sweep needs no code change:
 
-    python benchmarks/memory_recall.py [--dataset PATH] [--database-url URL]
-                                       [--embedder hash|gemini] [--json PATH]
+    python benchmarks/memory_recall.py [--dataset PATH ...] [--modes text,vector,hybrid]
+        [--config settings.json] [--set retrieval.rrf_k=20 ...] [--by category] [--floors 6]
+        [--embedder hash|gemini] [--database-url URL] [--json PATH]
+
+Datasets (default: all three): the shipped synthetic set, the shipped long-conversation set
+(`adk_memory/eval/data/long_conversations.json`, per-category figures below the main table) and,
+in a checkout, `tests/data/multilingual_retrieval.json`. Any file in the format of
+`adk_memory.eval.retrieval` works (`--dataset`, repeatable).
+
+Floors: for each set with unanswerable questions, each mode's results are replayed under
+`--floors` relevance floors (results scoring below are dropped; cosine similarity in vector
+mode), printing recall against the share of unanswerable questions left with nothing: the curve
+a relevance floor is calibrated on (`adk_memory.eval.floor`), from the same run.
+
+Settings: `--config` reads a JSON object of `MemoryBankConfig` fields, then each `--set
+dotted.key=value` overrides one (the value is JSON if it parses, else a string), e.g. `--set
+retrieval.rrf_k=20 --set retrieval.recency_weight=0`. The mode is the one thing not settable:
+every mode in `--modes` runs with the same settings.
 
 With no `--database-url` the embedded PostgreSQL is started in a temporary data directory. The
 run uses a fresh schema (`adk_memory_eval_<random>`, dropped at the end), so the embedder's
 vector size never clashes with a schema already in use, and the harness purges what it stored.
+The services have no guard (`NoGuard`): the datasets are trusted, and the default guard would
+quarantine the dialogue's questions and requests, which are memories to find here.
 
 `--embedder hash` (the default) uses `HashEmbedder`: words hashed into 64 buckets. Its vectors
 are lexical, not semantic ("pet" and "cat" are unrelated to it), so its vector and hybrid
@@ -21,28 +40,42 @@ figures are a floor, not what a real embedding model achieves. `--embedder gemin
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import _common as common
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory import MemoryBankConfig, NoGuard, PostgresMemoryService
 from adk_memory.eval import (
+    ALL_MODES,
     DatasetError,
+    FloorOn,
     RetrievalDataset,
+    RetrievalMode,
+    RetrievalReport,
+    Scores,
+    candidate_floors,
     evaluate,
-    format_report,
+    floor_tradeoff,
     load_dataset,
+    load_long_conversations_dataset,
     load_synthetic_dataset,
+    scores_by,
 )
 from adk_memory.memory.embeddings import Embedder
 from adk_memory.testing import HashEmbedder
 
+ROOT = Path(__file__).resolve().parent.parent
+MULTILINGUAL = ROOT / "tests" / "data" / "multilingual_retrieval.json"
+K_VALUES = (5, 10)
 HASH_NOTE = (
     "HashEmbedder vectors are lexical (hashed words), not semantic: vector and hybrid figures "
     "here are a floor; use --embedder gemini for a real embedding model."
@@ -66,50 +99,233 @@ def _embedder(name: str) -> Embedder:
     return embedder
 
 
+def _datasets(paths: list[str] | None) -> list[RetrievalDataset]:
+    """The datasets named, or the default three (the multilingual one only in a checkout)."""
+    try:
+        if paths:
+            return [load_dataset(path) for path in paths]
+        found = [load_synthetic_dataset(), load_long_conversations_dataset()]
+        if MULTILINGUAL.is_file():
+            found.append(load_dataset(MULTILINGUAL))
+        else:
+            common.progress(f"skipping {MULTILINGUAL.name}: not in a checkout")
+        return found
+    except DatasetError as exc:
+        sys.exit(str(exc))
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `override` merged in, nested objects merged key by key."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _settings(config_file: str | None, assignments: list[str]) -> dict[str, Any]:
+    """The `MemoryBankConfig` fields of `--config` and `--set`, checked against the model."""
+    settings: dict[str, Any] = {}
+    if config_file:
+        loaded = json.loads(Path(config_file).read_text(encoding="utf-8"))
+        if not isinstance(loaded, dict):
+            sys.exit(f"--config {config_file}: expected a JSON object")
+        settings = loaded
+    for assignment in assignments:
+        path, sep, raw = assignment.partition("=")
+        if not sep or not path:
+            sys.exit(f"--set {assignment!r}: expected dotted.key=value")
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        for key in reversed(path.split(".")):
+            value = {key: value}
+        settings = _merge(settings, value)
+    if "mode" in settings.get("retrieval", {}):
+        sys.exit("retrieval.mode is chosen per run: use --modes instead")
+    try:
+        MemoryBankConfig.model_validate(settings)
+    except ValidationError as exc:
+        sys.exit(f"invalid settings: {exc}")
+    return settings
+
+
+def _modes(text: str) -> list[RetrievalMode]:
+    chosen = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in ALL_MODES]
+    if unknown or not chosen:
+        sys.exit(f"--modes: use a comma-separated list of {', '.join(ALL_MODES)}")
+    return [m for m in ALL_MODES if m in chosen]
+
+
 def _progress(mode: str, stage: str, done: int, total: int) -> None:
     if done == total:
-        print(f"  {mode}: {stage} done ({total})", file=sys.stderr)
+        common.progress(f"{mode}: {stage} done ({total})")
 
 
 async def _run(
-    args: argparse.Namespace, url: str, dataset: RetrievalDataset, embedder: Embedder
-) -> None:
+    url: str,
+    datasets: list[RetrievalDataset],
+    modes: list[RetrievalMode],
+    settings: dict[str, Any],
+    embedder: Embedder,
+) -> list[RetrievalReport]:
     schema = f"adk_memory_eval_{uuid.uuid4().hex[:8]}"
     engine = create_async_engine(url, pool_size=10)
     try:
 
         def service(config: MemoryBankConfig) -> PostgresMemoryService:
+            # The harness names the mode; everything else comes from the command line. No guard:
+            # the datasets are trusted, and raw dialogue is full of questions and requests.
+            merged = _merge(settings, config.model_dump(exclude_unset=True))
             return PostgresMemoryService(
-                engine=engine, schema=schema, embedder=embedder, config=config
+                engine=engine,
+                schema=schema,
+                embedder=embedder,
+                config=MemoryBankConfig.model_validate(merged),
+                guard=NoGuard(),
             )
 
-        print(f"Evaluating {dataset.name!r} in schema {schema}...", file=sys.stderr)
-        report = await evaluate(service, dataset, progress=_progress)
+        reports = []
+        for dataset in datasets:
+            common.progress(f"evaluating {dataset.name!r} in schema {schema}...")
+            reports.append(
+                await evaluate(service, dataset, k_values=K_VALUES, modes=modes, progress=_progress)
+            )
+        return reports
     finally:
         await engine.dispose()
         await common.admin(url, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    print(format_report(report))
-    if isinstance(embedder, HashEmbedder):
-        print(f"note: {HASH_NOTE}")
-    if args.json:
-        Path(args.json).write_text(report.model_dump_json(indent=2), encoding="utf-8")
-        print(f"Per-query results written to {args.json}", file=sys.stderr)
+
+
+def _cells(scores: Scores) -> list[str]:
+    """Recall@5, Recall@10, MRR, no-answer count, empty share and mean returned ("-": none)."""
+
+    def fmt(value: float | None, digits: int = 3) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    return [
+        str(scores.answerable),
+        *(fmt(scores.recall.get(k)) for k in K_VALUES),
+        fmt(scores.mrr),
+        str(scores.unanswerable),
+        fmt(scores.empty_share),
+        fmt(scores.mean_returned, 1),
+    ]
+
+
+HEADER = ["queries", "R@5", "R@10", "MRR", "no-ans", "empty", "returned"]
+
+
+def _print_floors(
+    datasets: list[RetrievalDataset], reports: list[RetrievalReport], count: int
+) -> None:
+    """The relevance-floor trade-off of each dataset with unanswerable queries: each mode's
+    results replayed under `count` floors (on the blended score; on cosine similarity in
+    vector mode), from one that drops nothing up."""
+    for dataset, report in zip(datasets, reports, strict=True):
+        if not any(q.unanswerable for q in dataset.queries):
+            continue
+        print(f"\n{report.dataset}: relevance floor trade-off (results below the floor dropped)")
+        rows = []
+        flat = []
+        for mode in report.modes:
+            on: FloorOn = "similarity" if mode.mode == "vector" else "score"
+            floors = candidate_floors(mode, count, on=on)
+            if len({f"{floor:.6g}" for floor in floors[1:]}) == 1:
+                flat.append(f"{mode.mode} ({floors[-1]:.6g})")
+            for floor, scores in floor_tradeoff(dataset, mode, floors, on=on):
+                rows.append([mode.mode, on, f"{floor:.6g}", *_cells(scores)])
+        common.table(["mode", "floor on", "floor", *HEADER], rows)
+        if flat:
+            print(
+                f"note: the best result of nearly every query scores the same in {', '.join(flat)}"
+                ": a rank-normalised score, which a floor cannot separate relevant from "
+                "irrelevant memories with (differences are recency noise)"
+            )
+
+
+def _print(
+    datasets: list[RetrievalDataset],
+    reports: list[RetrievalReport],
+    by: str,
+    floors: int,
+    seconds: float,
+) -> None:
+    rows = []
+    for report in reports:
+        for mode in report.modes:
+            rows.append([report.dataset, mode.mode, *_cells(Scores.of(mode.queries))])
+    common.table(["dataset", "mode", *HEADER], rows)
+    for dataset, report in zip(datasets, reports, strict=True):
+        if not any(by in q.metadata for q in dataset.queries):
+            continue
+        print(f"\n{report.dataset} by {by}:")
+        group_rows = []
+        for mode in report.modes:
+            for name, scores in scores_by(dataset, mode, by).items():
+                group_rows.append([name or "(none)", mode.mode, *_cells(scores)])
+        group_rows.sort(key=lambda row: row[0])  # stable: modes stay in run order per group
+        common.table([by, "mode", *HEADER], group_rows)
+    if floors:
+        _print_floors(datasets, reports, floors)
+    embedders = {r.embedder for r in reports if r.embedder}
+    print(
+        f"\nqueries: answerable ones (R@K and MRR are over these); no-ans: queries with no "
+        f"relevant memory; empty: share of them returning nothing; returned: mean results they "
+        f"returned. Embedder: {', '.join(sorted(embedders)) or 'none'}. {seconds:.1f} s; load "
+        f"{common.load_average()}."
+    )
+    for report in reports:
+        for skipped, reason in report.skipped.items():
+            print(f"{report.dataset}: skipped {skipped}: {reason}")
+        for note in report.notes:
+            print(f"{report.dataset}: note: {note}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", help="dataset JSON (default: the shipped synthetic one)")
-    parser.add_argument("--database-url", help="PostgreSQL URL (default: embedded, temporary)")
+    parser = common.argument_parser(__doc__)
+    parser.add_argument(
+        "--dataset", action="append", help="dataset JSON, repeatable (default: the three sets)"
+    )
+    parser.add_argument("--modes", default=",".join(ALL_MODES), help="default: %(default)s")
+    parser.add_argument("--config", help="JSON object of MemoryBankConfig fields")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting, e.g. retrieval.rrf_k=20 (repeatable)",
+    )
+    parser.add_argument("--by", default="category", help="query metadata key to break down by")
+    parser.add_argument(
+        "--floors",
+        type=int,
+        default=6,
+        help="relevance floors to replay on sets with unanswerable queries (0: none)",
+    )
     parser.add_argument("--embedder", choices=("hash", "gemini"), default="hash")
-    parser.add_argument("--json", help="also write the full report (every query) to this file")
+    parser.add_argument("--json", help="also write the full reports (every query) to this file")
     args = parser.parse_args()
-    try:
-        dataset = load_dataset(args.dataset) if args.dataset else load_synthetic_dataset()
-    except DatasetError as exc:
-        sys.exit(str(exc))
+    settings = _settings(args.config, args.set)
+    modes = _modes(args.modes)
+    datasets = _datasets(args.dataset)
     embedder = _embedder(args.embedder)
-    with common.postgres_server(args.database_url or None, prefix="adk-memory-recall-") as url:
-        asyncio.run(_run(args, url, dataset, embedder))
+    if settings:
+        print(f"settings: {json.dumps(settings, sort_keys=True)}")
+    started = time.perf_counter()
+    with common.postgres_server(args.database_url, prefix="adk-memory-recall-") as url:
+        reports = asyncio.run(_run(url, datasets, modes, settings, embedder))
+    _print(datasets, reports, args.by, args.floors, time.perf_counter() - started)
+    if isinstance(embedder, HashEmbedder) and any(m != "text" for m in modes):
+        print(f"note: {HASH_NOTE}")
+    if args.json:
+        everything = [report.model_dump(mode="json") for report in reports]
+        Path(args.json).write_text(json.dumps(everything, indent=2), encoding="utf-8")
+        common.progress(f"per-query results written to {args.json}")
 
 
 if __name__ == "__main__":

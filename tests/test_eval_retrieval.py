@@ -4,6 +4,11 @@ rank by hand, isolation and clean-up, and the shipped dataset end to end on the 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from math import ceil
 from pathlib import Path
@@ -13,22 +18,32 @@ import pytest
 from conftest import TEST_SCHEMA as SCHEMA
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, NoGuard, PostgresMemoryService, RetrievalConfig
 from adk_memory.eval import (
     DatasetError,
+    ModeReport,
+    QueryResult,
     RetrievalDataset,
+    Scores,
+    candidate_floors,
     evaluate,
+    floor_scores,
+    floor_tradeoff,
     format_report,
     load_dataset,
+    load_long_conversations_dataset,
     load_synthetic_dataset,
     parse_dataset,
     recall_at_k,
+    recall_by,
     reciprocal_rank,
+    scores_by,
 )
 from adk_memory.eval.retrieval import EMBED_BATCH_SIZE, EVAL_APP_PREFIX
 from adk_memory.testing import HashEmbedder
 
 MakeService = Callable[..., PostgresMemoryService]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -76,13 +91,21 @@ def tiny() -> RetrievalDataset:
     return parse_dataset(TINY)
 
 
-def factory(make: MakeService, embedder: HashEmbedder | None = None) -> Any:
+def factory(make: MakeService, embedder: HashEmbedder | None = None, **options: Any) -> Any:
     """A service factory on the test tables (the 64-dimension HashEmbedder they are fixed to)."""
 
     def build(config: MemoryBankConfig) -> PostgresMemoryService:
-        return make(config=config, embedder=embedder)
+        return make(config=config, embedder=embedder, **options)
 
     return build
+
+
+def script(*args: str) -> subprocess.CompletedProcess[str]:
+    """A script of `benchmarks/` run on this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def problems_of(data: dict[str, Any]) -> str:
@@ -170,6 +193,64 @@ def test_the_shipped_dataset_is_valid_package_data():
     assert {s["user_id"] for s in dataset.scopes()} == {"maya", "daniel", "priya", "tom"}
 
 
+def test_a_query_without_relevant_memories_must_be_marked_unanswerable():
+    marked = {"id": "q-x", "scope": A, "query": "volcano", "relevant": [], "unanswerable": True}
+    dataset = parse_dataset(edited(queries=[*TINY["queries"], marked]))
+    assert dataset.queries[-1].unanswerable and not dataset.queries[0].unanswerable
+    queries = [
+        {**TINY["queries"][0], "relevant": []},
+        {**TINY["queries"][1], "unanswerable": True},
+        {**TINY["queries"][2], "unanswerable": "yes please"},
+        {**TINY["queries"][3], "no_answer": True},
+    ]
+    message = problems_of(edited(queries=queries))
+    assert (
+        "queries[0].relevant: List should have at least 1 item (or mark a question no memory "
+        'answers "unanswerable": true)' in message
+    )
+    assert (
+        'queries[1].relevant: a query marked "unanswerable": true lists no relevant memories'
+        in message
+    )
+    assert "queries[2].unanswerable: Input should be a valid boolean" in message
+    assert "queries[3].no_answer: Extra inputs are not permitted" in message
+    assert "(4 problems)" in message
+    only_unanswerable = edited(queries=[marked])
+    assert "queries: at least one query must be answerable" in problems_of(only_unanswerable)
+
+
+def test_the_long_conversation_set_is_valid_package_data_built_from_its_sources():
+    dataset = load_long_conversations_dataset()
+    assert dataset.name == "long-conversations"
+    conversations = dataset.scopes()
+    assert len(conversations) >= 6
+    for scope in conversations:
+        turns = [m for m in dataset.memories if m.scope == scope]
+        assert len(turns) >= 120
+        assert len({m.metadata["session"] for m in turns}) >= 8
+    by_id = {m.id: m for m in dataset.memories}
+    for memory in dataset.memories:  # "[<session date>] <speaker>: <text>"
+        match = re.fullmatch(r"\[(\d{1,2} [A-Z][a-z]+ \d{4})\] ([^:]+): .+", memory.fact)
+        assert match and match.group(2) == memory.metadata["speaker"], memory.fact
+    categories = Counter(str(q.metadata["category"]) for q in dataset.queries)
+    answerable = [q for q in dataset.queries if not q.unanswerable]
+    assert len(answerable) >= 250 and categories["no-answer"] >= 60
+    assert {c for c in categories if categories[c] >= 40} == {
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "paraphrase",
+        "knowledge-update",
+        "no-answer",
+    }
+    for query in dataset.queries:
+        assert query.unanswerable == (query.metadata["category"] == "no-answer")
+        assert (len(query.relevant) > 1) == (query.metadata["category"] == "multi-hop")
+        assert all(by_id[m].scope == query.scope for m in query.relevant)
+    built = script("benchmarks/make_long_conversations.py", "--check")
+    assert built.returncode == 0, built.stderr
+
+
 # ---------------------------------------------------------------------------------- metrics
 
 
@@ -207,6 +288,168 @@ async def test_exact_figures_on_a_hand_ranked_dataset(make_service: MakeService)
     assert "skipped vector: needs an embedder" in table
 
 
+async def test_unanswerable_queries_are_scored_apart(make_service: MakeService):
+    # "volcano" and "peanut butter sandwiches" (in B, whose only memory mentions peanuts) have
+    # no relevant memory: recall and MRR are the hand-ranked figures of the five answerable
+    # queries, and full-text search returns nothing for one of the two, b-peanut for the other.
+    extra = [
+        {"id": "u-volcano", "scope": A, "query": "volcano", "relevant": [], "unanswerable": True},
+        {
+            "id": "u-sandwich",
+            "scope": B,
+            "query": "peanut butter sandwiches",
+            "relevant": [],
+            "unanswerable": True,
+            "metadata": {"category": "no-answer"},
+        },
+    ]
+    dataset = parse_dataset(edited(queries=[*TINY["queries"], *extra]))
+    report = await evaluate(factory(make_service), dataset, k_values=(1, 3), modes=("text",))
+    text = report.mode("text")
+    assert text.recall == {1: pytest.approx(2.5 / 5), 3: pytest.approx(4 / 5)}
+    assert text.mrr == pytest.approx(3.5 / 5)
+    assert (text.unanswerable, text.empty_share, text.mean_returned) == (2, 0.5, 0.5)
+    results = {q.query_id: q for q in text.queries}
+    assert results["u-sandwich"].ranked == ["b-peanut"] and not results["u-sandwich"].answerable
+    assert results["u-sandwich"].recall == {} and results["u-sandwich"].reciprocal_rank == 0
+    groups = scores_by(dataset, text, "category")
+    assert groups["no-answer"].recall == {} and groups["no-answer"].mrr is None
+    assert (groups["no-answer"].empty_share, groups["no-answer"].mean_returned) == (0.0, 1.0)
+    assert groups[""].answerable == 5 and groups[""].empty_share == 1.0
+    assert groups[""].recall == text.recall
+    assert recall_by(dataset, text, "category", 3) == {"": pytest.approx(4 / 5)}
+    assert results["u-sandwich"].scores and results["u-sandwich"].distances == [None]
+    lowest = min(score for q in text.queries for score in q.scores)
+    assert floor_scores(dataset, text, lowest) == Scores.of(text.queries)  # drops nothing
+    table = format_report(report)
+    assert "text  0.500  0.800  0.700  0.500       0.5" in table
+    assert "no-answer queries (2, not in R@K or MRR)" in table
+
+
+async def test_the_long_conversation_set_needs_no_guard_and_is_scored_per_category(
+    make_service: MakeService,
+):
+    dataset = load_long_conversations_dataset()
+    tiny_friends = parse_dataset(  # one conversation: the default guard quarantines questions
+        {
+            "name": "friends-only",
+            "memories": [m.model_dump() for m in dataset.memories if "assistant" not in m.id],
+            "queries": [q.model_dump() for q in dataset.queries if "assistant" not in q.id],
+        }
+    )
+    with pytest.raises(RuntimeError, match=r"guard quarantine them .*guard=NoGuard\(\)"):
+        await evaluate(factory(make_service), tiny_friends, modes=("text",))
+    report = await evaluate(
+        factory(make_service, guard=NoGuard()), dataset, k_values=(5, 10), modes=("text",)
+    )
+    text = report.mode("text")
+    assert text.unanswerable == sum(1 for q in dataset.queries if q.unanswerable)
+    assert 0.3 < text.recall[10] < 0.95 and text.empty_share is not None
+    groups = scores_by(dataset, text, "category")
+    assert set(groups) == {
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "paraphrase",
+        "knowledge-update",
+        "no-answer",
+    }
+    # Paraphrases share few words with their evidence: full text finds them least.
+    assert groups["paraphrase"].recall[10] == min(
+        g.recall[10] for name, g in groups.items() if name != "no-answer"
+    )
+
+
+async def test_the_benchmark_runs_datasets_with_settings_from_the_command_line(
+    tmp_path: Path, database_url: str
+):
+    data = edited(queries=[*TINY["queries"], {**TINY["queries"][3], "id": "u", "relevant": []}])
+    data["queries"][-1]["unanswerable"] = True
+    data["queries"][-1]["metadata"] = {"category": "no-answer"}
+    (tmp_path / "tiny.json").write_text(json.dumps(data), encoding="utf-8")
+    run = script(
+        "benchmarks/memory_recall.py",
+        "--database-url",
+        database_url,
+        "--dataset",
+        str(tmp_path / "tiny.json"),
+        "--modes",
+        "text",
+        "--set",
+        "retrieval.rrf_k=20",
+        "--set",
+        "retrieval.recency_weight=0",
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert 'settings: {"retrieval": {"recency_weight": 0, "rrf_k": 20}}' in lines
+    assert re.search(
+        r"^tiny\s+text\s+5\s+0\.800\s+0\.800\s+0\.700\s+1\s+1\.000\s+0\.0$", run.stdout, re.M
+    )
+    assert "tiny by category:" in run.stdout and re.search(
+        r"^no-answer\s+text\s+0\s+-", run.stdout, re.M
+    )
+    for bad, message in [
+        ("retrieval.rrf_k=0", "invalid settings"),
+        ("retrieval.mode=text", "use --modes instead"),
+        ("nonsense", "expected dotted.key=value"),
+    ]:
+        failed = script("benchmarks/memory_recall.py", "--set", bad)
+        assert failed.returncode != 0 and message in failed.stderr
+
+
+def test_a_relevance_floor_is_replayed_on_recorded_scores():
+    unanswerable = {"id": "u", "scope": A, "query": "volcano", "relevant": [], "unanswerable": True}
+    dataset = parse_dataset(edited(queries=[*TINY["queries"][:2], unanswerable]))
+
+    def result(query_id: str, ranked: list[str], scores: list[float], **more: Any) -> QueryResult:
+        distances = [1.0 - s / 2 for s in scores]  # similarity = score / 2
+        return QueryResult(
+            query_id=query_id,
+            ranked=ranked,
+            recall={},
+            reciprocal_rank=0.0,
+            scores=scores,
+            distances=distances,
+            **more,
+        )
+
+    report = ModeReport(
+        mode="hybrid",
+        recall={1: 0.0, 3: 0.0},  # only its K values matter to the replay
+        mrr=0.0,
+        load_seconds=0.0,
+        query_seconds=0.0,
+        queries=[
+            result("q-peanut", ["a-peanut", "a-dog"], [0.9, 0.3]),
+            result("q-two", ["a-bike", "a-peanut", "a-dog"], [0.8, 0.5, 0.2]),
+            result("u", ["a-dog"], [0.4], answerable=False),
+        ],
+    )
+    none_dropped = floor_scores(dataset, report, 0.0)
+    assert none_dropped.recall == {1: 0.75, 3: 1.0} and none_dropped.mrr == 1.0
+    assert (none_dropped.empty_share, none_dropped.mean_returned) == (0.0, 1.0)
+    at_half = floor_scores(dataset, report, 0.5)  # drops a-dog everywhere
+    assert at_half.recall == {1: 0.75, 3: 0.75} and at_half.empty_share == 1.0
+    assert floor_scores(dataset, report, 0.25, on="similarity") == at_half
+    assert candidate_floors(report, 3) == [0.2, 0.4, 0.9]
+    assert candidate_floors(report, 1) == [0.2]
+    assert candidate_floors(report, 2) == [0.2, 0.9]
+    assert [f for f, _ in floor_tradeoff(dataset, report, [0.5, 0.0])] == [0.5, 0.0]
+    unscored = report.model_copy(
+        update={
+            "queries": [
+                *report.queries[:2],
+                QueryResult(
+                    query_id="u", ranked=["a-dog"], recall={}, reciprocal_rank=0.0, answerable=False
+                ),
+            ]
+        }
+    )
+    with pytest.raises(ValueError, match="'u' has no recorded scores"):
+        floor_scores(dataset, unscored, 0.1)
+
+
 async def test_vector_mode_returns_the_whole_small_scope(make_service: MakeService):
     # Every memory with a vector is a vector candidate: with 3 memories in scope A and 1 in B,
     # Recall@3 is 1 for every query that has a relevant memory, whatever the vectors.
@@ -217,7 +460,7 @@ async def test_vector_mode_returns_the_whole_small_scope(make_service: MakeServi
     assert all(len(q.ranked) == (1 if q.query_id == "q-b" else 3) for q in report.modes[0].queries)
     assert report.embedder == "HashEmbedder (64 dimensions)"
     assert report.notes == [
-        "Recall@3: 5 of 5 queries search a scope of at most 3 memories, where returning "
+        "Recall@3: 5 of 5 answerable queries search a scope of at most 3 memories, where returning "
         "everything scores 1."
     ]
 

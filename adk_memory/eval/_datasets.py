@@ -71,8 +71,8 @@ class Frozen(BaseModel):
 
 def problems(exc: ValidationError) -> list[str]:
     """pydantic's errors as `location: message` lines (`queries[2].scope`, not a tuple). A
-    validator's message may start with its own sub-location (`[1].role: ...`), which is joined
-    to the field's."""
+    validator's message may start with its own sub-location (`[1].role: ...`, `.relevant: ...`),
+    which is joined to the field's."""
     lines: list[str] = []
     for error in exc.errors():
         where = ""
@@ -82,7 +82,7 @@ def problems(exc: ValidationError) -> list[str]:
         for line in message.splitlines():
             if not line:
                 continue
-            if line.startswith("[") and where:
+            if line.startswith(("[", ".")) and where:
                 lines.append(f"{where}{line}")
             else:
                 lines.append(f"{where}: {line}" if where else line)

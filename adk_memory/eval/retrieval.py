@@ -31,6 +31,13 @@ One JSON document (UTF-8) with exactly these keys (unknown keys are errors, so a
           "query": "Which antibiotics should a doctor avoid?",
           "relevant": ["m-001"],                 # at least one memory id, no repeats
           "metadata": {"category": "single-hop"} # optional JSON object, ignored by the metrics
+        },
+        {
+          "id": "q-002",                         # a question no memory answers:
+          "scope": {"app_name": "a", "user_id": "u1"},
+          "query": "What is my blood type?",
+          "relevant": [],                        # empty, which is only allowed with
+          "unanswerable": true                   # this marker (optional, default false)
         }
       ]
     }
@@ -46,6 +53,9 @@ all cross-reference problems (duplicate ids, relevant ids) at once. The rules:
   not a document).
 - Every id in `relevant` names a memory whose scope is exactly the query's scope (a memory in
   another scope could never be retrieved, so the query would be unanswerable by construction).
+- `relevant` is empty exactly when the query is marked `"unanswerable": true`: a question the
+  memories do not answer (what a relevance floor should return nothing for). The marker makes
+  that a decision written in the data; a forgotten or emptied list stays an error.
 
 Converting public conversational-memory datasets
 ------------------------------------------------
@@ -75,8 +85,12 @@ dataset's scopes, while real memories (even in a production schema) are neither 
 touched. Each mode loads its own copy and purges those scopes (memories and revisions)
 when it is done or fails, and once before it starts, in case a killed run left any.
 
-Memories are loaded with ADK's batch `add_memory`, with fixed entry ids (UUID 5 of the dataset
-name and the memory id) and their dataset id in `metadata["adk_memory_eval_id"]`, which is how
+Memories are loaded with ADK's batch `add_memory`, so the service's guard judges them: a
+dataset of raw dialogue (questions, requests, "Assistant:" turns, like the shipped
+long-conversation set) is quarantined or rejected by the default guard, so evaluate it with a
+service built with `guard=NoGuard()` (what the benchmark script does); the run fails rather
+than score a partial load. Each memory gets a fixed entry id (UUID 5 of the dataset
+name and the memory id) and its dataset id in `metadata["adk_memory_eval_id"]`, which is how
 results are mapped back. The store breaks ties (equal relevance, distance or score) by memory
 id, so fixed ids make every run give the same figures. The flip side: two
 evaluations of datasets with the same name must not run against the same schema at once (the
@@ -87,8 +101,10 @@ Metrics
 
 Each query retrieves `max(k_values)` memories. Recall@K is the fraction of the query's relevant
 memories among the first K results; MRR is the mean over queries of 1 / (rank of the first
-relevant result), 0 when none is retrieved. Both are averaged over queries, so every query
-weighs the same whatever its number of relevant memories.
+relevant result), 0 when none is retrieved. Both are averaged over the answerable queries, so
+every query weighs the same whatever its number of relevant memories. Unanswerable queries are
+scored apart: the share of them that returned nothing at all (1.0 is ideal: no noise in the
+agent's context), and the mean number of results they returned.
 """
 
 from __future__ import annotations
@@ -142,7 +158,11 @@ EMBED_BATCH_SIZE = 100
 """Texts per embedder call when the harness embeds a dataset up front (the Gemini API's limit)."""
 
 SYNTHETIC_DATASET = "data/synthetic_retrieval.json"
-"""The shipped dataset, relative to this package."""
+"""The shipped synthetic dataset, relative to this package."""
+
+LONG_CONVERSATIONS_DATASET = "data/long_conversations.json"
+"""The shipped long-conversation dataset (built by `benchmarks/make_long_conversations.py`),
+relative to this package."""
 
 ServiceFactory = Callable[
     [MemoryBankConfig], PostgresMemoryService | Awaitable[PostgresMemoryService]
@@ -174,8 +194,25 @@ class DatasetQuery(_Frozen):
     id: Text
     scope: DatasetScope
     query: Text
-    relevant: list[Text] = Field(min_length=1)
+    relevant: list[Text]
+    unanswerable: bool = False
+    """No memory answers the query: `relevant` is empty, and the query is scored by whether it
+    returns nothing (see "Metrics")."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _marked(self) -> DatasetQuery:
+        # The message starts with its sub-location, which the problem list joins to the query's.
+        if self.unanswerable and self.relevant:
+            raise ValueError(
+                '.relevant: a query marked "unanswerable": true lists no relevant memories'
+            )
+        if not self.unanswerable and not self.relevant:
+            raise ValueError(
+                ".relevant: List should have at least 1 item (or mark a question no memory "
+                'answers "unanswerable": true)'
+            )
+        return self
 
 
 class RetrievalDataset(_Frozen):
@@ -195,6 +232,8 @@ class RetrievalDataset(_Frozen):
                 problems.append(f"memories[{i}].id: duplicate memory id {memory.id!r}")
             else:
                 scope_of[memory.id] = scope_key(memory.scope)
+        if all(query.unanswerable for query in self.queries):
+            problems.append("queries: at least one query must be answerable (recall needs one)")
         seen: set[str] = set()
         for i, query in enumerate(self.queries):
             if query.id in seen:
@@ -243,14 +282,31 @@ def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset
     return _datasets.load(RetrievalDataset, path, kind="retrieval")
 
 
+def _package_data(relative: str) -> Traversable:
+    """A file shipped in this package (package data: works from a wheel or a checkout)."""
+    return resources.files(__package__ or "adk_memory.eval").joinpath(relative)
+
+
 def synthetic_dataset_path() -> Traversable:
-    """The shipped synthetic dataset (package data: works from a wheel or a checkout)."""
-    return resources.files(__package__ or "adk_memory.eval").joinpath(SYNTHETIC_DATASET)
+    """The shipped synthetic dataset."""
+    return _package_data(SYNTHETIC_DATASET)
 
 
 def load_synthetic_dataset() -> RetrievalDataset:
     """The shipped dataset: 60 personal-assistant facts of 4 users and 30 paraphrased queries."""
     return load_dataset(synthetic_dataset_path())
+
+
+def long_conversations_dataset_path() -> Traversable:
+    """The shipped long-conversation dataset."""
+    return _package_data(LONG_CONVERSATIONS_DATASET)
+
+
+def load_long_conversations_dataset() -> RetrievalDataset:
+    """The shipped LoCoMo-like dataset: 6 conversations of 8 dated sessions (one memory per
+    turn, one scope each), questions by category with turn-level evidence, and questions no
+    turn answers (its description gives the counts)."""
+    return load_dataset(long_conversations_dataset_path())
 
 
 # ---------------------------------------------------------------------------------- metrics
@@ -273,26 +329,99 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str]) -> float:
 
 
 def recall_by(dataset: RetrievalDataset, report: ModeReport, key: str, k: int) -> dict[str, float]:
-    """Mean Recall@`k` of `report`'s queries grouped by their `metadata[key]` (a query without
-    it counts under ""), e.g. per language: a mean over every query can hide one group that
-    finds nothing."""
+    """Mean Recall@`k` of `report`'s answerable queries grouped by their `metadata[key]` (a
+    query without it counts under ""), e.g. per language: a mean over every query can hide one
+    group that finds nothing. A group of only unanswerable queries has no recall: left out."""
+    groups = scores_by(dataset, report, key).items()
+    return {name: figures.recall[k] for name, figures in groups if figures.answerable}
+
+
+def scores_by(dataset: RetrievalDataset, report: ModeReport, key: str) -> dict[str, Scores]:
+    """`report`'s figures recomputed per group of queries with the same `metadata[key]` (a query
+    without it counts under ""), in first-seen order. A group of only unanswerable queries has
+    no recall (empty dicts, MRR None); one without them has no empty share (None)."""
     group = {q.id: str(q.metadata.get(key, "")) for q in dataset.queries}
-    recalls: dict[str, list[float]] = {}
+    results: dict[str, list[QueryResult]] = {}
     for result in report.queries:
-        recalls.setdefault(group[result.query_id], []).append(result.recall[k])
-    return {name: sum(values) / len(values) for name, values in recalls.items()}
+        results.setdefault(group[result.query_id], []).append(result)
+    return {name: Scores.of(members) for name, members in results.items()}
+
+
+def result_of(
+    query: DatasetQuery,
+    ranked: list[str],
+    ks: Sequence[int],
+    *,
+    scores: list[float],
+    distances: list[float | None],
+) -> QueryResult:
+    """How `ranked` (dataset ids, best first) scores for `query` (see "Metrics")."""
+    if query.unanswerable:
+        return QueryResult(
+            query_id=query.id,
+            ranked=ranked,
+            recall={},
+            reciprocal_rank=0.0,
+            answerable=False,
+            scores=scores,
+            distances=distances,
+        )
+    return QueryResult(
+        query_id=query.id,
+        ranked=ranked,
+        recall={k: recall_at_k(ranked, query.relevant, k) for k in ks},
+        reciprocal_rank=reciprocal_rank(ranked, query.relevant),
+        scores=scores,
+        distances=distances,
+    )
 
 
 # ----------------------------------------------------------------------------------- report
 
 
 class QueryResult(_Frozen):
-    """What one query retrieved (dataset memory ids, best first) and how it scored."""
+    """What one query retrieved (dataset memory ids, best first) and how it scored. An
+    unanswerable query has no recall (an empty dict) and a reciprocal rank of 0."""
 
     query_id: str
     ranked: list[str]
     recall: dict[int, float]
     reciprocal_rank: float
+    answerable: bool = True
+    scores: list[float] = Field(default_factory=list)
+    """Each result's blended ranking score (higher is better), in `ranked` order."""
+    distances: list[float | None] = Field(default_factory=list)
+    """Each result's cosine distance to the query (None: no vector), in `ranked` order."""
+
+
+class Scores(_Frozen):
+    """Recall, MRR and the no-answer figures of a set of query results (see "Metrics")."""
+
+    recall: dict[int, float]
+    """Mean Recall@K over the answerable queries, by K (empty if there are none)."""
+    mrr: float | None
+    """Mean reciprocal rank over the answerable queries (None if there are none)."""
+    answerable: int
+    unanswerable: int
+    empty_share: float | None
+    """Share of the unanswerable queries that returned nothing (None if there are none)."""
+    mean_returned: float | None
+    """Mean number of results the unanswerable queries returned (None if there are none)."""
+
+    @classmethod
+    def of(cls, results: Sequence[QueryResult]) -> Scores:
+        scored = [r for r in results if r.answerable]
+        unanswered = [r for r in results if not r.answerable]
+        ks = sorted({k for r in scored for k in r.recall})
+        n, u = len(scored), len(unanswered)
+        return cls(
+            recall={k: sum(r.recall[k] for r in scored) / n for k in ks},
+            mrr=sum(r.reciprocal_rank for r in scored) / n if n else None,
+            answerable=n,
+            unanswerable=u,
+            empty_share=sum(1 for r in unanswered if not r.ranked) / u if u else None,
+            mean_returned=sum(len(r.ranked) for r in unanswered) / u if u else None,
+        )
 
 
 class ModeReport(_Frozen):
@@ -300,8 +429,15 @@ class ModeReport(_Frozen):
 
     mode: RetrievalMode
     recall: dict[int, float]
-    """Mean Recall@K over queries, by K."""
+    """Mean Recall@K over the answerable queries, by K."""
     mrr: float
+    """Mean reciprocal rank over the answerable queries."""
+    unanswerable: int = 0
+    """How many queries are marked unanswerable (excluded from recall and MRR)."""
+    empty_share: float | None = None
+    """Share of the unanswerable queries that returned nothing (None: there are none)."""
+    mean_returned: float | None = None
+    """Mean number of results the unanswerable queries returned (None: there are none)."""
     load_seconds: float
     """Wall time to embed and store the dataset."""
     query_seconds: float
@@ -340,12 +476,21 @@ def format_report(report: RetrievalReport) -> str:
         f"Embedder: {report.embedder or 'none'}",
         "",
     ]
-    header = ["mode", *(f"R@{k}" for k in report.k_values), "MRR", "load s", "query s"]
+    no_answer = any(m.unanswerable for m in report.modes)
+    header = [
+        "mode",
+        *(f"R@{k}" for k in report.k_values),
+        "MRR",
+        *(["empty", "returned"] if no_answer else []),
+        "load s",
+        "query s",
+    ]
     rows = [
         [
             m.mode,
             *(f"{m.recall[k]:.3f}" for k in report.k_values),
             f"{m.mrr:.3f}",
+            *([f"{m.empty_share or 0:.3f}", f"{m.mean_returned or 0:.1f}"] if no_answer else []),
             f"{m.load_seconds:.2f}",
             f"{m.query_seconds:.2f}",
         ]
@@ -363,6 +508,11 @@ def format_report(report: RetrievalReport) -> str:
     lines.extend(line(row) for row in rows)
     for mode, reason in report.skipped.items():
         lines.append(f"skipped {mode}: {reason}")
+    if no_answer:
+        lines.append(
+            f"no-answer queries ({report.modes[0].unanswerable}, not in R@K or MRR): empty = "
+            "share returning nothing, returned = mean results returned"
+        )
     lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)
 
@@ -427,7 +577,8 @@ async def _service_for(
     target: PostgresMemoryService | ServiceFactory, mode: RetrievalMode
 ) -> PostgresMemoryService:
     """The service to run `mode` with: the factory's, or a sibling of the given service (same
-    engine, schema, embedder and settings, another mode) so the caller's object is untouched."""
+    engine, schema, embedder, guard, redactor and settings, another mode) so the caller's object
+    is untouched."""
     if isinstance(target, PostgresMemoryService):
         config = target.config.model_copy(
             update={"retrieval": target.config.retrieval.model_copy(update={"mode": mode})}
@@ -438,6 +589,8 @@ async def _service_for(
             auto_migrate=target.database.auto_migrate,
             embedder=target.embedder,
             config=config,
+            redactor=target.redactor,
+            guard=target.guard,
         )
     made = target(MemoryBankConfig.model_validate({"retrieval": {"mode": mode}}))
     service = await made if inspect.isawaitable(made) else made
@@ -538,8 +691,9 @@ async def _load(
             if missing or len(stored) != len(memories):
                 raise RuntimeError(
                     f"Stored {len(stored)} memories for the {len(memories)} of scope "
-                    f"{memories[0].scope} (missing: {missing[:5]}): is another evaluation of "
-                    f"dataset {dataset.name!r} running on this schema?"
+                    f"{memories[0].scope} (missing: {missing[:5]}): did the service's guard "
+                    "quarantine them (raw dialogue needs guard=NoGuard()), or is another "
+                    f"evaluation of dataset {dataset.name!r} running on this schema?"
                 )
             for m in memories:
                 if m.importance is not None:
@@ -573,11 +727,12 @@ async def _run_mode(
             )
         ranked = [str(r.memory.metadata.get(EVAL_ID_KEY, f"<not {dataset.name}>")) for r in found]
         tick("query")
-        return QueryResult(
-            query_id=query.id,
-            ranked=ranked,
-            recall={k: recall_at_k(ranked, query.relevant, k) for k in ks},
-            reciprocal_rank=reciprocal_rank(ranked, query.relevant),
+        return result_of(
+            query,
+            ranked,
+            ks,
+            scores=[r.score for r in found],
+            distances=[r.distance for r in found],
         )
 
     async def purge() -> None:
@@ -598,11 +753,16 @@ async def _run_mode(
         finished = time.perf_counter()
     finally:
         await purge()
-    n = len(results)
+    scores = Scores.of(results)
+    if scores.mrr is None:  # the dataset's validation makes one query answerable
+        raise RuntimeError(f"Dataset {dataset.name!r} has no answerable query.")
     return ModeReport(
         mode=mode,
-        recall={k: sum(r.recall[k] for r in results) / n for k in ks},
-        mrr=sum(r.reciprocal_rank for r in results) / n,
+        recall=scores.recall,
+        mrr=scores.mrr,
+        unanswerable=scores.unanswerable,
+        empty_share=scores.empty_share,
+        mean_returned=scores.mean_returned,
         load_seconds=loaded - started,
         query_seconds=finished - loaded,
         queries=results,
@@ -616,10 +776,11 @@ def _notes(dataset: RetrievalDataset, ks: list[int]) -> list[str]:
         sizes[key] = sizes.get(key, 0) + 1
     notes = []
     for k in ks:
-        small = sum(1 for q in dataset.queries if sizes.get(scope_key(q.scope), 0) <= k)
+        answerable = [q for q in dataset.queries if not q.unanswerable]
+        small = sum(1 for q in answerable if sizes.get(scope_key(q.scope), 0) <= k)
         if small:
             notes.append(
-                f"Recall@{k}: {small} of {len(dataset.queries)} queries search a scope of at "
+                f"Recall@{k}: {small} of {len(answerable)} answerable queries search a scope of at "
                 f"most {k} memor{'y' if k == 1 else 'ies'}, where returning everything scores 1."
             )
     return notes

@@ -120,7 +120,7 @@ class HashEmbedder:
     model download and the same vector on every machine.
     """
 
-    similarity_floor = 0.1
+    similarity_floor = 0.05
     """Calibrated relevance floor (see `RetrievalConfig.min_similarity`): one word shared by
     two texts of up to ten words each scores at least 0.1, texts with no word in common 0 (or,
     in a few dimensions, whatever two colliding words add: a toy embedder's noise)."""

@@ -451,11 +451,16 @@ def test_a_relevance_floor_is_replayed_on_recorded_scores():
 
 
 async def test_vector_mode_returns_the_whole_small_scope(make_service: MakeService):
-    # Every memory with a vector is a vector candidate: with 3 memories in scope A and 1 in B,
-    # Recall@3 is 1 for every query that has a relevant memory, whatever the vectors.
-    report = await evaluate(
-        factory(make_service, HashEmbedder()), tiny(), k_values=(3,), modes=("vector",)
-    )
+    # Without a relevance floor every memory with a vector is a vector candidate: with 3
+    # memories in scope A and 1 in B, Recall@3 is 1 for every query that has a relevant memory,
+    # whatever the vectors.
+    def no_floor(config: MemoryBankConfig) -> PostgresMemoryService:
+        retrieval = config.retrieval.model_copy(update={"min_similarity": -1.0})
+        return make_service(
+            config=config.model_copy(update={"retrieval": retrieval}), embedder=HashEmbedder()
+        )
+
+    report = await evaluate(no_floor, tiny(), k_values=(3,), modes=("vector",))
     assert report.mode("vector").recall == {3: 1.0}
     assert all(len(q.ranked) == (1 if q.query_id == "q-b" else 3) for q in report.modes[0].queries)
     assert report.embedder == "HashEmbedder (64 dimensions)"

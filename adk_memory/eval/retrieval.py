@@ -530,6 +530,8 @@ class _CachingEmbedder:
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.dimensions = inner.dimensions
+        self.similarity_floor: float | None = getattr(inner, "similarity_floor", None)
+        """The inner embedder's calibrated relevance floor, which retrieval applies."""
         self._vectors: dict[tuple[str, str], list[float]] = {}
 
     async def embed(

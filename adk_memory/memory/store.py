@@ -100,13 +100,21 @@ def _tsquery(config: str, *, words: str, grams: str) -> str:
 
 # BM25's parameters: term-frequency saturation (k1) and length normalisation (b), the usual.
 _K1 = 1.2
-_B = 0.75
+_B = 0.25
+
+
+# Memories that hold none of a query's terms, assumed besides the scope's own when weighing a
+# term by its rarity: in a scope of a few memories, a term in all of them says little about
+# its rarity (two memories about trips do not make "trips" a word to ignore), while in a scope
+# of thousands the prior vanishes next to the counts.
+_BACKGROUND = 20
 
 
 def _idf(scope_size: str, holding: str) -> str:
     """SQL for a term's BM25 inverse document frequency in a scope of `scope_size` memories,
-    `holding` of which hold it (never negative: a term in every memory weighs nearly 0)."""
-    return f"ln(1 + ({scope_size} - {holding} + 0.5) / ({holding} + 0.5))"
+    `holding` of which hold it (positive: a term in every memory of a big scope weighs nearly
+    0)."""
+    return f"ln(1 + ({scope_size} + {_BACKGROUND} - {holding} + 0.5) / ({holding} + 0.5))"
 
 
 def _bm25(idf: str, tf: str, length: str, avg_length: str) -> str:

@@ -17,7 +17,7 @@ requests (response schema with `facts`) with the 2 facts the session's user stat
 consolidation requests (schema with `operations`) with a CREATE per new fact. Calls are counted
 per kind, with how many candidate memories each consolidation request showed the model. The
 embedder is `HashEmbedder` (64 dimensions, deterministic, instant), so the hybrid candidate
-search (HNSW vector + full-text) runs as it does in production.
+search (vector + full-text) runs as it does in production.
 
 Each phase uses its own schema in a fresh database (`adk_memory_bench_generation`, dropped and
 recreated at start and dropped at the end). With no `--database-url` the embedded PostgreSQL is

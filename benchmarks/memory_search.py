@@ -16,10 +16,10 @@ similarity to the centroid), normalised: clustered like real embeddings, not uni
 Loading: the service is created once on an empty schema with a `--dims` embedder, so the store
 fixes the vector dimension itself; then the rows are generated inside PostgreSQL (INSERT ...
 SELECT from generate_series, two connections in parallel) with the columns the store writes,
-the secondary indexes (the vector index included: the covering index, or HNSW above 800
-dimensions) dropped first and recreated afterwards from their own definitions, then VACUUM
-ANALYZE and a CHECKPOINT so neither lands in the measurements. Memory revisions are not written:
-retrieval never reads them.
+the secondary indexes (the vector index included: the covering index of half-precision, or
+above 800 dimensions binary-quantised, vectors) dropped first and recreated afterwards from
+their own definitions, then VACUUM ANALYZE and a CHECKPOINT so neither lands in the
+measurements. Memory revisions are not written: retrieval never reads them.
 
 Measuring: `--queries` searches, scopes drawn with probability proportional to their size (as
 traffic would be), each a question about one topic with a query vector near that topic's
@@ -68,7 +68,7 @@ from google.genai import types
 from pgvector import Vector
 
 from adk_memory import DEFAULT_SCHEMA, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
-from adk_memory.db.vectors import COVERED, vector_strategy
+from adk_memory.db.vectors import vector_strategy
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 
@@ -607,8 +607,7 @@ def literal(value: object) -> str:
 
 def retrieve_sql(query: Query) -> str:
     """The retrieval statement the store runs for an unfiltered search with this query."""
-    covered = vector_strategy(len(query.vector)) == COVERED
-    return _retrieve_statement(SCHEMA, covered=covered, filtered=False)
+    return _retrieve_statement(SCHEMA, strategy=vector_strategy(len(query.vector)), filtered=False)
 
 
 async def explain_custom(

@@ -1,7 +1,8 @@
 """Consolidation's candidates (`MemoryStore.candidates`): the existing memories similar to every
 fact a job extracted come from one statement, and are the ones a search per fact (the hybrid
 retrieval statement, similarity only) finds, in its order: by fact, then by similarity, each
-memory once. Full-text (no embedder), exact covered vectors (64 dimensions) and HNSW (1024)."""
+memory once. Full-text (no embedder), exact covered vectors (64 dimensions), quantised vectors
+re-ranked (gemini-embedding-001's 1,536 and 3,072) and exact vectors without an index (8,192)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,13 @@ FACTS = [
     "The user lives in Paris with a cat.",
     "The user drinks green tea.",
 ]
-MODES = {"full-text": None, "covered vectors": 64, "hnsw vectors": 1024}
+MODES = {
+    "full-text": None,
+    "covered vectors": 64,
+    "quantized vectors": 1536,
+    "quantized 3072": 3072,
+    "exact vectors": 8192,
+}
 
 
 @asynccontextmanager
@@ -67,8 +74,9 @@ async def statements(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[str]
     await asyncio.sleep(0)  # asyncpg calls its loggers soon after each statement, not in it
 
 
-HNSW_SCHEMA = "adk_memory_test_hnsw"
-"""The HNSW mode's own schema: the test schema's vectors are 64 dimensions wide."""
+def _schema(dimensions: int) -> str:
+    """A mode's own schema above 64 dimensions: the test schema's vectors are 64 wide."""
+    return f"adk_memory_test_candidates_{dimensions}"
 
 
 @pytest.fixture(params=list(MODES))
@@ -84,9 +92,10 @@ async def seeded(request, make_memory_service):
     }
     if dimensions is not None:
         options["embedder"] = HashEmbedder(dimensions)
-    drop = f"DROP SCHEMA IF EXISTS {HNSW_SCHEMA} CASCADE"
-    if dimensions == 1024:
-        options["schema"] = HNSW_SCHEMA
+    own = dimensions is not None and dimensions > 64
+    drop = f"DROP SCHEMA IF EXISTS {_schema(dimensions or 0)} CASCADE"
+    if own:
+        options["schema"] = _schema(dimensions or 0)
         await make_memory_service().database.run(lambda conn: conn.execute(drop))
     service = make_memory_service(**options)
     for fact in MEMORIES:
@@ -94,7 +103,7 @@ async def seeded(request, make_memory_service):
     await service.create_memory("The user drinks black tea now.", OTHER)
     yield service, llm
     await service.close()
-    if dimensions == 1024:
+    if own:
         await make_memory_service().database.run(lambda conn: conn.execute(drop))
 
 
@@ -173,20 +182,3 @@ async def test_a_job_looks_its_candidates_up_once(
     [request] = llm.requests
     shown = " ".join(p.text for c in request.contents for p in c.parts or [] if p.text)
     assert re.findall(r"id: ([0-9a-f-]{36})", shown) == [m.id for m in expected]
-
-
-async def test_a_later_larger_search_is_not_capped_by_the_first_callers_ef_search(
-    make_memory_service: Any,
-) -> None:
-    """HNSW's `ef_search` is a per-connection setting: a generation's small candidate lookup
-    must not leave a later search that asks for more candidates with the smaller value."""
-    store = await make_memory_service(embedder=HashEmbedder())._ready()
-
-    async def tuned(conn: Any) -> list[str]:
-        seen = []
-        for candidates in (10, 200, 50):
-            await store._tune(conn, candidates)
-            seen.append(await conn.fetchval("SHOW hnsw.ef_search"))
-        return seen
-
-    assert await store._db.run(tuned) == ["40", "200", "200"]

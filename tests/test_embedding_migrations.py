@@ -31,7 +31,9 @@ from adk_memory.db.migrations import MEMORY_MIGRATIONS, MigrationError, migrate
 from adk_memory.db.vectors import (
     _VECTOR_TABLE,
     COVERED,
+    EXACT,
     HNSW,
+    QUANTIZED,
     VECTOR_STRATEGIES,
     migrate_vectors,
     vector_state,
@@ -96,7 +98,8 @@ async def _records(conn: asyncpg.Connection, schema: str) -> list[tuple[Any, ...
 
 
 async def _catalog(conn: asyncpg.Connection, schema: str) -> dict[str, Any]:
-    """The embedding column's type, the table's vector columns and its indexes (name: valid)."""
+    """The embedding column's type, the table's vector columns (half-precision and binary
+    copies) and its vector indexes (name: valid)."""
     table = f"{schema}.memories"
     return {
         "type": await conn.fetchval(
@@ -104,17 +107,22 @@ async def _catalog(conn: asyncpg.Connection, schema: str) -> dict[str, Any]:
             "WHERE attrelid = $1::regclass AND attname = 'embedding'",
             table,
         ),
-        "half": await conn.fetchval(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-            "WHERE attrelid = $1::regclass AND attname = 'embedding_half' AND NOT attisdropped",
-            table,
-        ),
+        **{
+            key: await conn.fetchval(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = $1::regclass AND attname = $2 AND NOT attisdropped",
+                table,
+                column,
+            )
+            for key, column in (("half", "embedding_half"), ("bits", "embedding_bits"))
+        },
         "indexes": {
             r[0]: r[1]
             for r in await conn.fetch(
                 "SELECT c.relname, i.indisvalid FROM pg_index i "
                 "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass "
-                "AND c.relname IN ('memories_scope_vectors', 'memories_embedding_hnsw')",
+                "AND c.relname IN ('memories_scope_vectors', 'memories_embedding_hnsw', "
+                "'memories_scope_bits')",
                 table,
             )
         },
@@ -133,14 +141,18 @@ def _done(strategy: str, dimensions: int) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize(
-    ("dimensions", "strategy", "half", "index"),
+    ("dimensions", "strategy", "half", "bits", "index"),
     [
-        (64, COVERED, "halfvec(64)", "memories_scope_vectors"),
-        (1024, HNSW, None, "memories_embedding_hnsw"),
+        (64, COVERED, "halfvec(64)", None, "memories_scope_vectors"),
+        # gemini-embedding-001's sizes (3,072 is more than any pgvector HNSW index takes).
+        (1536, QUANTIZED, None, "bit(1536)", "memories_scope_bits"),
+        (3072, QUANTIZED, None, "bit(3072)", "memories_scope_bits"),
+        # Too big for an index entry: searched exactly, no index.
+        (8192, EXACT, None, None, None),
     ],
 )
 async def test_a_service_with_an_embedder_applies_and_records_the_vector_steps(
-    engine, conn, schema, dimensions, strategy, half, index
+    engine, conn, schema, dimensions, strategy, half, bits, index
 ):
     service = PostgresMemoryService(
         engine=engine, schema=schema, embedder=HashEmbedder(dimensions), run_worker=False
@@ -151,7 +163,8 @@ async def test_a_service_with_an_embedder_applies_and_records_the_vector_steps(
     assert await _catalog(conn, schema) == {
         "type": f"vector({dimensions})",
         "half": half,
-        "indexes": {index: True},
+        "bits": bits,
+        "indexes": {index: True} if index else {},
     }
     found = await service.retrieve_memories(SCOPE, search_query="jazz")
     assert [r.memory.id for r in found] == [memory.id] and found[0].distance is not None
@@ -179,7 +192,7 @@ async def test_with_auto_migrate_off_missing_vector_steps_are_an_error_that_name
     with pytest.raises(SchemaVersionError, match="--embedding-dimensions 64"):
         await service.create_memory("the user likes jazz", SCOPE)
     catalog = await _catalog(conn, schema)
-    assert catalog == {"type": "vector", "half": None, "indexes": {}}  # nothing was changed
+    assert catalog == {"type": "vector", "half": None, "bits": None, "indexes": {}}  # unchanged
     assert await conn.fetchval(f"SELECT count(*) FROM {schema}.memories") == 0
 
     await migrate_vectors(conn, schema, 64)
@@ -244,8 +257,8 @@ def test_migrate_check_reports_pending_vector_steps_until_they_are_applied(
         "memories_scope_vectors)"
     )
     hooked = cli("migrate", "--check", *schema, obj=Overrides(embedder=HashEmbedder(1024)), code=1)
-    assert _row(hooked, "vectors").startswith("vectors 0 2 behind")
-    assert "hnsw index" in _row(hooked, "vectors")
+    assert _row(hooked, "vectors").startswith("vectors 0 3 behind")
+    assert "quantized index" in _row(hooked, "vectors")
 
     # Components alone bring the tables up to date but leave the vectors behind.
     cli("migrate", *schema)
@@ -278,16 +291,16 @@ def test_migrate_check_reports_pending_vector_steps_until_they_are_applied(
 # ------------------------------------------------------------ upgrades from today's databases
 
 
-async def _legacy(conn: asyncpg.Connection, schema: str, dimensions: int, covered: bool) -> str:
-    """A schema as the code before recorded vector steps left it (`MemoryStore.
-    prepare_embeddings` ran this DDL in one transaction, recording nothing), with one memory and
-    its vector; the memory's id. `covered=False` at a small dimension is what every database
-    got before the covering index existed (HNSW whatever the dimension)."""
+async def _legacy(conn: asyncpg.Connection, schema: str, dimensions: int, strategy: str) -> str:
+    """A schema indexed the way an older version left it (`MemoryStore.prepare_embeddings` ran
+    this DDL in one transaction, recording nothing), with one memory and its vector; the
+    memory's id. HNSW at a small dimension is what every database got before the covering index
+    existed; HNSW above 800 dimensions (up to 2,000) is what they got before quantisation."""
     await _memory_tables(conn, schema)
     await conn.execute(
         f"ALTER TABLE {schema}.memories ALTER COLUMN embedding TYPE vector({dimensions})"
     )
-    if covered:
+    if strategy == COVERED:
         await conn.execute(
             f"ALTER TABLE {schema}.memories ADD COLUMN embedding_half halfvec({dimensions}) "
             f"GENERATED ALWAYS AS (embedding::halfvec({dimensions})) STORED"
@@ -321,7 +334,7 @@ async def _index_oid(conn: asyncpg.Connection, schema: str, name: str) -> int | 
 async def test_a_database_prepared_before_steps_were_recorded_is_adopted_as_it_is(
     engine, conn, schema
 ):
-    memory_id = await _legacy(conn, schema, 64, covered=True)
+    memory_id = await _legacy(conn, schema, 64, COVERED)
     index = await _index_oid(conn, schema, "memories_scope_vectors")
     service = PostgresMemoryService(
         engine=engine, schema=schema, embedder=HashEmbedder(64), run_worker=False
@@ -332,23 +345,37 @@ async def test_a_database_prepared_before_steps_were_recorded_is_adopted_as_it_i
     assert await _index_oid(conn, schema, "memories_scope_vectors") == index  # not rebuilt
 
 
+COVERING = {"half": "halfvec(64)", "bits": None, "indexes": {"memories_scope_vectors": True}}
+
+
+def _quantized(dimensions: int) -> dict[str, Any]:
+    return {
+        "half": None,
+        "bits": f"bit({dimensions})",
+        "indexes": {"memories_scope_bits": True},
+    }
+
+
 @pytest.mark.parametrize(
-    ("dimensions", "covered", "strategy", "expected"),
+    ("dimensions", "old", "recorded", "strategy", "expected"),
     [
         # Before the covering index, every database had HNSW: 64 dimensions now need the
         # covering index, and the HNSW index goes.
-        (64, False, COVERED, {"half": "halfvec(64)", "indexes": {"memories_scope_vectors": True}}),
-        # And the other way: a covering index on vectors the strategy now searches with HNSW
-        # (the half-precision column goes, its covering index with it).
-        (1024, True, HNSW, {"half": None, "indexes": {"memories_embedding_hnsw": True}}),
+        (64, HNSW, False, COVERED, COVERING),
+        # And the other way: a covering index on vectors the strategy now quantises (the
+        # half-precision column goes, its covering index with it).
+        (1024, COVERED, True, QUANTIZED, _quantized(1024)),
+        # gemini-embedding-001 at 1,536 dimensions on HNSW, from before quantisation, as this
+        # code's steps recorded it or as an older version left it unrecorded.
+        (1536, HNSW, True, QUANTIZED, _quantized(1536)),
+        (1536, HNSW, False, QUANTIZED, _quantized(1536)),
     ],
 )
 async def test_a_change_of_index_strategy_is_applied_and_recorded(
-    engine, conn, schema, dimensions, covered, strategy, expected
+    engine, conn, schema, dimensions, old, recorded, strategy, expected
 ):
-    memory_id = await _legacy(conn, schema, dimensions, covered=covered)
-    if covered:  # and recorded under the strategy it had, as a run of this code would have
-        old = HNSW if strategy == COVERED else COVERED
+    memory_id = await _legacy(conn, schema, dimensions, old)
+    if recorded:  # under the strategy it had, as a run of this code would have
         await conn.execute(_VECTOR_TABLE.format(schema=schema))
         await conn.executemany(
             f"INSERT INTO {schema}.vector_steps (strategy, step, creates, dimensions, state) "
@@ -382,6 +409,35 @@ async def test_a_change_of_index_strategy_is_applied_and_recorded(
     ]
 
 
+async def test_a_3072_dimension_schema_that_hnsw_could_not_index_is_repaired(engine, conn, schema):
+    """Before quantisation, 3,072-dimension vectors (gemini-embedding-001's largest) got the
+    HNSW strategy, whose index pgvector refuses above 2,000 dimensions: the first embedding
+    failed, leaving the column typed and the index step recorded as started. The next
+    migration forgets that strategy and applies the quantised one."""
+    await _memory_tables(conn, schema)
+    await conn.execute(f"ALTER TABLE {schema}.memories ALTER COLUMN embedding TYPE vector(3072)")
+    hnsw_index = VECTOR_STRATEGIES[HNSW][1].sql.format(schema=schema, dimensions=3072)
+    with pytest.raises(asyncpg.PostgresError, match="more than 2000 dimensions"):
+        await conn.execute(hnsw_index)
+    await conn.execute(_VECTOR_TABLE.format(schema=schema))
+    await conn.executemany(
+        f"INSERT INTO {schema}.vector_steps (strategy, step, creates, dimensions, state) "
+        "VALUES ($1, $2, $3, $4, $5)",
+        [
+            (HNSW, 1, "embedding", 3072, "done"),
+            (HNSW, 2, "memories_embedding_hnsw", 3072, "started"),
+        ],
+    )
+    service = PostgresMemoryService(
+        engine=engine, schema=schema, embedder=HashEmbedder(3072), run_worker=False
+    )
+    memory = await service.create_memory("the user likes jazz", SCOPE)
+    found = await service.retrieve_memories(SCOPE, search_query="jazz")
+    assert [r.memory.id for r in found] == [memory.id]
+    assert await _records(conn, schema) == _done(QUANTIZED, 3072)
+    assert (await _catalog(conn, schema))["indexes"] == {"memories_scope_bits": True}
+
+
 async def test_the_check_on_an_already_applied_strategy_leaves_the_catalog_alone(conn, schema):
     """`apply=False` on a database in the wrong state raises; on a current one it returns."""
     await _memory_tables(conn, schema)
@@ -402,14 +458,20 @@ async def _wait_for(condition: Callable[[], Awaitable[bool]], what: str) -> None
         await asyncio.sleep(0.02)
 
 
-async def test_a_build_killed_mid_create_index_concurrently_is_resumed(database_url, conn, schema):
+@pytest.mark.parametrize(
+    ("dimensions", "strategy", "index"),
+    [(64, COVERED, "memories_scope_vectors"), (1536, QUANTIZED, "memories_scope_bits")],
+)
+async def test_a_build_killed_mid_create_index_concurrently_is_resumed(
+    database_url, conn, schema, dimensions, strategy, index
+):
     """The process building the index dies while `CREATE INDEX CONCURRENTLY` waits for a writer:
     the index is left INVALID and the step recorded as started. The next run drops the invalid
     index and builds it again."""
     await _memory_tables(conn, schema)
-    await migrate_vectors(conn, schema, 64)
-    await conn.execute(f"DROP INDEX {schema}.memories_scope_vectors")
-    assert (await vector_state(conn, schema, 64)).missing == ("index memories_scope_vectors",)
+    await migrate_vectors(conn, schema, dimensions)
+    await conn.execute(f"DROP INDEX {schema}.{index}")
+    assert (await vector_state(conn, schema, dimensions)).missing == (f"index {index}",)
 
     writer = await asyncpg.connect(_dsn(database_url))
     builder = await asyncpg.connect(_dsn(database_url))
@@ -417,7 +479,7 @@ async def test_a_build_killed_mid_create_index_concurrently_is_resumed(database_
         # A writer's open transaction: the concurrent build commits its (invalid) index, then
         # waits for the writer to finish.
         await writer.execute(f"BEGIN; LOCK TABLE {schema}.memories IN ROW EXCLUSIVE MODE")
-        build = asyncio.ensure_future(migrate_vectors(builder, schema, 64))
+        build = asyncio.ensure_future(migrate_vectors(builder, schema, dimensions))
         pid = builder.get_server_pid()
 
         async def waiting() -> bool:
@@ -427,7 +489,7 @@ async def test_a_build_killed_mid_create_index_concurrently_is_resumed(database_
                     "AND wait_event_type = 'Lock' AND query LIKE 'CREATE INDEX CONCURRENTLY%')"
                     " AND to_regclass($2) IS NOT NULL",
                     pid,
-                    f"{schema}.memories_scope_vectors",
+                    f"{schema}.{index}",
                 )
             )
 
@@ -441,29 +503,27 @@ async def test_a_build_killed_mid_create_index_concurrently_is_resumed(database_
         await writer.close()
         builder.terminate()
 
-    invalid = await _index_oid(conn, schema, "memories_scope_vectors")
-    assert (await _catalog(conn, schema))["indexes"] == {"memories_scope_vectors": False}
-    state = await vector_state(conn, schema, 64)
-    assert state.interrupted == ("index memories_scope_vectors",) and state.pending
+    invalid = await _index_oid(conn, schema, index)
+    assert (await _catalog(conn, schema))["indexes"] == {index: False}
+    state = await vector_state(conn, schema, dimensions)
+    assert state.interrupted == (f"index {index}",) and state.pending
 
-    await migrate_vectors(conn, schema, 64)
-    assert (await _catalog(conn, schema))["indexes"] == {"memories_scope_vectors": True}
-    assert await _index_oid(conn, schema, "memories_scope_vectors") != invalid  # rebuilt
-    assert await _records(conn, schema) == _done(COVERED, 64)
+    await migrate_vectors(conn, schema, dimensions)
+    assert (await _catalog(conn, schema))["indexes"] == {index: True}
+    assert await _index_oid(conn, schema, index) != invalid  # rebuilt
+    assert await _records(conn, schema) == _done(strategy, dimensions)
 
 
 async def test_a_step_recorded_as_started_without_its_index_is_run_again(conn, schema):
     """A crash before the build made anything: only the record says it began."""
     await _memory_tables(conn, schema)
     await migrate_vectors(conn, schema, 1024)
-    await conn.execute(f"DROP INDEX {schema}.memories_embedding_hnsw")
-    await conn.execute(f"UPDATE {schema}.vector_steps SET state = 'started' WHERE step = 2")
-    assert (await vector_state(conn, schema, 1024)).interrupted == (
-        "index memories_embedding_hnsw",
-    )
+    await conn.execute(f"DROP INDEX {schema}.memories_scope_bits")
+    await conn.execute(f"UPDATE {schema}.vector_steps SET state = 'started' WHERE step = 3")
+    assert (await vector_state(conn, schema, 1024)).interrupted == ("index memories_scope_bits",)
     await migrate_vectors(conn, schema, 1024)
-    assert await _records(conn, schema) == _done(HNSW, 1024)
-    assert (await _catalog(conn, schema))["indexes"] == {"memories_embedding_hnsw": True}
+    assert await _records(conn, schema) == _done(QUANTIZED, 1024)
+    assert (await _catalog(conn, schema))["indexes"] == {"memories_scope_bits": True}
 
 
 # ---------------------------------------------------------------------------- concurrency
@@ -530,6 +590,6 @@ async def test_services_preparing_one_schema_at_once_all_succeed(database_url, c
     finally:
         for e in engines:
             await e.dispose()
-    assert await _records(conn, schema) == _done(HNSW, 1024)
-    assert (await _catalog(conn, schema))["indexes"] == {"memories_embedding_hnsw": True}
+    assert await _records(conn, schema) == _done(QUANTIZED, 1024)
+    assert (await _catalog(conn, schema))["indexes"] == {"memories_scope_bits": True}
     assert await conn.fetchval(f"SELECT count(*) FROM {schema}.memories") == 4

@@ -33,6 +33,7 @@ from adk_memory import (
     SourceType,
     TtlConfig,
 )
+from adk_memory.db.vectors import COVERED
 from adk_memory.memory.store import _retrieve_statement
 from adk_memory.testing import HashEmbedder
 
@@ -456,7 +457,7 @@ async def test_the_settled_plan_casts_the_query_vector_once(embedded, filtered):
     scope's search). It runs once, as an InitPlan; without filters the scope's vectors come
     from the covering index alone."""
     await embedded.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
-    statement = _retrieve_statement(SCHEMA, covered=True, filtered=filtered)
+    statement = _retrieve_statement(SCHEMA, strategy=COVERED, filtered=filtered)
     nulls = ", ".join(["NULL"] * 19)
     async with embedded.database.connection() as conn:
         # A one-row table is best read by a sequential scan, and whether the planner knows the

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,7 @@ from .._json import dump_json
 from ..db.engine import Database
 from ..db.migrations import MEMORY_MIGRATIONS
 from ..db.replies import FIRST_ATTEMPT, recorded
-from ..db.vectors import COVERED
+from ..db.vectors import COVERED, EXACT, QUANTIZED
 from ..errors import InputValidationError
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
 from .text import AUTO, SearchText, search_text
@@ -488,19 +487,19 @@ ORDER BY create_time, id
 # half-life) and importance. The full-precision distance each result reports is computed for
 # the top k only, not for every candidate: big vectors are TOASTed, so each one read is a
 # lookup in the TOAST table.
-# The vector list is an exact search of the scope when its vectors are small enough to sit, in
-# half precision, in the covering index `memories_scope_vectors` (an index-only scan reads a
-# scope's vectors from a few contiguous pages instead of one heap page per memory: 20 times
-# fewer pages for a scope of 10k memories); bigger vectors go through HNSW with iterative scans.
-# Without a filter the statement names no other column, so the scan stays index-only.
+# The vector list (`_vector_search`) is an exact search of the scope when its vectors are small
+# enough to sit, in half precision, in the covering index `memories_scope_vectors` (an
+# index-only scan reads a scope's vectors from a few contiguous pages instead of one heap page
+# per memory: 20 times fewer pages for a scope of 10k memories). Bigger vectors (up to 8,000
+# dimensions) sit there binary-quantised: the scope's nearest bit vectors are re-ranked by their
+# full-precision vectors (exact in scopes of up to 200 memories; in bigger ones recall@10 0.997
+# measured at 1,536 dimensions, 3 times faster than an exact scan, which reads one TOASTed
+# vector per memory, and 20 times faster than HNSW filtered by the scope: see
+# `db.vectors.QUANTIZED`). Without a filter the statement names no other column, so the scan
+# stays index-only.
 _RETRIEVE = f"""
 WITH vec AS (
-    SELECT id, rank() OVER (ORDER BY distance) AS rank FROM (
-        SELECT m.id, {{distance}} AS distance FROM {{schema}}.memories m
-         WHERE $2::vector IS NOT NULL AND m.scope_key = $1 AND {{vectors}} IS NOT NULL
-           AND {_LIVE} {{filters}}
-         ORDER BY {{distance}}
-         LIMIT $5) v
+    SELECT id, rank() OVER (ORDER BY distance) AS rank FROM ({{nearest}}) v
      WHERE v.distance <= 1 - $18::float8
 ), query AS MATERIALIZED (
     SELECT {_tsquery("$4", words="$3", grams="$17")} AS q,
@@ -555,66 +554,108 @@ _NO_FILTERS = """
     AND $12::text[] IS NULL AND $13::jsonb IS NULL AND $14::timestamptz IS NULL
     AND $15::timestamptz IS NULL"""
 
-_HNSW_SEARCH = {"distance": "m.embedding <=> $2::vector", "vectors": "m.embedding"}
-# The query vector is cast to half precision once, in an InitPlan: a cast written inline is
-# evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
-# of a 36k-memory scope's scan.
-_COVERED_SEARCH = {
-    "distance": "m.embedding_half <=> (SELECT $2::vector::halfvec)",
-    "vectors": "m.embedding_half",
-}
+RERANKED_MIN = 200
+"""With the `QUANTIZED` strategy, the bit vectors nearest to the query that are re-ranked by
+their full-precision vectors: twice the candidates asked for, and at least this many, so a
+scope of up to this many memories is searched exactly. Measured (benchmarks/vector_sizes.py,
+100k memories at 1,536 and 3,072 dimensions): recall@10 0.997 in scopes of 200 to 3,321
+memories, 1.0 in those of over 1,000."""
 
 
-def _retrieve_statement(schema: str, *, covered: bool, filtered: bool) -> str:
-    search = _COVERED_SEARCH if covered else _HNSW_SEARCH
+def _nearest(distance: str, match: str, *, limit: str, where: str = "") -> str:
+    """SQL for a scope's ($1) memories nearest by `distance` (ascending), at most `limit`, that
+    `match` and `where` keep: (id, distance) rows. `{schema}` is left to format."""
+    return f"""
+        SELECT m.id, {distance} AS distance FROM {{schema}}.memories m
+         WHERE m.scope_key = $1 AND {match} AND {_LIVE}{where}
+         ORDER BY {distance}
+         LIMIT {limit}"""
+
+
+def _vector_search(
+    strategy: str, *, query: str, half: str, bits: str, limit: str, where: str = ""
+) -> str:
+    """SQL for the scope's `limit` vectors nearest to `query` (a query vector's SQL; `half` and
+    `bits`, its half-precision and binary forms, computed once) as `strategy` indexes them:
+    (id, distance) rows, ascending.
+
+    COVERED: exact, from the covering index's half-precision copies (index-only). QUANTIZED: the
+    scope's bit vectors nearest by Hamming distance (index-only, from `memories_scope_bits`),
+    `RERANKED_MIN` or twice `limit` of them, re-ranked by full-precision distance (one TOASTed
+    vector read each). EXACT: the scope's rows in full precision."""
+    if strategy == COVERED:
+        return _nearest(
+            f"m.embedding_half <=> {half}", "m.embedding_half IS NOT NULL", limit=limit, where=where
+        )
+    exact = f"m.embedding <=> {query}"
+    if strategy != QUANTIZED:
+        return _nearest(exact, "m.embedding IS NOT NULL", limit=limit, where=where)
+    pool = _nearest(
+        f"m.embedding_bits <~> {bits}",
+        "m.embedding_bits IS NOT NULL",
+        limit=f"greatest(2 * {limit}, {RERANKED_MIN})",
+        where=where,
+    )
+    return f"""
+        SELECT m.id, {exact} AS distance FROM {{schema}}.memories m
+         WHERE m.scope_key = $1 AND m.id IN (SELECT p.id FROM ({pool}) p)
+         ORDER BY distance
+         LIMIT {limit}"""
+
+
+def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
+    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters. The query vector
+    is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
+    evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
+    of a 36k-memory scope's covered scan."""
     filters = _filters(12) if filtered else _NO_FILTERS
-    return _RETRIEVE.format(schema=schema, filters=filters, **search)
+    nearest = _vector_search(
+        strategy,
+        query="$2::vector",
+        half="(SELECT $2::vector::halfvec)",
+        bits="(SELECT binary_quantize($2::vector))",
+        limit="$5",
+        where=f" AND $2::vector IS NOT NULL {filters}",
+    )
+    return _RETRIEVE.format(schema=schema, filters=filters, nearest=nearest.format(schema=schema))
 
 
 # Consolidation's candidates: for every extracted fact of a job at once, its most similar live
 # memories of the scope, in one statement (a LATERAL search per fact over the unnested facts),
 # each memory once, in the order first found (by fact, then similarity: the prompt's order).
 # Similarity alone ranks them: no recency or importance, no fusion. The per-fact search is the
-# one `_RETRIEVE` runs: exact over the covering index, or HNSW, for vectors (full-text, for
-# facts without embeddings, is `_TEXT_CANDIDATES`). Only ids are read per fact, so the
-# covered search stays an index-only scan; the rows are read once, at the end.
+# one `_RETRIEVE` runs for vectors (`_vector_search`); full-text, for facts without embeddings
+# (no embedder), is `_TEXT_CANDIDATES`. Only ids are read per fact, so the covered search stays
+# an index-only scan; the rows are read once, at the end.
 # $1 scope key, $2 the facts' embeddings (vector text) or texts, $3 candidates per fact,
 # $4 the facts' text-search configs and $5 their bigrams (full-text only: $2 holds their words).
 _CANDIDATES = f"""
 WITH facts AS MATERIALIZED (
-    SELECT f.ord, {{query}} AS query
+    SELECT f.ord, {{query}}
       FROM {{facts}}
 ), found AS (
     SELECT c.id, min(ARRAY[f.ord, c.pos]) AS first
       FROM facts f CROSS JOIN LATERAL (
-          SELECT s.id, row_number() OVER (ORDER BY s.similarity, s.id) AS pos FROM (
-              SELECT m.id, {{similarity}} AS similarity FROM {{schema}}.memories m
-               WHERE m.scope_key = $1 AND {{match}} AND {_LIVE}
-               ORDER BY {{similarity}}
-               LIMIT $3) s) c
+          SELECT s.id, row_number() OVER (ORDER BY s.distance, s.id) AS pos
+            FROM ({{nearest}}) s) c
      GROUP BY c.id
 )
 SELECT {_MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
 ORDER BY found.first
 """
 
-_VECTOR_FACTS = "unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)"
 
-_CANDIDATE_SEARCH = {
-    # The fact's vector is cast once per fact (in `facts`), not per memory compared.
-    "covered": {
-        "facts": _VECTOR_FACTS,
-        "query": "f.fact::vector::halfvec",
-        "similarity": "m.embedding_half <=> f.query",
-        "match": "m.embedding_half IS NOT NULL",
-    },
-    "hnsw": {
-        "facts": _VECTOR_FACTS,
-        "query": "f.fact::vector",
-        "similarity": "m.embedding <=> f.query",
-        "match": "m.embedding IS NOT NULL",
-    },
-}
+def _candidates_statement(schema: str, strategy: str) -> str:
+    """`_CANDIDATES` by vectors indexed by `strategy`. A fact's vector is cast once per fact
+    (in `facts`), not per memory compared."""
+    nearest = _vector_search(strategy, query="f.query", half="f.half", bits="f.bits", limit="$3")
+    return _CANDIDATES.format(
+        schema=schema,
+        facts="unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)",
+        query="f.fact::vector AS query, f.fact::vector::halfvec AS half, "
+        "binary_quantize(f.fact::vector) AS bits",
+        nearest=nearest.format(schema=schema),
+    )
 
 
 # Whether the server has a text-search configuration of this name ($1).
@@ -849,17 +890,8 @@ class MemoryStore:
         self._get = _GET.format(schema=schema)
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
-        self._retrieve = {
-            (covered, filtered): _retrieve_statement(schema, covered=covered, filtered=filtered)
-            for covered in (False, True)
-            for filtered in (False, True)
-        }
-        self._candidates = {
-            kind: _CANDIDATES.format(schema=schema, **search)
-            for kind, search in _CANDIDATE_SEARCH.items()
-        }
-        self._candidates["text"] = _TEXT_CANDIDATES.format(schema=schema)
-        self._covered = False
+        self._text_candidates = _TEXT_CANDIDATES.format(schema=schema)
+        self._search_vectors(EXACT)  # until `prepare_embeddings` says how they are indexed
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
         self._reindex_batch = _REINDEX_BATCH.format(schema=schema)
         self._reindex = _REINDEX.format(schema=schema)
@@ -869,30 +901,11 @@ class MemoryStore:
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
         self._processed_until = _PROCESSED_UNTIL.format(schema=schema)
-        self._tuned: weakref.WeakKeyDictionary[asyncpg.Connection, int] = (
-            weakref.WeakKeyDictionary()
-        )
 
     def _searchable(self, text: str) -> SearchText:
         """`text` as this store indexes and queries it (its configuration, or the detected
         one when the store's language is "auto")."""
         return search_text(text, self._language)
-
-    async def _tune(self, conn: asyncpg.Connection, candidates: int) -> None:
-        """Make HNSW scans keep going until enough rows pass the scope filter (pgvector's
-        iterative scan), so a scoped search in a big table loses no recall to filtering; and let
-        one scan return all the candidates asked for. Session settings, set again only when a
-        call needs a larger `ef_search` than the connection has (a larger one never costs a
-        smaller call recall), so the first caller's value never caps a later, larger search."""
-        wanted = min(max(candidates, 40), 1000)  # pgvector's bounds for ef_search
-        if self._tuned.get(conn, 0) >= wanted:
-            return
-        await conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
-            "set_config('hnsw.ef_search', $1, false)",
-            str(wanted),
-        )
-        self._tuned[conn] = wanted
 
     async def ready(self) -> None:
         """Migrate (or check) the memory tables, and check that the server has this store's
@@ -914,7 +927,16 @@ class MemoryStore:
         that DDL: `Database.ensure_vectors`), and search the way they are built. A dimension
         other than the stored vectors' is an `EmbeddingDimensionError`."""
         state = await self._db.ensure_vectors(dimensions)
-        self._covered = state.strategy == COVERED
+        self._search_vectors(state.strategy)
+
+    def _search_vectors(self, strategy: str) -> None:
+        """Search vectors the way `strategy` indexes them."""
+        schema = self._db.schema
+        self._retrieve = {
+            filtered: _retrieve_statement(schema, strategy=strategy, filtered=filtered)
+            for filtered in (False, True)
+        }
+        self._vector_candidates = _candidates_statement(schema, strategy)
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> tuple[Any, ...]:
         searchable = self._searchable(new.fact)
@@ -1144,12 +1166,8 @@ class MemoryStore:
             *floors,
         )
 
-        async def retrieve(conn: asyncpg.Connection) -> list[asyncpg.Record]:
-            await self._tune(conn, candidates)
-            statement = self._retrieve[self._covered, flt is not None]
-            return await conn.fetch(statement, *args)
-
-        rows = await self._db.run(retrieve)
+        statement = self._retrieve[flt is not None]
+        rows = await self._db.run(lambda conn: conn.fetch(statement, *args))
         return [(_memory(r), r[14], float(r[15])) for r in rows]
 
     async def candidates(
@@ -1167,7 +1185,7 @@ class MemoryStore:
         if not facts:
             return []
         if embeddings is None:
-            statement = self._candidates["text"]
+            statement = self._text_candidates
             searchable = [self._searchable(fact) for fact in facts]
             args: tuple[Any, ...] = (
                 scope_key,
@@ -1177,14 +1195,9 @@ class MemoryStore:
                 [s.grams for s in searchable],
             )
         else:
-            statement = self._candidates["covered" if self._covered else "hnsw"]
+            statement = self._vector_candidates
             args = (scope_key, [_vector(e) for e in embeddings], per_fact)
-
-        async def fetch(conn: asyncpg.Connection) -> list[asyncpg.Record]:
-            await self._tune(conn, per_fact)
-            return await conn.fetch(statement, *args)
-
-        return [_memory(r) for r in await self._db.run(fetch)]
+        return [_memory(r) for r in await self._db.run(lambda conn: conn.fetch(statement, *args))]
 
     async def derived_from(self, scope_key: str, session_id: str) -> list[tuple[str, list[str]]]:
         """(memory id, facts extracted from its other sources) for each memory of the scope

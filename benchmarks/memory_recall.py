@@ -1,6 +1,7 @@
 """Memory retrieval-quality benchmark: Recall@5, Recall@10 and MRR of `PostgresMemoryService` in
 each retrieval mode (full-text, vector, hybrid) on several datasets at once, and the share of
-questions with no relevant memory that get nothing back, printed as one table.
+questions with no relevant memory that get nothing back, printed as one table, with ADK's
+`InMemoryMemoryService` (the default of `adk web`) on the same data as the baseline row.
 
 Why: retrieval decides whether an agent remembers at all, and its settings (fusion, weights, a
 relevance floor) trade recall against noise. Tuning them on one small dataset overfits it; this
@@ -50,6 +51,9 @@ from pathlib import Path
 from typing import Any
 
 import _common as common
+from google.adk.events.event import Event
+from google.adk.memory import InMemoryMemoryService
+from google.genai import types
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -58,6 +62,7 @@ from adk_memory.eval import (
     ALL_MODES,
     DatasetError,
     FloorOn,
+    QueryResult,
     RetrievalDataset,
     RetrievalMode,
     RetrievalReport,
@@ -68,6 +73,7 @@ from adk_memory.eval import (
     load_dataset,
     load_long_conversations_dataset,
     load_synthetic_dataset,
+    result_of,
     scores_by,
 )
 from adk_memory.memory.embeddings import Embedder
@@ -201,6 +207,37 @@ async def _run(
         await common.admin(url, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
+ADK = "adk in-memory"
+"""The baseline row: ADK's `InMemoryMemoryService` (what `adk web` uses by default)."""
+
+
+async def _adk_results(dataset: RetrievalDataset) -> list[QueryResult]:
+    """Each query's results from ADK's `InMemoryMemoryService`, holding every memory as one
+    event of its scope's user: a keyword matcher that returns every event sharing a word with
+    the query, in the order stored (so Recall@K reads its first K)."""
+    adk = InMemoryMemoryService()
+    users = {json.dumps(m.scope, sort_keys=True) for m in dataset.memories}
+    user_of = {key: f"u{i}" for i, key in enumerate(sorted(users))}
+    by_text: dict[tuple[str, str], str] = {}
+    for n, memory in enumerate(dataset.memories):
+        user = user_of[json.dumps(memory.scope, sort_keys=True)]
+        by_text.setdefault((user, memory.fact), memory.id)
+        event = Event(
+            id=f"e{n}",
+            author="user",
+            content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
+        )
+        await adk.add_events_to_memory(app_name="eval", user_id=user, events=[event])
+    results = []
+    for query in dataset.queries:
+        user = user_of.get(json.dumps(query.scope, sort_keys=True), "nobody")
+        found = await adk.search_memory(app_name="eval", user_id=user, query=query.query)
+        texts = [part.text or "" for m in found.memories for part in (m.content.parts or [])]
+        ranked = list(dict.fromkeys(by_text[(user, t)] for t in texts if (user, t) in by_text))
+        results.append(result_of(query, ranked[: max(K_VALUES)], K_VALUES, scores=[], distances=[]))
+    return results
+
+
 def _cells(scores: Scores) -> list[str]:
     """Recall@5, Recall@10, MRR, no-answer count, empty share and mean returned ("-": none)."""
 
@@ -256,9 +293,11 @@ def _print(
     seconds: float,
 ) -> None:
     rows = []
-    for report in reports:
+    for dataset, report in zip(datasets, reports, strict=True):
         for mode in report.modes:
             rows.append([report.dataset, mode.mode, *_cells(Scores.of(mode.queries))])
+        adk = asyncio.run(_adk_results(dataset))
+        rows.append([report.dataset, ADK, *_cells(Scores.of(adk))])
     common.table(["dataset", "mode", *HEADER], rows)
     for dataset, report in zip(datasets, reports, strict=True):
         if not any(by in q.metadata for q in dataset.queries):

@@ -30,7 +30,7 @@ of alternating order after warm-up calls. Recall@10 compares the vector-only res
 exact nearest neighbours from a sequential scan (index and bitmap scans off, in a transaction
 on a direct connection). The plan PostgreSQL runs for the vector search is shown for a
 median-sized and the biggest scope (EXPLAIN ANALYZE on one of the service's own pooled
-connections, so with its session settings), with how often the server used a generic plan.
+connections), with how often the server used a generic plan.
 
 With no `--database-url` the embedded PostgreSQL is started in a temporary data directory. The
 data goes to a fresh database (`adk_memory_bench_memory`, dropped and recreated at start and
@@ -516,8 +516,6 @@ async def load_adk(bench_url: str) -> tuple[InMemoryMemoryService, float]:
     return service, time.perf_counter() - started
 
 
-PGVECTOR_SETTINGS = ("hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples")
-
 CONFIGS: dict[str, RetrievalConfig] = {
     "hybrid": RetrievalConfig(),
     "vector": RetrievalConfig(mode="vector"),
@@ -614,23 +612,18 @@ async def explain_custom(
     service: PostgresMemoryService, query: Query, config: RetrievalConfig
 ) -> list[str]:
     """EXPLAIN ANALYZE of the retrieval statement planned for these values (a custom plan), on
-    one of the service's pooled connections, so with the session settings the store gave it."""
+    one of the service's pooled connections."""
     sql = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + retrieve_sql(query)
     async with service.database.connection() as conn:
         rows = await conn.fetch(sql, *retrieve_args(query, config))
     return [r[0] for r in rows]
 
 
-async def explain_generic(
-    dsn: str, settings: dict[str, str], query: Query, config: RetrievalConfig
-) -> list[str]:
+async def explain_generic(dsn: str, query: Query, config: RetrievalConfig) -> list[str]:
     """EXPLAIN ANALYZE of the retrieval statement's generic plan (the one a prepared statement
-    switches to when the server finds it no worse), under the pooled connection's settings."""
+    switches to when the server finds it no worse)."""
     conn = await asyncpg.connect(dsn)
     try:
-        for name in PGVECTOR_SETTINGS:
-            if settings.get(name) not in (None, "None"):
-                await conn.execute("SELECT set_config($1, $2, false)", name, settings[name])
         await conn.execute("SET plan_cache_mode = force_generic_plan")
         await conn.execute("PREPARE bench_retrieve AS " + retrieve_sql(query))
         args = ", ".join(literal(a) for a in retrieve_args(query, config))
@@ -663,14 +656,11 @@ def vector_subtree(plan: list[str]) -> list[str]:
     return [re.sub(r"'\[[^']*\]'::vector", "'[query]'::vector", line) for line in lines]
 
 
-async def session_settings(service: PostgresMemoryService) -> dict[str, str]:
-    """pgvector settings of a pooled connection, and how the server planned the retrieval
-    statement there so far (generic vs custom plans of the prepared statement)."""
+async def plan_counts(service: PostgresMemoryService) -> dict[str, str]:
+    """How the server planned the retrieval statement on a pooled connection so far (generic vs
+    custom plans of the prepared statement)."""
+    out: dict[str, str] = {}
     async with service.database.connection() as conn:
-        out = {
-            name: str(await conn.fetchval("SELECT current_setting($1, true)", name))
-            for name in PGVECTOR_SETTINGS
-        }
         row = await conn.fetchrow(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
             "WHERE statement LIKE '%WITH vec AS%' ORDER BY generic_plans + custom_plans DESC "
@@ -863,8 +853,8 @@ def sizes_report(sizes_on_disk: list[tuple[str, str]], loaded: LoadReport) -> No
 
 
 def plans_report(plans: list[tuple[str, list[str]]], settings: dict[str, dict[str, str]]) -> None:
-    """The vector search's plans and the session settings they ran under."""
-    print("\nSession settings on the service's pooled connection, after the measurements\n")
+    """The vector search's plans, and how the server planned the statement so far."""
+    print("\nRetrieval plans on the service's pooled connection, after the measurements\n")
     for name, values in settings.items():
         print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
     for title, lines in plans:
@@ -890,7 +880,6 @@ def make_services(bench_url: str, embedder: QueryEmbedder) -> dict[str, Postgres
 async def run_plans(
     services: dict[str, PostgresMemoryService],
     dsn: str,
-    settings: dict[str, str],
     queries: list[Query],
     sizes: list[int],
 ) -> list[tuple[str, list[str]]]:
@@ -906,7 +895,7 @@ async def run_plans(
         what = f"scope u{scope_no} ({sizes[scope_no]:,} memories)"
         custom = await explain_custom(services["vector"], query, config)
         plans.append((f"Vector-only search, {what}: custom plan", vector_subtree(custom)))
-        generic = await explain_generic(dsn, settings, query, config)
+        generic = await explain_generic(dsn, query, config)
         plans.append((f"Vector-only search, {what}: generic plan", vector_subtree(generic)))
     return plans
 
@@ -956,9 +945,9 @@ async def measure_all(
         for name in ("hybrid", "vector"):
             expect(all(samples[name].ids), f"{name}: a search returned nothing")
         exact = await exact_neighbours(common.asyncpg_dsn(bench_url), queries)
-        settings = {name: await session_settings(svc) for name, svc in services.items()}
+        settings = {name: await plan_counts(svc) for name, svc in services.items()}
         dsn = common.asyncpg_dsn(bench_url)
-        plans = await run_plans(services, dsn, settings["vector"], queries, sizes)
+        plans = await run_plans(services, dsn, queries, sizes)
     finally:
         for svc in services.values():
             await svc.close()

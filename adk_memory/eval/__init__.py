@@ -30,6 +30,7 @@ from .retrieval import (
     recall_at_k,
     recall_by,
     reciprocal_rank,
+    result_of,
     scores_by,
     synthetic_dataset_path,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "recall_at_k",
     "recall_by",
     "reciprocal_rank",
+    "result_of",
     "scores_by",
     "synthetic_dataset_path",
 ]

@@ -7,6 +7,7 @@ The server is the embedded one (started once, in a temporary data directory) unl
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -76,6 +77,29 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = make_engine(database_url, pool_size=10)
     yield engine
     await engine.dispose()
+
+
+async def generic_plan(database: Any, statement: str) -> str:
+    """The plan a prepared `statement` settles on (a generic plan, where a parameter is no
+    constant), every parameter NULL, as a vacuumed table of a size worth indexing gets it
+    (sequential and bitmap scans off): a one-row table is best read by a sequential scan, and
+    whether the planner knows the table is that small depends on when autovacuum last ran; an
+    index-only scan's cost depends on the visibility map."""
+    parameters = max(int(n) for n in re.findall(r"\$(\d+)", statement))
+    nulls = ", ".join(["NULL"] * parameters)
+    async with database.connection() as conn:
+        await conn.execute(f"VACUUM ANALYZE {database.schema}.memories")
+        await conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            await conn.execute(f"PREPARE generic_search AS {statement}")
+            rows = await conn.fetch(f"EXPLAIN (COSTS OFF) EXECUTE generic_search({nulls})")
+        finally:
+            await conn.execute(
+                "DEALLOCATE generic_search; RESET plan_cache_mode; RESET enable_seqscan; "
+                "RESET enable_bitmapscan"
+            )
+    return "\n".join(row[0] for row in rows)
 
 
 async def _truncate_all(database_url: str) -> None:

@@ -46,6 +46,10 @@ MakeService = Callable[..., PostgresMemoryService]
 ROOT = Path(__file__).resolve().parent.parent
 
 
+CATEGORIES = {"single-hop", "multi-hop", "temporal", "paraphrase", "knowledge-update", "no-answer"}
+"""The long-conversation set's question categories."""
+
+
 @pytest.fixture
 def make_service(make_memory_service: MakeService) -> MakeService:
     """Memory services on conftest's emptied test tables (their vector dimension, 64, kept)."""
@@ -235,14 +239,7 @@ def test_the_long_conversation_set_is_valid_package_data_built_from_its_sources(
     categories = Counter(str(q.metadata["category"]) for q in dataset.queries)
     answerable = [q for q in dataset.queries if not q.unanswerable]
     assert len(answerable) >= 250 and categories["no-answer"] >= 60
-    assert {c for c in categories if categories[c] >= 40} == {
-        "single-hop",
-        "multi-hop",
-        "temporal",
-        "paraphrase",
-        "knowledge-update",
-        "no-answer",
-    }
+    assert {c for c in categories if categories[c] >= 40} == CATEGORIES
     for query in dataset.queries:
         assert query.unanswerable == (query.metadata["category"] == "no-answer")
         assert (len(query.relevant) > 1) == (query.metadata["category"] == "multi-hop")
@@ -346,14 +343,7 @@ async def test_the_long_conversation_set_needs_no_guard_and_is_scored_per_catego
     assert text.unanswerable == sum(1 for q in dataset.queries if q.unanswerable)
     assert 0.3 < text.recall[10] < 0.95 and text.empty_share is not None
     groups = scores_by(dataset, text, "category")
-    assert set(groups) == {
-        "single-hop",
-        "multi-hop",
-        "temporal",
-        "paraphrase",
-        "knowledge-update",
-        "no-answer",
-    }
+    assert set(groups) == CATEGORIES
     # Paraphrases share few words with their evidence: full text finds them least.
     assert groups["paraphrase"].recall[10] == min(
         g.recall[10] for name, g in groups.items() if name != "no-answer"

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import TEST_SCHEMA as SCHEMA
+from conftest import generic_plan
 from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
@@ -458,24 +459,7 @@ async def test_the_settled_plan_casts_the_query_vector_once(embedded, filtered):
     from the covering index alone."""
     await embedded.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
     statement = _retrieve_statement(SCHEMA, strategy=COVERED, filtered=filtered)
-    nulls = ", ".join(["NULL"] * 19)
-    async with embedded.database.connection() as conn:
-        # A one-row table is best read by a sequential scan, and whether the planner knows the
-        # table is that small depends on when autovacuum last analyzed it: the plan is checked
-        # as it is for a scope worth indexing (sequential and bitmap scans off), on a vacuumed
-        # table (an index-only scan's cost depends on the visibility map).
-        await conn.execute(f"VACUUM ANALYZE {SCHEMA}.memories")
-        await conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
-        await conn.execute("SET plan_cache_mode = force_generic_plan")
-        try:
-            await conn.execute(f"PREPARE generic_search AS {statement}")
-            rows = await conn.fetch(f"EXPLAIN (COSTS OFF) EXECUTE generic_search({nulls})")
-        finally:
-            await conn.execute(
-                "DEALLOCATE generic_search; RESET plan_cache_mode; RESET enable_seqscan; "
-                "RESET enable_bitmapscan"
-            )
-    plan = "\n".join(row[0] for row in rows)
+    plan = await generic_plan(embedded.database, statement)
     assert "InitPlan" in plan and "::halfvec" not in plan.split("InitPlan")[0]
     scan = "Index Only Scan" if not filtered else "Index Scan"
     assert f"{scan} using memories_scope_vectors" in plan

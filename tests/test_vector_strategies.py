@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from conftest import generic_plan
 
 from adk_memory import MemoryBankConfig, MemoryFact, MemoryFilter, PostgresMemoryService
 from adk_memory.config import RetrievalConfig
@@ -157,19 +158,6 @@ async def test_the_settled_plan_reads_the_bit_vectors_from_the_covering_index(
     service = sized(1536)
     await service.create_memory("the user likes jazz", SCOPE)  # fixes the store's vectors
     statement = _retrieve_statement(service.database.schema, strategy=QUANTIZED, filtered=False)
-    nulls = ", ".join(["NULL"] * 19)
-    async with service.database.connection() as conn:
-        await conn.execute(f"VACUUM ANALYZE {service.database.schema}.memories")
-        await conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
-        await conn.execute("SET plan_cache_mode = force_generic_plan")
-        try:
-            await conn.execute(f"PREPARE generic_search AS {statement}")
-            rows = await conn.fetch(f"EXPLAIN (COSTS OFF) EXECUTE generic_search({nulls})")
-        finally:
-            await conn.execute(
-                "DEALLOCATE generic_search; RESET plan_cache_mode; RESET enable_seqscan; "
-                "RESET enable_bitmapscan"
-            )
-    plan = "\n".join(row[0] for row in rows)
+    plan = await generic_plan(service.database, statement)
     assert "Index Only Scan using memories_scope_bits" in plan
     assert "InitPlan" in plan and "binary_quantize" not in plan.split("InitPlan")[0]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .cues import Gate
 from .normalise import Views
 from .rules import Hit, Q, hit_if_any, rx
 
@@ -222,10 +223,35 @@ def _addresses_the_model(views: Views) -> bool:
     """The fact's own words (quotes and reported speech aside) speak to the model: in the
     second person, or as an imperative about its replies, rules or memories. A fact about the
     user is in the third person ("The user prefers ...")."""
-    own = _REPORTED.sub(" ", views.low)
-    return bool(_SECOND_PERSON.search(own)) or bool(
-        _IMPERATIVE.search(_REPORTED.sub(" ", views.folded))
+    return bool(_SECOND_PERSON.search(_own_words(views.low))) or bool(
+        _IMPERATIVE.search(_own_words(views.folded))
     )
+
+
+def _own_words(text: str) -> str:
+    """`text` without its quotes and reported speech."""
+    return _REPORTED.sub(" ", text)
+
+
+INTENT_GATE = Gate(
+    [
+        (
+            lambda v: v.folded,
+            [
+                *_PERSONA,
+                *_OVERRIDE,
+                *_EXFILTRATION,
+                *_COMMAND,
+                _FROM_NOW_ON,
+                *_TRIGGERED,
+                *_VOCATIVE,
+            ],
+        ),
+        (lambda v: _own_words(v.low), [_SECOND_PERSON]),
+        (lambda v: _own_words(v.folded), [_IMPERATIVE]),
+    ]
+)
+"""Every hit of `intent_hits` needs one of these patterns to match the view it reads."""
 
 
 def intent_hits(views: Views) -> Iterator[Hit]:

@@ -212,6 +212,8 @@ async def test_a_keyed_fact_is_written_once(make_memory_service, database_url):
 
     [bobs] = await service.create_memories([items[0]], BOB)  # a key is per scope
     assert bobs.id not in {m.id for m in first} and bobs.scope == BOB
+    twice = [MemoryFact("Bob likes jazz.", key="k"), MemoryFact("Bob likes rock.", key="k")]
+    assert [m.fact for m in await service.create_memories(twice, BOB)] == ["Bob likes jazz."]
 
 
 @pytest.mark.parametrize("key", ["", "x" * 1001, "bad\ud800", 7])

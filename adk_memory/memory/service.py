@@ -219,10 +219,13 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                 batch.append(new if revision_id is None else replace(new, revision_id=revision_id))
         store = await self._ready()
         created = {m.id: m for m in await store.insert_many(batch, self._revision_ttl)}
+        writes: dict[str, str] = {}  # a key given twice in one call: its first fact is written
+        for new in batch:
+            writes.setdefault(new.id, new.revision_id)
         memories = []
         for item, new, kept in zip(facts, batch, screened, strict=True):
             memory = created.get(new.id)
-            if memory is None and item.key is not None:
+            if item.key is not None and (memory is None or writes[new.id] != new.revision_id):
                 continue  # its memory was deleted, or the key names another fact: left out
             if memory is None:  # a fresh id: only a delete between a commit and its replay
                 raise NotFoundError(

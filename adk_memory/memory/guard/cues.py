@@ -48,8 +48,10 @@ _COMMON = frozenset(
 def _rarity(cue: str) -> int:
     """How rarely a cue occurs in ordinary text, roughly: its letters, a word boundary one
     more, a colon, line break or other unusual character three; a common word (`_COMMON`), or
-    one or two letters alone, nothing."""
+    one or two letters alone, nothing; blanks alone, less (they are everywhere)."""
     literal = _UNESCAPE.sub(r"\1", _GAP.sub("", cue.replace("\\b", "")))
+    if not literal.strip():
+        return -1
     if literal.casefold() in _COMMON or (
         len(literal) <= 2 and literal.isascii() and literal.isalpha()
     ):

@@ -7,6 +7,7 @@ the package's runtime code imports this module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -113,6 +114,13 @@ class ScriptedLlm(BaseLlm):
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
+@functools.lru_cache(maxsize=65536)
+def _token_hash(token: str, dimensions: int) -> tuple[int, float]:
+    """A word's bucket and sign (words repeat: a batch of facts hashes each word once)."""
+    digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little") % dimensions, 1.0 if digest[4] & 1 else -1.0
+
+
 class HashEmbedder:
     """A deterministic embedder: words hashed into `dimensions` buckets, L2-normalised.
 
@@ -134,10 +142,9 @@ class HashEmbedder:
     def _vector(self, text: str) -> list[float]:
         vector = [0.0] * self.dimensions
         for token in _TOKEN.findall(text.lower()):
-            digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
-            bucket = int.from_bytes(digest[:4], "little") % self.dimensions
-            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
-        norm = math.sqrt(sum(v * v for v in vector))
+            bucket, sign = _token_hash(token, self.dimensions)
+            vector[bucket] += sign
+        norm = math.sqrt(sum(v * v for v in vector if v))  # zeros add nothing
         if norm == 0.0:
             vector[0] = 1.0
             return vector

@@ -182,3 +182,43 @@ async def test_a_batch_is_indexed_like_one_memory_in_every_language(make_memory_
     ):
         found = await service.retrieve_memories(scope, search_query=query, top_k=3)
         assert [r.memory.fact for r in found][:1] == [expected], query
+
+
+async def test_a_keyed_fact_is_written_once(make_memory_service, database_url):
+    """A `MemoryFact.key` makes writing idempotent: the same key and fact again (an import run
+    twice) returns the first memory, as it is now; a key whose memory was deleted, or that
+    holds another fact, writes nothing and is left out of the result."""
+    service = make_memory_service(redactor=PiiRedactor(), guard=Verdicts())
+    items = [
+        MemoryFact("Alice likes tea.", key="line-1"),
+        MemoryFact("Mail alice@example.com", key="line-2"),
+        MemoryFact("Please hold this.", key="line-3"),  # quarantined, both times
+        "Alice has no key.",
+    ]
+    first = await service.create_memories(items, ALICE)
+    assert len(first) == 4 and first[2].quarantined
+    again = await service.create_memories(items, ALICE)
+    assert [m.id for m in again[:3]] == [m.id for m in first[:3]] and again[2].quarantined
+    assert again[3].id != first[3].id  # a fact without a key is a new memory each time
+    assert await count(database_url, "memories") == 5
+    assert await count(database_url, "memory_revisions") == 5
+
+    await service.update_memory(first[0].id, ALICE, fact="Alice likes green tea.")
+    await service.delete_memory(scope=ALICE, memory_id=first[1].id)
+    changed = [MemoryFact("Alice likes coffee.", key="line-3"), *items[:2]]
+    third = await service.create_memories(changed, ALICE)
+    assert [m.fact for m in third] == ["Alice likes green tea."]  # edits kept, nothing new
+    assert await count(database_url, "memories") == 4
+
+    [bobs] = await service.create_memories([items[0]], BOB)  # a key is per scope
+    assert bobs.id not in {m.id for m in first} and bobs.scope == BOB
+    twice = [MemoryFact("Bob likes jazz.", key="k"), MemoryFact("Bob likes rock.", key="k")]
+    assert [m.fact for m in await service.create_memories(twice, BOB)] == ["Bob likes jazz."]
+
+
+@pytest.mark.parametrize("key", ["", "x" * 1001, "bad\ud800", 7])
+async def test_a_bad_key_names_the_item(make_memory_service, database_url, key):
+    service = make_memory_service()
+    with pytest.raises(InputValidationError, match="Item 1: A fact's key"):
+        await service.create_memories(["Fine.", MemoryFact("Keyed.", key=key)], ALICE)
+    assert await count(database_url, "memories") == 0

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from conftest import TEST_SCHEMA
 from test_cli import Cli, arun, assert_user_error, cli, services
 
-from adk_memory.cli import ingest
+from adk_memory.cli import ingest, output
 from adk_memory.cli.options import Overrides
 from adk_memory.testing import HashEmbedder
 
@@ -89,3 +91,87 @@ def test_a_refused_batch_names_its_first_line(cli: Cli, tmp_path: Path) -> None:
         "The batch from line 2 was refused",
         "1 memory written before it",
     )
+
+
+def test_an_import_run_again_or_resumed_adds_nothing(
+    cli: Cli, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each line is imported once, known by its `id` or its content: the whole file after a
+    prefix of it (an import that stopped part-way) adds the rest, a second run nothing; a line
+    whose memory was deleted since is skipped and counted, not written again. The running count
+    shows on a terminal."""
+    monkeypatch.setattr(ingest, "BATCH", 2)
+    records = [
+        {"fact": "Alice likes tea.", "scope": ALICE},
+        {"fact": "Alice lives in Lyon.", "scope": ALICE, "id": "export-7"},
+        {"fact": "Bob likes coffee.", "scope": BOB},
+        {"fact": "Alice cycles to work.", "scope": ALICE},
+        {"fact": "Alice likes tea.", "scope": ALICE},  # the same line again: one memory
+    ]
+    prefix = write(tmp_path / "prefix.jsonl", *records[:2])
+    whole = write(tmp_path / "whole.jsonl", *records)
+
+    async def facts() -> list[str]:
+        async with services(database_url) as (_, memory):
+            alice = (await memory.list_memories(ALICE)).memories
+            bob = (await memory.list_memories(BOB)).memories
+            return sorted(m.fact for m in alice + bob)
+
+    terminal = SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
+    monkeypatch.setattr(output, "sys", terminal)
+    assert "Imported 2 memories." in cli("memories", "import", str(prefix)).stderr
+    resumed = cli("memories", "import", str(whole))
+    assert "lines imported: 2" in resumed.stderr and "lines imported: 5" in resumed.stderr
+    assert "Imported 4 memories." in resumed.stderr  # the two of the prefix among them
+    expected = sorted(
+        ["Alice likes tea.", "Alice lives in Lyon.", "Bob likes coffee.", "Alice cycles to work."]
+    )
+    assert arun(facts) == expected
+    cli("memories", "import", str(whole))
+    assert arun(facts) == expected
+
+    async def forget_lyon() -> None:
+        async with services(database_url) as (_, memory):
+            [lyon] = [m for m in (await memory.list_memories(ALICE)).memories if "Lyon" in m.fact]
+            await memory.delete_memory(scope=ALICE, memory_id=lyon.id)
+
+    arun(forget_lyon)
+    again = cli("memories", "import", str(whole))
+    assert "(1 line skipped: imported before, then deleted or changed)" in again.stderr
+    assert arun(facts) == [f for f in expected if "Lyon" not in f]
+
+
+def test_reindex_rebuilds_the_full_text_index_in_batches(
+    cli: Cli, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memories reindex` runs `reindex_text`: memories indexed the old way (the fact as
+    written, no bigrams) are found again, with a running count on a terminal and a final one."""
+    mei = {"app_name": "shop", "user_id": "mei"}
+    facts = ["我的猫叫小白。", "ฉันชอบกาแฟ", "Mei collects stamps."]
+
+    async def write_the_old_way() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.create_memories(facts, mei)
+            async with memory.database.connection() as conn:
+                await conn.execute(
+                    f"UPDATE {TEST_SCHEMA}.memories SET fts = to_tsvector('english', fact)"
+                )
+
+    async def found() -> list[int]:
+        async with services(database_url) as (_, memory):
+            return [
+                len(await memory.retrieve_memories(mei, search_query=query))
+                for query in ("小白", "กาแฟ")
+            ]
+
+    arun(write_the_old_way)
+    assert arun(found) == [0, 0]
+    terminal = SimpleNamespace(stderr=SimpleNamespace(isatty=lambda: True))
+    monkeypatch.setattr(output, "sys", terminal)  # the running count shows on a terminal only
+    done = cli("memories", "reindex", "--batch-size", "2")
+    assert done.stdout == "3 memories reindexed\n"
+    assert "memories reindexed: 2" in done.stderr and "memories reindexed: 3" in done.stderr
+    assert arun(found) == [1, 1]
+    assert cli("memories", "reindex").stdout == "3 memories reindexed\n"  # again: harmless
+    bad = cli("memories", "reindex", "--text-search-language", "Not One", code=2)
+    assert "--text-search-language" in bad.stderr

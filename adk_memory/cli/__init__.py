@@ -48,9 +48,13 @@ _COMMANDS: dict[str, _Entry] = {
     "memories": _Entry(
         ".memories",
         "memories",
-        "Read memories (list, show, revisions, export), import them (import); review "
-        "quarantined ones (quarantine).",
-        children=((".quarantine", "quarantine"), (".ingest", "import_memories")),
+        "Read memories (list, show, revisions, export), import them (import), rebuild their "
+        "full-text index (reindex); review quarantined ones (quarantine).",
+        children=(
+            (".quarantine", "quarantine"),
+            (".ingest", "import_memories"),
+            (".ingest", "reindex"),
+        ),
     ),
     "migrate": _Entry(
         ".migrate", "migrate", "Create or upgrade the tables, and the vector column and index."

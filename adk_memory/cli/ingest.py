@@ -1,23 +1,34 @@
 """`adk-memory memories import FILE`: write memories from JSON lines (what `memories export`
-writes, or any file of `{"fact": ..., "scope": {...}}` objects) through `create_memories`.
+writes, or any file of `{"fact": ..., "scope": {...}}` objects) through `create_memories`; and
+`adk-memory memories reindex`: rebuild the stored memories' full-text index
+(`reindex_text`), the bulk writes an operator runs.
 
 Owns: reading the lines and grouping consecutive lines of one scope into batches, each written
 by one `create_memories` call (one statement: redacted, guarded, embedded in batches, with its
-revisions). Every line is checked before anything is written; a batch the memory service
-refuses stops the import, with the batches before it written (the message says how many). It
-never writes SQL and never keeps an exported memory's id or times: an import creates new
-memories (a remaining expiry becomes the TTL; an expired line is skipped).
+revisions), and each line's key. Every line is checked before anything is written; a batch the
+memory service refuses stops the import, with the batches before it written (the message says
+how many). It never writes SQL and never keeps an exported memory's id or times: an import
+creates memories of its own (a remaining expiry becomes the TTL; an expired line is skipped).
+
+Idempotent: each line is written with a key (`MemoryFact.key`), its `id` when it has one (an
+export's), else its content, so running an import again, or the whole file after an import
+that stopped part-way, writes each line once. A line whose key's memory was deleted since, or
+holds another fact (an edited export line with the same id), is skipped and counted, never
+overwritten.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import IO
+from typing import IO, Any
 
 import click
+from pydantic import ValidationError
 
+from ..config import MemoryBankConfig, RetrievalConfig
 from ..env import parse_redact
 from ..errors import InputValidationError
 from ..memory.embeddings import GeminiEmbedder
@@ -32,10 +43,18 @@ from .options import (
     redact_option,
     run,
 )
-from .output import note, plural
+from .output import note, plural, running_count
 
 BATCH = 1000
 """Facts per `create_memories` call (at most; a batch never spans two scopes)."""
+
+
+def _key(record: dict[str, Any]) -> str:
+    """A line's key: its `id` (an export's memory id), else a digest of the whole line."""
+    if isinstance(record.get("id"), str) and record["id"]:
+        return "id:" + record["id"]
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "line:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _fact(record: object, now: datetime) -> tuple[Scope, MemoryFact] | None:
@@ -58,6 +77,7 @@ def _fact(record: object, now: datetime) -> tuple[Scope, MemoryFact] | None:
         raise InputValidationError(f"unknown source_type {record['source_type']!r}.") from exc
     return scope, MemoryFact(
         record["fact"],
+        key=_key(record),
         topics=record.get("topics"),
         metadata=record.get("metadata"),
         content=record.get("content"),
@@ -103,19 +123,27 @@ def _batches(
         start = end
 
 
-async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int]:
+async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int]:
+    """(memories imported, now or by an earlier run; lines skipped as written before and
+    deleted or changed since; expired lines). Identical lines are one memory."""
     facts, expired = _read(source)
-    written = 0
-    async with service:
-        for first_line, scope, batch in _batches(facts):
-            try:
-                written += len(await service.create_memories(batch, scope))
-            except InputValidationError as exc:
-                raise InputValidationError(
-                    f"The batch from line {first_line} was refused ({exc}); "
-                    f"{plural(written, 'memory', 'memories')} written before it."
-                ) from exc
-    return written, expired
+    written: set[str] = set()
+    lines = skipped = 0
+    with running_count("lines imported") as progress:
+        async with service:
+            for first_line, scope, batch in _batches(facts):
+                try:
+                    done = await service.create_memories(batch, scope)
+                except InputValidationError as exc:
+                    raise InputValidationError(
+                        f"The batch from line {first_line} was refused ({exc}); "
+                        f"{plural(len(written), 'memory', 'memories')} written before it."
+                    ) from exc
+                written.update(m.id for m in done)
+                skipped += len(batch) - len(done)
+                lines += len(batch)
+                progress(lines)
+    return len(written), skipped, expired
 
 
 @click.command("import")
@@ -126,14 +154,50 @@ async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int,
 def import_memories(
     target: Target, embedding_model: str | None, redact: str, source: IO[str]
 ) -> None:
-    """Import memories from JSON lines (e.g. a `memories export`), each a new memory of its
-    line's scope, redacted and guarded as the agent's own writes. Use the agent's
-    --embedding-model and --redact, so its searches find them."""
+    """Import memories from JSON lines (e.g. a `memories export`), each a memory of its line's
+    scope, redacted and guarded as the agent's own writes. Use the agent's --embedding-model
+    and --redact, so its searches find them. Safe to run again, or to resume after a stop:
+    each line (known by its `id`, else its content) is imported once."""
     overrides = click.get_current_context().find_object(Overrides) or Overrides()
     embedder = overrides.embedder or (
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, expired = run(_import(service, source))
-    skipped = f" ({plural(expired, 'expired line')} skipped)" if expired else ""
-    note(f"Imported {plural(written, 'memory', 'memories')}{skipped}.")
+    written, skipped, expired = run(_import(service, source))
+    notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
+    if skipped:
+        notes.append(f"{plural(skipped, 'line')} skipped: imported before, then deleted or changed")
+    extra = f" ({'; '.join(notes)})" if notes else ""
+    note(f"Imported {plural(written, 'memory', 'memories')}{extra}.")
+
+
+async def _reindex(service: PostgresMemoryService, batch_size: int) -> int:
+    with running_count("memories reindexed") as progress:
+        async with service:
+            return await service.reindex_text(batch_size, progress=progress)
+
+
+@click.command()
+@database_options
+@click.option(
+    "--text-search-language",
+    default=RetrievalConfig().text_search_language,
+    show_default=True,
+    help="The agents' Postgres text-search configuration (their text_search_language).",
+)
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=1000, show_default=True)
+def reindex(target: Target, text_search_language: str, batch_size: int) -> None:
+    """Rebuild every stored memory's full-text index: once after upgrading from a version that
+    indexed text without normalisation and bigrams (Chinese, Japanese or Thai memories are not
+    found until then), or after changing the text-search language. In batches; safe to run
+    again, or alongside traffic."""
+    try:
+        retrieval = RetrievalConfig(text_search_language=text_search_language)
+    except ValidationError as exc:
+        raise click.BadParameter(
+            "a Postgres text-search configuration name (english, simple, german, ...)",
+            param_hint="--text-search-language",
+        ) from exc
+    service = target.memory(config=MemoryBankConfig(retrieval=retrieval), run_worker=False)
+    count = run(_reindex(service, batch_size))
+    click.echo(f"{plural(count, 'memory', 'memories')} reindexed")

@@ -4,8 +4,8 @@ Owns: the scope options (`--app`, `--user`, `--scope KEY=VALUE`) and how a listi
 by them. A scope is matched exactly, as the memory service matches it, so `--app A --user U`
 shows that user's memories and nobody else's; reading across users takes the explicit
 `--all-users` (`--app` alone is a usage error saying so, not an empty listing). It never
-writes: no command here creates, changes or deletes a memory (`memories import` lives in
-`ingest.py`).
+writes: no command here creates, changes or deletes a memory (`memories import` and `memories
+reindex` live in `ingest.py`).
 """
 
 from __future__ import annotations
@@ -135,8 +135,8 @@ async def _memories(
 
 @click.group()
 def memories() -> None:
-    """Read memories (list, show, revisions, export), import them (import); review quarantined
-    ones (quarantine)."""
+    """Read memories (list, show, revisions, export), import them (import), rebuild their
+    full-text index (reindex); review quarantined ones (quarantine)."""
 
 
 async def _list(

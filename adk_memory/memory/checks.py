@@ -27,6 +27,9 @@ MAX_FACT_LENGTH = 10_000
 MAX_QUERY_LENGTH = 2_000
 """Longest search query used, in characters (the rest is ignored)."""
 
+MAX_KEY_LENGTH = 1_000
+"""Longest key of a fact (`MemoryFact.key`), in characters."""
+
 MAX_TOP_K = 100
 MAX_DIRECT_FACTS = 5
 """Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
@@ -51,6 +54,19 @@ def check_fact(fact: object) -> str:
     if len(fact) > MAX_FACT_LENGTH:
         raise InputValidationError(f"A fact is at most {MAX_FACT_LENGTH} characters.")
     return sanitise_text(fact)
+
+
+def check_key(key: object) -> str | None:
+    """A caller's key for a fact (`MemoryFact.key`): None, or text of 1 to `MAX_KEY_LENGTH`
+    characters (a lone surrogate is refused, not replaced: a changed key would name another
+    memory)."""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
+        raise InputValidationError(f"A fact's key is a string of 1 to {MAX_KEY_LENGTH} characters.")
+    if sanitise_text(key) != key:
+        raise InputValidationError("A fact's key must be valid text (no NUL, no lone surrogate).")
+    return key
 
 
 def check_topics(topics: object) -> list[str] | None:

@@ -274,14 +274,16 @@ class MemoryServiceCore:
         source_session_id: str | None = None,
         source_event_ids: Sequence[str] = (),
         create_time: datetime | None = None,
+        key: str | None = None,
     ) -> NewMemory:
         """Validate one screened memory's fields (and embed its fact unless a vector is given).
-        A quarantined fact goes under its scope's quarantine key, its verdict in the revision."""
+        A quarantined fact goes under its scope's quarantine key, its verdict in the revision.
+        `key`: the scope's `scope_key`, when a batch has it already."""
         fact = screened.fact
         if embedding is None:
             vectors = await self._embed([fact], "document")
             embedding = vectors[0] if vectors else None
-        key = scope_key(scope)
+        key = key or scope_key(scope)
         return NewMemory(
             id=memory_id,
             scope_key=quarantine_key(key) if screened.quarantined else key,

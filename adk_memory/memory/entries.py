@@ -25,6 +25,7 @@ from .scope import Scope, scope_key
 
 _RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
 _ENTRY_NAMESPACE = uuid.UUID("0b8f4f0e-9d8e-4c55-8a3e-51f1d3a3c7b2")
+_KEY_NAMESPACE = uuid.UUID("3c6e2a4b-8f1d-4e7a-b5c9-2d0f6a8e1b47")
 
 
 def event_text(event: Event) -> str:
@@ -83,6 +84,15 @@ def entry_memory_id(scope: Scope, entry: MemoryEntry) -> str:
     if not entry.id:
         return str(uuid.uuid4())
     return str(uuid.uuid5(_ENTRY_NAMESPACE, f"{scope_key(scope)}\n{entry.id}"))
+
+
+def keyed_ids(scope: Scope, key: str, fact: str) -> tuple[str, str]:
+    """The memory id and CREATED revision id of a fact with a caller's key (`MemoryFact.key`):
+    the same key in the same scope is the same memory however often it is written (never
+    another scope's), and the revision id names the fact too, so writing the same key and
+    fact again is recognised as the earlier write, and another fact under that key is not."""
+    memory_id = uuid.uuid5(_KEY_NAMESPACE, f"{scope_key(scope)}\n{key}")
+    return str(memory_id), str(uuid.uuid5(memory_id, fact))
 
 
 def raw_event_memory_id(key: str, session_id: str | None, event_id: str) -> str:

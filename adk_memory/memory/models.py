@@ -39,7 +39,15 @@ class SourceType(str, Enum):
 @dataclass(frozen=True)
 class MemoryFact:
     """One item of `create_memories`: a fact with its own optional fields (as for
-    `create_memory`; a None `ttl` takes the configured default for direct writes)."""
+    `create_memory`; a None `ttl` takes the configured default for direct writes).
+
+    `key` (optional, up to 1,000 characters) makes writing the fact idempotent, e.g. a line's
+    id in an import that may be run again or resumed: the memory's id is derived from the key
+    and the scope, so the same key in the same scope is written once. Written again with the
+    same (redacted) fact, the memory written the first time is returned, as it is now (edits
+    kept); if the key's memory was deleted since, or the key was first written with another
+    fact, nothing is written and the item is left out of the result.
+    """
 
     fact: str
     topics: Sequence[str] | None = None
@@ -49,6 +57,7 @@ class MemoryFact:
     confidence: float | None = None
     ttl: timedelta | None = None
     source_type: SourceType = SourceType.BOOTSTRAPPED
+    key: str | None = None
 
 
 class Memory(BaseModel):

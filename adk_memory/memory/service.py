@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -26,6 +27,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from typing_extensions import override
 
+from ..db.batches import in_batches
 from ..errors import InputValidationError, NotFoundError
 from .checks import (
     MAX_DIRECT_FACTS,
@@ -34,6 +36,7 @@ from .checks import (
     check_count,
     check_fact,
     check_id,
+    check_key,
     check_mapping,
     check_query,
     check_topics,
@@ -42,7 +45,14 @@ from .checks import (
     encode_token,
     seconds,
 )
-from .entries import entry_memory_id, entry_text, event_text, raw_event_memory_id, to_memory_entry
+from .entries import (
+    entry_memory_id,
+    entry_text,
+    event_text,
+    keyed_ids,
+    raw_event_memory_id,
+    to_memory_entry,
+)
 from .models import (
     Memory,
     MemoryFact,
@@ -153,12 +163,16 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         spread over users), each as `create_memory` would, in one statement: one embedding call
         (the embedder batches), every memory written with its CREATED revision at once, safe to
         replay after a lost reply. A `str` item is a fact with the defaults; a `MemoryFact`
-        carries its own topics, metadata, importance, confidence, TTL and source type.
+        carries its own topics, metadata, importance, confidence, TTL, source type, and a `key`
+        that makes writing it idempotent (an import run again or resumed writes each keyed fact
+        once; see `MemoryFact`).
 
         All or nothing: a bad item raises `InputValidationError` naming its index, a rejected
         fact `MemoryRejectedError` (its index in the error's notes), and nothing is stored.
         Quarantined facts are stored under the quarantine, as by `create_memory`. Returns the
-        memories in the order given.
+        memories in the order given: a keyed fact's whether this call or an earlier one wrote
+        it, and none for a keyed fact that was not written (its key's memory was deleted, or
+        holds another fact).
         """
         return await self._create_all(facts, scope, itemised=True)
 
@@ -178,29 +192,41 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                 screened.append(await self._screen.admit(check_fact(item.fact), checked, "api"))
         vectors = await self._embed([s.fact for s in screened], "document")
         default_ttl = self.config.ttl.for_create()
+        key = scope_key(checked)
         batch = []
         for index, (item, kept) in enumerate(zip(facts, screened, strict=True)):
             with _about_item(index if itemised else None):
-                batch.append(
-                    await self._new_memory(
-                        str(uuid.uuid4()),
-                        checked,
-                        kept,
-                        embedding=vectors[index] if vectors else None,
-                        ttl=item.ttl if item.ttl is not None else default_ttl,
-                        topics=item.topics,
-                        metadata=item.metadata,
-                        content=item.content,
-                        importance=item.importance,
-                        confidence=item.confidence,
-                        source_type=item.source_type,
-                    )
+                fact_key = check_key(item.key)
+                memory_id, revision_id = (
+                    keyed_ids(checked, fact_key, kept.fact)
+                    if fact_key is not None
+                    else (str(uuid.uuid4()), None)
                 )
+                new = await self._new_memory(
+                    memory_id,
+                    checked,
+                    kept,
+                    key=key,
+                    embedding=vectors[index] if vectors else None,
+                    ttl=item.ttl if item.ttl is not None else default_ttl,
+                    topics=item.topics,
+                    metadata=item.metadata,
+                    content=item.content,
+                    importance=item.importance,
+                    confidence=item.confidence,
+                    source_type=item.source_type,
+                )
+                batch.append(new if revision_id is None else replace(new, revision_id=revision_id))
         store = await self._ready()
         created = {m.id: m for m in await store.insert_many(batch, self._revision_ttl)}
+        writes: dict[str, str] = {}  # a key given twice in one call: its first fact is written
+        for new in batch:
+            writes.setdefault(new.id, new.revision_id)
         memories = []
-        for new, kept in zip(batch, screened, strict=True):
+        for item, new, kept in zip(facts, batch, screened, strict=True):
             memory = created.get(new.id)
+            if item.key is not None and (memory is None or writes[new.id] != new.revision_id):
+                continue  # its memory was deleted, or the key names another fact: left out
             if memory is None:  # a fresh id: only a delete between a commit and its replay
                 raise NotFoundError(
                     f"Memory {new.id} was deleted before its creation was confirmed."
@@ -389,21 +415,27 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         calibrated = getattr(self.embedder, "similarity_floor", None)
         return -1.0 if calibrated is None else float(calibrated)
 
-    async def reindex_text(self, batch_size: int = 1000) -> int:
+    async def reindex_text(
+        self, batch_size: int = 1000, *, progress: Callable[[int], None] | None = None
+    ) -> int:
         """Rebuild every stored memory's full-text index in this service's form: run once after
         upgrading from a version that indexed text without normalisation and bigrams (those
         memories are otherwise found only by words typed exactly as stored, never in Chinese,
         Japanese or Thai), or after changing `text_search_language`. Runs in batches (one
-        statement to read, one to write, each); safe to run again or alongside traffic. Returns
-        how many memories were indexed."""
+        statement to read, one to write, each); safe to run again or alongside traffic.
+        `progress` gets the running count. Returns how many memories were indexed
+        (`adk-memory memories reindex` runs it)."""
         check_count("batch_size", batch_size, 10_000)
         store = await self._ready()
-        done = 0
-        batch = await store.reindex_text(None, batch_size)
-        while batch:
-            done += len(batch)
-            batch = await store.reindex_text(batch[-1], batch_size)
-        return done
+        after: str | None = None
+
+        async def step(size: int) -> tuple[int, bool]:
+            nonlocal after
+            batch = await store.reindex_text(after, size)
+            after = batch[-1] if batch else after
+            return len(batch), len(batch) == size
+
+        return await in_batches(step, batch_size, progress)
 
     async def _all_memories(self, scope: Scope, flt: MemoryFilter | None) -> list[Memory]:
         memories: list[Memory] = []

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from array import array
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import asyncpg
-from pgvector import Vector
 
 from .._json import dump_json
 from ..db.engine import Database
@@ -814,7 +814,11 @@ class MemoryChange:
 
 
 def _vector(values: Sequence[float] | None) -> str | None:
-    return None if values is None else Vector(list(values)).to_text()
+    """A vector in pgvector's text form, each value as the float4 it is stored as (what
+    `pgvector.Vector(...).to_text()` writes, without its per-value conversions)."""
+    if values is None:
+        return None
+    return "[" + ",".join(map(repr, array("f", values).tolist())) + "]"
 
 
 def _json_list(values: Sequence[str]) -> str:
@@ -978,7 +982,10 @@ class MemoryStore:
         unique = list(first.values())
         if not unique:
             return []
-        scopes = {m.scope_key: json.dumps(m.scope) for m in unique}  # a batch has one or few
+        scopes: dict[str, str] = {}
+        for m in unique:  # a batch has one scope or a few: each written to JSON once
+            if m.scope_key not in scopes:
+                scopes[m.scope_key] = json.dumps(m.scope)
         searchable = [self._searchable(m.fact) for m in unique]
         args = (
             [m.id for m in unique],

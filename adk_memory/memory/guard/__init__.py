@@ -10,7 +10,8 @@ Owns: the public names, re-exported from one module each:
   of a rule), `rules_structure.py` (delimiters, role markers, tool calls), `rules_language.py`
   (overrides, persona changes, exfiltration, rules addressed to the assistant), `rules_intent.py`
   (what a fact asks the model to do: authority claims, voided instructions, leaks, commands,
-  text addressed to the model) and `encoded.py` (instructions hidden in an encoding);
+  text addressed to the model) and `encoded.py` (instructions hidden in an encoding), with
+  `cues.py` (the pre-filter: a rule module whose cues a fact lacks is skipped);
 - `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor.
 
 It never stores, reads or deletes memories, never raises on hostile text (every string gets a

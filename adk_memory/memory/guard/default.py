@@ -18,9 +18,9 @@ from ...errors import InputValidationError
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
-from .rules_intent import intent_hits
-from .rules_language import addressed_hits, language_hits
-from .rules_structure import structure_hits, tag_key
+from .rules_intent import INTENT_GATE, intent_hits
+from .rules_language import ADDRESSED_GATE, LANGUAGE_GATE, addressed_hits, language_hits
+from .rules_structure import STRUCTURE_GATE, structure_hits, tag_key
 from .verdict import GuardAction, GuardVerdict
 
 DEFAULT_MAX_CHARS = 10_000
@@ -29,8 +29,9 @@ DEFAULT_DELIMITERS = ("RELEVANT_MEMORIES", "USER_PROFILE", "PAST_CONVERSATIONS")
 
 
 class DefaultMemoryGuard:
-    """Deterministic rules against memory poisoning: pure string work (about a quarter of a
-    millisecond for a typical fact, linear in its length), no model, no network. The same rules
+    """Deterministic rules against memory poisoning: pure string work (linear in a fact's
+    length; a fact with none of the rules' cues, as most are, skips them: see `prefilter`), no
+    model, no network. The same rules
     apply whatever the `source`: a generated fact can carry a user's injection as well as a
     direct write can.
 
@@ -94,6 +95,9 @@ class DefaultMemoryGuard:
       max_chars: longest fact accepted, in characters.
       delimiters: more section names the memory block is wrapped in (e.g. a custom template's).
       quarantine_suspicious: quarantine weak signals (True) or let them through (False).
+      prefilter: skip the rules whose cues a fact does not contain (`cues.py`; the same
+        verdicts, faster). False runs every rule on every fact: the reference the pre-filter is
+        tested against.
     """
 
     def __init__(
@@ -102,6 +106,7 @@ class DefaultMemoryGuard:
         max_chars: int = DEFAULT_MAX_CHARS,
         delimiters: Iterable[str] = (),
         quarantine_suspicious: bool = True,
+        prefilter: bool = True,
     ) -> None:
         if isinstance(delimiters, str):
             raise TypeError("delimiters is a list of names, not one string.")
@@ -110,6 +115,7 @@ class DefaultMemoryGuard:
         self.max_chars = max_chars
         self.delimiters = (*DEFAULT_DELIMITERS, *delimiters)
         self.quarantine_suspicious = quarantine_suspicious
+        self.prefilter = prefilter
         self._delimiter_keys = frozenset(tag_key(d) for d in self.delimiters if tag_key(d))
 
     async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
@@ -137,9 +143,17 @@ class DefaultMemoryGuard:
         return GuardVerdict.ALLOW
 
     def _hits(self, text: str, depth: int) -> Iterator[Hit]:
+        """Every rule's hits, in order. A rule module whose gate (`cues.py`) finds none of its
+        cues in the text cannot fire and is skipped: the same hits, an ordinary fact in about a
+        third of the time."""
         views = Views.of(text)
-        yield from structure_hits(views, self._delimiter_keys)
-        yield from language_hits(views)
-        yield from intent_hits(views)
+        gated = self.prefilter
+        if not gated or STRUCTURE_GATE.may_hit(views):
+            yield from structure_hits(views, self._delimiter_keys)
+        if not gated or LANGUAGE_GATE.may_hit(views):
+            yield from language_hits(views)
+        if not gated or INTENT_GATE.may_hit(views):
+            yield from intent_hits(views)
         yield from encoded_hits(views, depth, self._hits)
-        yield from addressed_hits(views)
+        if not gated or ADDRESSED_GATE.may_hit(views):
+            yield from addressed_hits(views)

@@ -22,6 +22,9 @@ _TAG_CHARS = re.compile(r"[\U000e0020-\U000e007e]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\v\f\x85\u2028\u2029]")
 _BLANKS = re.compile(r"[^\S\n]+")
 _NEWLINES = re.compile(r" ?\n[\n ]*")
+_ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f&]")
+"""What `_clean` changes in ASCII text besides blanks: control characters (line breaks other
+than a newline among them) and HTML entities."""
 
 # Cyrillic and Greek letters that look like Latin ones (both cases), and a few Latin variants.
 HOMOGLYPHS = str.maketrans(
@@ -29,7 +32,8 @@ HOMOGLYPHS = str.maketrans(
     "aeeiijopocyyxsdhqwlkmhtbrAEEIIJOPCYXSKMHTBabyeniknoptuxwagilABEHIKMNOPTYXZ",
 )
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a"})
-_LEET_TOKEN = re.compile(r"[a-z0-9@$]+")
+_LEET_TOKEN = re.compile(r"(?<![a-z0-9@$])[a-z0-9@$]*[0-9@$][a-z0-9@$]*")
+"""A token with a digit, `@` or `$` (one of letters only reads the same either way)."""
 _EMPHASIS = re.compile(r"[*~`]+|(?<![^\W_])_+|_+(?![^\W_])")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-·•]{1,3}){2,}[^\W\d_](?![^\W\d_])")
 _SPACED_SEP = re.compile(r"[ .\-·•]")
@@ -41,6 +45,10 @@ def _clean(text: str) -> str:
     (fullwidth and mathematical letters become ASCII), line breaks unified, and invisible
     characters removed (format characters: zero-width, bidi controls, soft hyphen, tag
     characters; control characters but newline and tab), blank runs collapsed."""
+    if text.isascii() and not _ASCII_INVISIBLE.search(text):
+        # Nothing to decode, normalise or remove: the same result, without the per-character
+        # work (most facts are plain ASCII).
+        return _NEWLINES.sub("\n", _BLANKS.sub(" ", text))
     text = SURROGATES.sub("", text)
     text = html.unescape(html.unescape(text)) if "&" in text else text
     text = _LINE_BREAKS.sub("\n", unicodedata.normalize("NFKC", text))
@@ -64,8 +72,10 @@ def _unleet(m: re.Match[str]) -> str:
 def _fold(low: str) -> str:
     """Latin look-alikes and accents removed, leetspeak read as letters (in tokens that mix
     both), Markdown emphasis dropped and spaced-out letters joined ("i g n o r e")."""
-    text = unicodedata.normalize("NFKD", low.translate(HOMOGLYPHS))
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = low
+    if not low.isascii():  # look-alikes and accents are never ASCII
+        text = unicodedata.normalize("NFKD", low.translate(HOMOGLYPHS))
+        text = "".join(c for c in text if not unicodedata.combining(c))
     text = _LEET_TOKEN.sub(_unleet, text)
     text = _EMPHASIS.sub("", text)
     return _SPACED.sub(lambda m: _SPACED_SEP.sub("", m.group()), text)
@@ -86,5 +96,9 @@ class Views:
         plain = _clean(text)
         low = plain.casefold()
         folded = _fold(low)
-        hidden = "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text))
+        hidden = (
+            ""
+            if text.isascii()
+            else "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text))
+        )
         return cls(plain, low, folded, _NOT_LATIN.sub("", folded), hidden)

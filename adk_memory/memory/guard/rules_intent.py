@@ -18,9 +18,11 @@ a verdict (`default.py` does) and never puts the fact's text in a reason.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
+from .cues import Gate
 from .normalise import Views
 from .rules import Hit, Q, hit_if_any, rx
 
@@ -201,6 +203,10 @@ _REPORTED = re.compile(
 )
 """Quoted and reported speech: a fact may quote someone saying "you ..."; only the fact's own
 words address the model."""
+_REPORTED_START = re.compile(
+    r"[\"'\u201c\u00ab]|\b(?:said|says|wrote|writes|asked|quote)", re.IGNORECASE
+)
+"""What every match of `_REPORTED` starts with: a text without it has nothing to cut."""
 _SECOND_PERSON = rx(
     r"\b(?:you|your|yours|yourself|you're|youre|you've|you'll|tu|tus|tes|vous|votre|vos|dein|"
     r"deine|deinen|deiner|deines|dich|dir|euch|usted|ustedes|voce)\b"
@@ -222,10 +228,37 @@ def _addresses_the_model(views: Views) -> bool:
     """The fact's own words (quotes and reported speech aside) speak to the model: in the
     second person, or as an imperative about its replies, rules or memories. A fact about the
     user is in the third person ("The user prefers ...")."""
-    own = _REPORTED.sub(" ", views.low)
-    return bool(_SECOND_PERSON.search(own)) or bool(
-        _IMPERATIVE.search(_REPORTED.sub(" ", views.folded))
+    return bool(_SECOND_PERSON.search(_own_words(views.low))) or bool(
+        _IMPERATIVE.search(_own_words(views.folded))
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _own_words(text: str) -> str:
+    """`text` without its quotes and reported speech (cached: the gate and the rules ask for
+    the same few texts of a fact)."""
+    return _REPORTED.sub(" ", text) if _REPORTED_START.search(text) else text
+
+
+INTENT_GATE = Gate(
+    [
+        (
+            lambda v: v.folded,
+            [
+                *_PERSONA,
+                *_OVERRIDE,
+                *_EXFILTRATION,
+                *_COMMAND,
+                _FROM_NOW_ON,
+                *_TRIGGERED,
+                *_VOCATIVE,
+            ],
+        ),
+        (lambda v: _own_words(v.low), [_SECOND_PERSON]),
+        (lambda v: _own_words(v.folded), [_IMPERATIVE]),
+    ]
+)
+"""Every hit of `intent_hits` needs one of these patterns to match the view it reads."""
 
 
 def intent_hits(views: Views) -> Iterator[Hit]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .cues import Gate
 from .normalise import Views
 from .rules import Hit, Q, R, alt, hit_if_any, rx
 
@@ -300,6 +301,18 @@ def is_squashed_instruction(squashed: str) -> bool:
     """An override or persona change in a letters-only text (`Views.squashed`, or ROT13 or
     reversed text read the same way)."""
     return bool(_SQ_OVERRIDE.search(squashed) or _SQ_PERSONA.search(squashed))
+
+
+LANGUAGE_GATE = Gate(
+    [
+        (lambda v: v.folded, [*_OVERRIDE, *_PERSONA, *_EXFIL]),
+        (lambda v: v.low, [*_OVERRIDE_NATIVE, *_PERSONA_NATIVE]),
+        (lambda v: v.squashed, [_SQ_OVERRIDE, _SQ_PERSONA]),
+    ]
+)
+"""Every hit of `language_hits` needs one of these patterns to match its view."""
+ADDRESSED_GATE = Gate([(lambda v: v.folded, [_ADDRESSED])])
+"""`addressed_hits` needs `_ADDRESSED`."""
 
 
 def language_hits(views: Views) -> Iterator[Hit]:

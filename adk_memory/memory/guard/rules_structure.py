@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .cues import Gate
 from .normalise import HOMOGLYPHS, Views
 from .rules import Hit, R, alt, hit_if_any, rx, word_set
 
@@ -24,7 +25,8 @@ _TAG = re.compile(r"<\s*(/?)\s*([^\W\d][\w:.\-]{0,63})((?:\s[^<>]{0,300})?)>")
 _BRACKET_TAG = re.compile(r"\[\s*(/?)\s*([^\W\d][\w:.\- ]{0,40}?)\s*\]")
 _SPACED_TAG = re.compile(r"<([^<>=\"']{1,100})>")
 _BRACES = str.maketrans("{}", "[]")
-_BRACKETS = str.maketrans("‹›〈〉⟨⟩❮❯˂˃", "<><><><><>")
+_OPENERS = "‹〈⟨❮˂"
+_BRACKETS = str.maketrans(_OPENERS + "›〉⟩❯˃", "<<<<<>>>>>")
 _SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|<<\s*/?\s*sys\s*>>", re.IGNORECASE)
 _ROLE_ATTR = rx(r"\brole\s*=\s*[\"']?\s*(?:system|assistant|developer|model|tool)")
 _ROLE_TAGS = word_set(
@@ -60,6 +62,10 @@ def _is_camel(name: str) -> bool:
         and any(c.isupper() for c in letters)
         and any(c.islower() for c in letters[1:])
     )
+
+
+_OPENING = re.compile("[<\\[{" + _OPENERS + "]")
+"""What every tag `_tags` reads starts with (a bracket or its look-alike)."""
 
 
 def _tag_hits(views: Views, delimiters: frozenset[str]) -> Iterator[Hit]:
@@ -129,14 +135,20 @@ _TRANSCRIPT = re.compile(  # an upper-case role label, or a transcript "User: ..
     r"|(?i:\b(?:user|human)\s*:[^\n]{1,200}?\b(?:assistant|ai|model|bot|gpt)\s*:)"
 )
 _ROLE_LINE = rx(r"(?:^|\n)\s*(?:system|assistant|developer|model|user|human)\s*\n\s*\S")
+_ROLE_PATTERNS = [_ROLE_PREFIX, _ROLE_HEADING, _MARKER_PHRASES, _ROLE_LINE]
+
+
+def _latin(views: Views) -> str:
+    """The text with its case, look-alike letters read as Latin (upper-case role labels)."""
+    return views.plain.translate(HOMOGLYPHS)
 
 
 def _role_hits(views: Views) -> Iterator[Hit]:
-    for pattern in (_ROLE_PREFIX, _ROLE_HEADING, _MARKER_PHRASES, _ROLE_LINE):
+    for pattern in _ROLE_PATTERNS:
         if pattern.search(views.folded) or pattern.search(views.low):
             yield "role_marker", R, "contains a chat role or system marker"
             return
-    shouted = views.plain.translate(HOMOGLYPHS)
+    shouted = _latin(views)
     if _SHOUTED_MARKER.search(shouted) or _TRANSCRIPT.search(shouted):
         yield "role_marker", R, "contains a chat role or system marker"
 
@@ -161,6 +173,18 @@ _TOOL = [
         r"fonction|werkzeug|funktion|strumento|funzione|ferramenta|funcao)\s+[`'\"]?[a-z_][\w.]*"
     ),
 ]
+
+
+STRUCTURE_GATE = Gate(
+    [
+        (lambda v: v.plain, [_OPENING]),
+        (lambda v: v.folded, [*_ROLE_PATTERNS, *_TOOL]),
+        (lambda v: v.low, _ROLE_PATTERNS),
+        (_latin, [_SHOUTED_MARKER, _TRANSCRIPT]),
+    ]
+)
+"""Every hit of `structure_hits` needs one of these patterns to match its view (`_OPENING`:
+a tag, which `_SPECIAL_TOKEN` is too)."""
 
 
 def structure_hits(views: Views, delimiters: frozenset[str]) -> Iterator[Hit]:

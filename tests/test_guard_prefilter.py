@@ -1,0 +1,100 @@
+"""The guard's pre-filter (`guard/cues.py`): skipping the rules whose cues a fact lacks never
+changes a verdict. Every line of the shipped attack and fact sets, and generated mixes of their
+pieces, get the same hits with and without it; ordinary facts skip every gated rule; the cues
+read off a pattern are the ones it needs; and the plain-ASCII shortcut of normalisation reads a
+text as the general path does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adk_memory.memory.guard import DefaultMemoryGuard
+from adk_memory.memory.guard.cues import Cues, cues_of
+from adk_memory.memory.guard.normalise import HOMOGLYPHS, Views
+from adk_memory.memory.guard.rules_intent import INTENT_GATE
+from adk_memory.memory.guard.rules_language import ADDRESSED_GATE, LANGUAGE_GATE
+from adk_memory.memory.guard.rules_structure import STRUCTURE_GATE
+
+DATA = Path(__file__).parent / "data"
+TEXTS = [
+    json.loads(line)["text"]
+    for name in ("guard_injections.jsonl", "guard_facts.jsonl")
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+FAST = DefaultMemoryGuard()
+FULL = DefaultMemoryGuard(prefilter=False)
+GATES = (STRUCTURE_GATE, LANGUAGE_GATE, INTENT_GATE, ADDRESSED_GATE)
+
+
+def _same(text: str) -> None:
+    """Every hit, in order, and both verdicts are those of the full rules."""
+    assert list(FAST._hits(text, 0)) == list(FULL._hits(text, 0))
+    for conversational in (False, True):
+        assert FAST.verdict(text, conversational=conversational) == FULL.verdict(
+            text, conversational=conversational
+        )
+
+
+def test_the_prefilter_agrees_with_the_full_rules_on_every_line_of_both_files() -> None:
+    assert len(TEXTS) > 600
+    for text in TEXTS:
+        _same(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(TEXTS).flatmap(
+                lambda t: st.integers(0, len(t)).map(lambda i: t[i : i + 40])
+            ),
+            st.text(max_size=12),
+            st.sampled_from([" ", "\n", ": ", "<", "[", "{", '"', "'", "you ", "SYSTEM"]),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_the_prefilter_agrees_with_the_full_rules_on_mixed_pieces(text: str) -> None:
+    _same(text)
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "The user likes tea.",
+        "The user plans a trip around Lyon (batch 3, #1234).",
+        "Prefers window seats on long flights and vegetarian meals.",
+        "Her daughter Maya started school in September 2024.",
+    ],
+)
+def test_an_ordinary_fact_skips_every_gated_rule(fact: str) -> None:
+    views = Views.of(fact)
+    assert not any(gate.may_hit(views) for gate in GATES)
+
+
+def test_cues_are_what_a_pattern_needs() -> None:
+    assert cues_of(re.compile(r"\bignore\s+all\b")) == frozenset({r"\bignore\s{1,}all\b"})
+    assert cues_of(re.compile(r"(?:foo|bar)baz?")) == frozenset({"fooba", "barba"})
+    assert cues_of(re.compile(r"x?(?:ignore|forget)")) == frozenset({"ignore", "forget"})
+    assert cues_of(re.compile(r"[<\[]")) == frozenset({"<", r"\["})
+    assert cues_of(re.compile(r"\w{20,}")) is None  # nothing literal: never skipped
+    assert Cues([re.compile(r"\w{20,}")]).may_match("anything")
+    cues = Cues([re.compile(r"\bsystem\s*:", re.IGNORECASE)])
+    assert cues.may_match("SYSTEM : x") and cues.may_match("ſystem:")
+    assert not cues.may_match("ecosystem: x") and not cues.may_match("system prompt")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_the_ascii_shortcut_reads_text_as_the_general_path(text: str) -> None:
+    # A zero-width space sends the text through the general path and is removed there.
+    assert Views.of(text) == Views.of(text + "\u200b")
+    assert all(key > 127 for key in HOMOGLYPHS)  # folding ASCII needs no look-alike map

@@ -109,18 +109,43 @@ _B = 0.25
 _BACKGROUND = 20
 
 
+_COUNTED = 5000
+"""A scope is counted up to this many memories for term rarity: counting a scope of 36k took a
+third of its search, and past a few thousand memories a term's rarity hardly moves (a term in
+more memories than were counted counts the scope as that big)."""
+
+_SCOPE_SIZE = (
+    "SELECT count(*) FROM (SELECT FROM {schema}.memories WHERE scope_key = $1 "
+    f"LIMIT {_COUNTED}) s"
+)
+"""SQL for the scope's ($1) size as term rarity counts it."""
+
+
 def _idf(scope_size: str, holding: str) -> str:
     """SQL for a term's BM25 inverse document frequency in a scope of `scope_size` memories,
     `holding` of which hold it (positive: a term in every memory of a big scope weighs nearly
-    0)."""
-    return f"ln(1 + ({scope_size} + {_BACKGROUND} - {holding} + 0.5) / ({holding} + 0.5))"
-
-
-def _bm25(idf: str, tf: str, length: str, avg_length: str) -> str:
-    """SQL for a matched term's BM25 contribution to a memory's score."""
+    0). In float8: numeric arithmetic over thousands of matches cost more than the search."""
     return (
-        f"{idf} * {tf} * {_K1 + 1} / ({tf} + {_K1} * ({1 - _B} + {_B} * {length} / {avg_length}))"
+        f"ln(1 + ({scope_size} + {_BACKGROUND} - {holding} + 0.5)::float8 "
+        f"/ ({holding} + 0.5)::float8)"
     )
+
+
+def _bm25(idf: str, length: str, avg_length: str) -> str:
+    """SQL for a matched term's BM25 contribution to a memory's score (a term counted once: a
+    memory is a fact or a turn, which rarely repeats a word, and reading each term's positions
+    cost a third of a search in a scope of thousands)."""
+    return (
+        f"{idf} * {_K1 + 1}::float8 / (1 + {_K1}::float8 * ({1 - _B}::float8 "
+        f"+ {_B}::float8 * {length} / {avg_length}))"
+    )
+
+
+# Each of a query's (or fact's) terms as a tsquery of its own, which a memory's tsvector matches
+# when it holds the term: `terms` is the text array of lexemes `tsvector_to_array` gives.
+def _term_queries(terms: str) -> str:
+    """SQL for (term, tsquery) rows of the lexemes in the array `terms`."""
+    return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
 
 
 def _revision_of_m(
@@ -509,20 +534,19 @@ WITH vec AS (
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
        AND {_LIVE} {{filters}}
 ), hits AS (
-    SELECT m.id, length(m.fts) AS len, t.lexeme, cardinality(t.positions) AS tf
-      FROM matched m, query, unnest(m.fts) t
-     WHERE t.lexeme = ANY (query.terms)
+    SELECT m.id, length(m.fts) AS len, w.term AS lexeme
+      FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
 ), corpus AS (
-    SELECT (SELECT count(*) FROM {{schema}}.memories WHERE scope_key = $1) AS n,
-           (SELECT avg(length(fts)) FROM matched) AS avg_len
+    SELECT ({_SCOPE_SIZE}) AS n,
+           (SELECT avg(length(fts))::float8 FROM matched) AS avg_len
 ), idf AS (
-    SELECT q.term, {_idf("c.n", "count(h.id)")} AS idf
+    SELECT q.term, {_idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
       FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
       LEFT JOIN hits h ON h.lexeme = q.term
      GROUP BY q.term, c.n
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY bm25 DESC) AS rank FROM (
-        SELECT h.id, sum({_bm25("i.idf", "h.tf", "h.len", "c.avg_len")}) AS bm25
+        SELECT h.id, sum({_bm25("i.idf", "h.len", "c.avg_len")}) AS bm25
           FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
          GROUP BY h.id
          ORDER BY bm25 DESC, h.id
@@ -661,6 +685,9 @@ def _candidates_statement(schema: str, strategy: str) -> str:
 # Whether the server has a text-search configuration of this name ($1).
 _TEXT_CONFIG_EXISTS = "SELECT count(*) FROM pg_catalog.pg_ts_config WHERE cfgname = $1"
 
+_ALL_FACT_TERMS = "(SELECT array_agg(DISTINCT t) FROM facts, unnest(terms) t)"
+"""Every term of a job's facts, once (`_TEXT_CANDIDATES`)."""
+
 # The full-text form of `_CANDIDATES` (no embedder): each fact's most similar memories by the
 # BM25 ranking `_RETRIEVE` uses (each fact's average length over the memories it matches, as a
 # search for it alone takes it), term statistics taken once over the memories any fact matches.
@@ -679,20 +706,17 @@ WITH facts AS MATERIALIZED (
      WHERE m.scope_key = $1 AND {_LIVE}
        AND m.fts @@ ANY (SELECT query FROM facts)
 ), hits AS (
-    SELECT m.id, length(m.fts) AS len, t.lexeme, cardinality(t.positions) AS tf
-      FROM matched m, unnest(m.fts) t
-     WHERE t.lexeme = ANY (SELECT unnest(terms) FROM facts)
+    SELECT m.id, length(m.fts) AS len, w.term AS lexeme
+      FROM matched m JOIN ({_term_queries(_ALL_FACT_TERMS)}) w ON m.fts @@ w.tq
 ), idf AS (
-    SELECT h.lexeme,
-           {_idf("(SELECT count(*) FROM {schema}.memories WHERE scope_key = $1)", "count(*)")}
-               AS idf
+    SELECT h.lexeme, {_idf(f"greatest(({_SCOPE_SIZE}), count(*))", "count(*)")} AS idf
       FROM hits h GROUP BY h.lexeme
 ), lengths AS (
-    SELECT f.ord, avg(length(m.fts)) AS avg_len
+    SELECT f.ord, avg(length(m.fts))::float8 AS avg_len
       FROM facts f JOIN matched m ON m.fts @@ f.query GROUP BY f.ord
 ), scored AS (
     SELECT f.ord, h.id,
-           sum({_bm25("i.idf", "h.tf", "h.len", "l.avg_len")}) AS bm25
+           sum({_bm25("i.idf", "h.len", "l.avg_len")}) AS bm25
       FROM facts f JOIN lengths l ON l.ord = f.ord, unnest(f.terms) q(term)
       JOIN hits h ON h.lexeme = q.term JOIN idf i ON i.lexeme = q.term
      GROUP BY f.ord, h.id

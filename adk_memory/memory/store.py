@@ -500,10 +500,11 @@ ORDER BY create_time, id
 # Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
 # a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
 # the scope (a speaker's name on every turn counts for little, a rare word for much), with
-# document-length normalisation. Term frequencies come from the matched memories' tsvectors, so
-# they are exact (every memory holding a query term matches the OR query) and need no stored
-# statistics. A memory's text relevance is its BM25 over the best a memory of average length
-# holding each query term once would score: the share of the query's information it matches.
+# document-length normalisation. How many memories hold each term is counted over the matched
+# memories, so it is exact (every memory holding a query term matches the OR query) and needs
+# no stored statistics; the scope's size is counted up to `_COUNTED`. A memory's text relevance
+# is its BM25 over the best a memory of average length holding each query term would score:
+# the share of the query's information it matches.
 # The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
 # vector candidates below the similarity floor and text candidates below the text floor are
 # dropped, so a question with nothing relevant returns nothing rather than the nearest noise.

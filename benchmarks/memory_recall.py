@@ -10,7 +10,7 @@ line, so a sweep needs no code change:
 
     python benchmarks/memory_recall.py [--dataset PATH ...] [--modes text,vector,hybrid]
         [--config settings.json] [--set retrieval.rrf_k=20 ...] [--by category] [--floors 6]
-        [--embedder hash|gemini] [--database-url URL] [--json PATH]
+        [--embedder hash|gemini] [--now ISO-TIME] [--database-url URL] [--json PATH]
 
 Datasets (default: all three): the shipped synthetic set, the shipped long-conversation set
 (`adk_memory/eval/data/long_conversations.json`, per-category figures below the main table) and,
@@ -37,6 +37,12 @@ quarantine the dialogue's questions and requests, which are memories to find her
 are lexical, not semantic ("pet" and "cat" are unrelated to it), so its vector and hybrid
 figures are a floor, not what a real embedding model achieves. `--embedder gemini` uses
 `GeminiEmbedder` (768 dimensions) and needs GOOGLE_API_KEY (or GEMINI_API_KEY).
+
+Times: memories with a "date" in their metadata (the long-conversation set's) are stored with
+it, and times the questions name are matched against it (`retrieval.temporal_cues`; `--set
+retrieval.temporal_cues=false` measures without). Relative times ("last week") are read against
+`--now` (default: the clock), so on a set dated in the past only absolute ones ("in May 2023")
+can match.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import os
 import sys
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +185,7 @@ async def _run(
     modes: list[RetrievalMode],
     settings: dict[str, Any],
     embedder: Embedder,
+    now: datetime | None,
 ) -> list[RetrievalReport]:
     schema = f"adk_memory_eval_{uuid.uuid4().hex[:8]}"
     engine = create_async_engine(url, pool_size=10)
@@ -199,7 +207,9 @@ async def _run(
         for dataset in datasets:
             common.progress(f"evaluating {dataset.name!r} in schema {schema}...")
             reports.append(
-                await evaluate(service, dataset, k_values=K_VALUES, modes=modes, progress=_progress)
+                await evaluate(
+                    service, dataset, k_values=K_VALUES, modes=modes, progress=_progress, now=now
+                )
             )
         return reports
     finally:
@@ -348,6 +358,11 @@ def main() -> None:
     )
     parser.add_argument("--embedder", choices=("hash", "gemini"), default="hash")
     parser.add_argument("--json", help="also write the full reports (every query) to this file")
+    parser.add_argument(
+        "--now",
+        type=datetime.fromisoformat,
+        help="ISO time relative times in questions are read against (default: the clock)",
+    )
     args = parser.parse_args()
     settings = _settings(args.config, args.set)
     modes = _modes(args.modes)
@@ -357,7 +372,7 @@ def main() -> None:
         print(f"settings: {json.dumps(settings, sort_keys=True)}")
     started = time.perf_counter()
     with common.postgres_server(args.database_url, prefix="adk-memory-recall-") as url:
-        reports = asyncio.run(_run(url, datasets, modes, settings, embedder))
+        reports = asyncio.run(_run(url, datasets, modes, settings, embedder, args.now))
     _print(datasets, reports, args.by, args.floors, time.perf_counter() - started)
     if isinstance(embedder, HashEmbedder) and any(m != "text" for m in modes):
         print(f"note: {HASH_NOTE}")

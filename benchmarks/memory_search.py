@@ -57,6 +57,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from importlib import metadata
 
 import _common as common
@@ -75,6 +76,7 @@ from adk_memory.memory.scope import Scope, scope_key, user_scope
 # The store's own retrieval statement, EXPLAINed as the service runs it (private on purpose:
 # the benchmark must show the plan of the real SQL, not of a copy that could drift).
 from adk_memory.memory.store import _retrieve_statement
+from adk_memory.memory.temporal import find_window
 from adk_memory.memory.text import search_text
 
 BENCH_DATABASE = "adk_memory_bench_memory"
@@ -573,6 +575,7 @@ def size_bucket(size: int) -> str:
 
 def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
     """The parameters the store passes to its retrieval statement for `query` (no filter)."""
+    window = find_window(query.text, datetime.now(timezone.utc)) if config.temporal_cues else None
     return (
         scope_key(query.scope),
         None if config.mode == "text" else Vector(query.vector).to_text(),
@@ -593,6 +596,7 @@ def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
         search_text(query.text).grams,
         -1.0 if config.min_similarity is None else config.min_similarity,
         config.min_text_relevance,
+        *((None, None) if window is None else (window.start, window.end)),
     )
 
 

@@ -278,7 +278,8 @@ async def test_memory_options_configure_retrieval_ttl_and_worker(plain_url, make
     uri = with_options(
         plain_url,
         f"schema={TEST_SCHEMA}&retrieval_mode=text&top_k=1&memory_ttl=7d&revision_ttl=30d"
-        "&text_search_language=simple&min_similarity=0.4&min_text_relevance=0.2",
+        "&text_search_language=simple&min_similarity=0.4&min_text_relevance=0.2"
+        "&temporal_cues=false",
     )
     async with memory_service_from_uri(uri) as memory:
         assert memory.embedder is None and memory.llm is None  # raw events, full text
@@ -287,6 +288,7 @@ async def test_memory_options_configure_retrieval_ttl_and_worker(plain_url, make
         assert memory.config.retrieval.text_search_language == "simple"
         assert memory.config.retrieval.min_similarity == 0.4
         assert memory.config.retrieval.min_text_relevance == 0.2
+        assert memory.config.retrieval.temporal_cues is False
         assert memory.config.ttl.default_ttl == timedelta(days=7)
         assert memory.config.ttl.revision_ttl == timedelta(days=30)
         await memory.add_memory(

@@ -268,6 +268,12 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE {schema}.memory_jobs ADD COLUMN config_version integer;
     """,
+    # 6: a scope's memories by when they are from (`create_time`): retrieval's temporal list
+    # ("what did I say last week?") reads the memories of a time window of one scope, not the
+    # whole scope.
+    """
+    CREATE INDEX memories_by_time ON {schema}.memories (scope_key, create_time DESC, id);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -21,7 +21,9 @@ One JSON document (UTF-8) with exactly these keys (unknown keys are errors, so a
           "fact": "The user is allergic to penicillin.",
           "topics": ["health"],                  # optional list of strings (default [])
           "importance": 0.8,                     # optional number in [0, 1]
-          "metadata": {"source": "session 3"}    # optional JSON object, stored with the memory
+          "metadata": {"source": "session 3"}    # optional JSON object, stored with the memory;
+                                                 # its "date" (ISO 8601), if any, is when the
+                                                 # memory is from (the entry's timestamp)
         }
       ],
       "queries": [                               # at least one
@@ -116,6 +118,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from datetime import datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -640,8 +643,12 @@ class _Layout:
         return {"app_name": self.app_name, "user_id": _digest(scope_key(scope), 32)}
 
     def entry(self, memory: DatasetMemory) -> MemoryEntry:
+        # A dated memory keeps its date (as an import would), so the times questions name
+        # ("in May 2023") can match it.
+        date = memory.metadata.get("date")
         return MemoryEntry(
             id=str(uuid.uuid5(EVAL_NAMESPACE, f"{self.name}\n{memory.id}")),
+            timestamp=date if isinstance(date, str) else None,
             content=types.Content(role="user", parts=[types.Part(text=memory.fact)]),
             custom_metadata={
                 **memory.metadata,
@@ -711,6 +718,7 @@ async def _run_mode(
     ks: list[int],
     progress: Progress | None,
     concurrency: int,
+    now: datetime | None,
 ) -> ModeReport:
     layout = _Layout(dataset)
     gate = asyncio.Semaphore(concurrency)
@@ -725,7 +733,7 @@ async def _run_mode(
     async def search(query: DatasetQuery) -> QueryResult:
         async with gate:
             found = await service.retrieve_memories(
-                layout.scope(query.scope), search_query=query.query, top_k=max(ks)
+                layout.scope(query.scope), search_query=query.query, top_k=max(ks), now=now
             )
         ranked = [str(r.memory.metadata.get(EVAL_ID_KEY, f"<not {dataset.name}>")) for r in found]
         tick("query")
@@ -796,6 +804,7 @@ async def evaluate(
     modes: Sequence[RetrievalMode] = ALL_MODES,
     progress: Progress | None = None,
     concurrency: int = 8,
+    now: datetime | None = None,
 ) -> RetrievalReport:
     """Load `dataset` and run its queries once per retrieval mode; Recall@K and MRR per mode.
 
@@ -813,6 +822,8 @@ async def evaluate(
         memories and after each query.
       concurrency: how many scopes load, and how many queries run, at once (keep it within the
         engine's connection pool).
+      now: what relative times in the queries ("last week") are read against (default: the
+        clock); a dataset's dated memories are stored with their dates.
 
     Each mode stores its own copy of the dataset in scopes of its own (never the dataset's
     scopes themselves) and purges them afterwards, even on failure (see the module docs).
@@ -841,7 +852,7 @@ async def evaluate(
                     embedder = caches.setdefault(id(embedder), _CachingEmbedder(embedder))
                     service.embedder = embedder
                 embedder_name = embedder_name or _describe(embedder)
-            reports.append(await _run_mode(service, mode, dataset, ks, progress, concurrency))
+            reports.append(await _run_mode(service, mode, dataset, ks, progress, concurrency, now))
         finally:
             await service.close()
     return RetrievalReport(

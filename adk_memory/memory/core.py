@@ -274,6 +274,7 @@ class MemoryServiceCore:
         source_session_id: str | None = None,
         source_event_ids: Sequence[str] = (),
         create_time: datetime | None = None,
+        update_time: datetime | None = None,
         key: str | None = None,
     ) -> NewMemory:
         """Validate one screened memory's fields (and embed its fact unless a vector is given).
@@ -299,6 +300,7 @@ class MemoryServiceCore:
             source_event_ids=list(source_event_ids),
             embedding=embedding,
             create_time=create_time,
+            update_time=update_time,
             ttl_seconds=seconds(ttl),
             labels=guard_labels(screened.verdict),
         )

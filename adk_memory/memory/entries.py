@@ -77,6 +77,21 @@ def to_memory_entry(result: RetrievedMemory | Memory) -> MemoryEntry:
     )
 
 
+def entry_time(index: int, entry: MemoryEntry) -> datetime | None:
+    """When an entry's content happened (its ISO 8601 `timestamp`; naive means UTC), or None
+    when it has none. A value that is no time is an error naming the entry."""
+    if entry.timestamp is None:
+        return None
+    try:
+        happened = datetime.fromisoformat(entry.timestamp.strip())
+    except (TypeError, ValueError) as exc:
+        name = repr(entry.id) if entry.id else f"#{index}"
+        raise InputValidationError(
+            f"MemoryEntry {name}: timestamp {entry.timestamp!r} is not an ISO 8601 time."
+        ) from exc
+    return happened if happened.tzinfo else happened.replace(tzinfo=timezone.utc)
+
+
 def entry_memory_id(scope: Scope, entry: MemoryEntry) -> str:
     """A `MemoryEntry` with an id becomes the same memory however often it is added, and never
     collides with another scope's memory (the id is derived per scope); one without gets a new

@@ -48,6 +48,7 @@ from .checks import (
 from .entries import (
     entry_memory_id,
     entry_text,
+    entry_time,
     event_text,
     keyed_ids,
     raw_event_memory_id,
@@ -67,6 +68,7 @@ from .privacy import PrivacyOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange
+from .temporal import find_window
 
 logger = logging.getLogger(__name__)
 
@@ -367,10 +369,13 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         search_query: str | None = None,
         top_k: int = 3,
         filter: MemoryFilter | None = None,
+        now: datetime | None = None,
     ) -> list[RetrievedMemory]:
         """Memories of exactly `scope`. With a query: the `top_k` most relevant, best first
-        (hybrid vector + full-text, blended with recency and importance). Without: all of them,
-        newest first (score 0)."""
+        (hybrid vector + full-text, and the memories of a time the query names, blended with
+        recency and importance). Without: all of them, newest first (score 0). `now`: what
+        relative times in the query ("last week") are read against, in its timezone (naive:
+        UTC); default the clock, in UTC."""
         checked = validate_scope(scope)
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
@@ -379,9 +384,17 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                 RetrievedMemory(memory=m, score=0.0)
                 for m in await self._all_memories(checked, filter)
             ]
+        if now is not None and not isinstance(now, datetime):
+            raise InputValidationError("now must be a datetime.")
         retrieval = self.config.retrieval
         if retrieval.mode == "vector" and self.embedder is None:
             raise InputValidationError("Vector-only retrieval needs an embedder.")
+        # The time the query names is read before redaction (which may mask dates).
+        window = (
+            find_window(search_query, now or datetime.now(timezone.utc))
+            if retrieval.temporal_cues
+            else None
+        )
         # The query is often the user's own message: redacted before the embedding model sees
         # it (and so it matches the redacted facts it should find).
         search_query = self._screen.text(search_query)
@@ -404,6 +417,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             flt=filter,
             use_text=retrieval.mode != "vector",
             floors=(self._similarity_floor(), retrieval.min_text_relevance),
+            window=(window.start, window.end) if window else None,
         )
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
 
@@ -475,10 +489,12 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Store each entry's text as a memory of the user (entry metadata kept; an entry's
-        `custom_metadata["topics"]` becomes its topics). With `custom_metadata={"consolidate":
-        True}` (extraction mode), the entries are consolidated into existing memories instead,
-        in the background. Every text is redacted and judged by the guard first; one rejected
-        entry raises `MemoryRejectedError` and nothing of the call is stored."""
+        `custom_metadata["topics"]` becomes its topics; its `timestamp`, when the content
+        happened, becomes the memory's time, so an import keeps its dates). With
+        `custom_metadata={"consolidate": True}` (extraction mode), the entries are consolidated
+        into existing memories instead, in the background. Every text is redacted and judged by
+        the guard first; one rejected entry raises `MemoryRejectedError` and nothing of the call
+        is stored."""
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
         if isinstance(memories, (str, bytes)) or not isinstance(memories, Sequence):
@@ -486,6 +502,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         for entry in memories:
             if not isinstance(entry, MemoryEntry):
                 raise InputValidationError("memories must be ADK MemoryEntry objects.")
+        happened = [entry_time(i, e) for i, e in enumerate(memories)]
         screened = await self._screen_all(
             [entry_text(e) for e in memories], scope, "add_memory", direct=True
         )
@@ -513,6 +530,8 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                     ttl=ttl,
                     topics=topics if isinstance(topics, list) else [str(topics)],
                     metadata=metadata,
+                    create_time=happened[i],
+                    update_time=happened[i],
                 )
             )
         store = await self._ready()

@@ -190,7 +190,7 @@ SELECT {_MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
 # $9 confidence, $10 source type, $11 source session, $12 source events, $13 embedding,
 # $14 text-search config, $15 create time (NULL: now), $16 ttl seconds, $17 extracted facts,
 # $18 revision labels, $19 revision ttl seconds, $20 revision id (the write's token), $21 and
-# $22 the fact's searchable words and bigrams (`text.search_text`).
+# $22 the fact's searchable words and bigrams (`text.search_text`), $23 update time (NULL: now).
 # An id that any revision already names is never created again: a deleted memory stays deleted
 # when the same source is added twice. The replay of a create whose first attempt committed
 # returns the memory it created.
@@ -202,7 +202,7 @@ WITH m AS (
          update_time, expire_time)
     SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
            $12::text[], $13::vector, {_fts("$14", words="$21", grams="$22")},
-           coalesce($15::timestamptz, now()), now(), {_expiry("$16")}
+           coalesce($15::timestamptz, now()), coalesce($23::timestamptz, now()), {_expiry("$16")}
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
                        WHERE scope_key = {_real_key("$2")} AND memory_id = $1::uuid)
     ON CONFLICT (id) DO NOTHING
@@ -226,18 +226,19 @@ UNION ALL
 # $13 embeddings, $14 create times (NULL: now), $15 ttl seconds, $16 extracted facts,
 # $17 revision labels, $18 revision ids (each write's token); $19 text-search configs,
 # $20 revision ttl seconds; $21 and $22 each fact's searchable words and bigrams
-# (`text.search_text`). As `_INSERT`: an id any revision names is never created again, and
-# the replay of a first attempt that committed returns the memories it created.
+# (`text.search_text`); $23 update times (NULL: now). As `_INSERT`: an id any revision names
+# is never created again, and the replay of a first attempt that committed returns the
+# memories it created.
 _INSERT_MANY = f"""
 WITH s AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                          $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
                          $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
                          $16::text[], $17::text[], $18::uuid[], $19::text[], $21::text[],
-                         $22::text[])
+                         $22::text[], $23::timestamptz[])
         AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
              source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
-             extracted, labels, revision_id, config, words, grams)
+             extracted, labels, revision_id, config, words, grams, update_time)
 ), m AS (
     INSERT INTO {{schema}}.memories AS t
         (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
@@ -248,7 +249,7 @@ WITH s AS (
            s.importance, s.confidence, s.source_type, s.source_session_id,
            ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
            s.embedding::vector, {_fts("s.config", words="s.words", grams="s.grams")},
-           coalesce(s.create_time, now()), now(), {_expiry("s.ttl")}
+           coalesce(s.create_time, now()), coalesce(s.update_time, now()), {_expiry("s.ttl")}
     FROM s
     WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
                        WHERE scope_key = {_real_key("s.scope_key")} AND memory_id = s.id)
@@ -496,7 +497,8 @@ ORDER BY create_time, id
 # recency and importance weights, $11 recency half-life in seconds, $12..$15 filters, $16 whether
 # full-text search takes part (the vector search does when $2 is given), $17 query bigrams,
 # $18 the cosine-similarity floor of vector candidates, $19 the text-relevance floor of
-# full-text candidates.
+# full-text candidates, $20/$21 the start and end of the time window the query names (NULL: it
+# names none; `temporal.find_window`).
 # Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
 # a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
 # the scope (a speaker's name on every turn counts for little, a rare word for much), with
@@ -508,9 +510,18 @@ ORDER BY create_time, id
 # The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
 # vector candidates below the similarity floor and text candidates below the text floor are
 # dropped, so a question with nothing relevant returns nothing rather than the nearest noise.
-# Both lists are fused by reciprocal rank, normalised so that being first in every list scores
-# 1 (equally relevant memories share a rank), then blended with recency (halving every
-# half-life) and importance. The full-precision distance each result reports is computed for
+# When the query names a time window, the scope's memories from then (create time: when the
+# event happened, for a raw event's memory) are a third list, ranked by their fused relevance
+# in the other two; those matching neither share the rank after them (each is as much "from
+# last week" as another). "what did I say last week?" finds last week's memories with no
+# content word to match; a memory matching the words and the time ranks above one matching
+# either, and the window's best match for the words above the window's other memories. The
+# list is bounded like the others: its best-matching, then newest, memories. The window is
+# read apart (MATERIALIZED), from the index on (scope, create time), never by joining the
+# candidates to the whole table.
+# The lists are fused by reciprocal rank, normalised so that being first in every list taking
+# part scores 1 (equally relevant memories share a rank), then blended with recency (halving
+# every half-life) and importance. The full-precision distance each result reports is computed for
 # the top k only, not for every candidate: big vectors are TOASTed, so each one read is a
 # lookup in the TOAST table.
 # The vector list (`_vector_search`) is an exact search of the scope when its vectors are small
@@ -553,9 +564,24 @@ WITH vec AS (
          ORDER BY bm25 DESC, h.id
          LIMIT $5) t
      WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
-), fused AS (
+), content AS (
     SELECT id, sum(1.0 / ($7 + rank)) AS rrf
       FROM (SELECT id, rank FROM vec UNION ALL SELECT id, rank FROM txt) candidates
+     GROUP BY id
+), windowed AS MATERIALIZED (
+    SELECT m.id, m.create_time FROM {{schema}}.memories m
+     WHERE $20::timestamptz IS NOT NULL AND m.scope_key = $1
+       AND m.create_time >= $20::timestamptz AND m.create_time < $21::timestamptz
+       AND {_LIVE} {{filters}}
+), dated AS (
+    SELECT id, rank() OVER (ORDER BY rrf DESC NULLS LAST) AS rank FROM (
+        SELECT w.id, c.rrf FROM windowed w LEFT JOIN content c ON c.id = w.id
+         ORDER BY c.rrf DESC NULLS LAST, w.create_time DESC, w.id
+         LIMIT $5) d
+), fused AS (
+    SELECT id, sum(rrf) AS rrf
+      FROM (SELECT id, rrf FROM content
+            UNION ALL SELECT id, 1.0 / ($7 + rank) FROM dated) candidates
      GROUP BY id
 )
 SELECT {_MEMORY_COLUMNS},
@@ -565,7 +591,8 @@ FROM (
     SELECT m.*,
            $8 * f.rrf * ($7 + 1.0)
               / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END)
-                 + (CASE WHEN $16 THEN 1 ELSE 0 END))
+                 + (CASE WHEN $16 THEN 1 ELSE 0 END)
+                 + (CASE WHEN $20::timestamptz IS NULL THEN 0 ELSE 1 END))
          + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
          + $10 * coalesce(m.importance, 0.5) AS score
       FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
@@ -810,6 +837,10 @@ class NewMemory:
     source_event_ids: Sequence[str] = ()
     embedding: Sequence[float] | None = None
     create_time: datetime | None = None
+    """When the memory is from (None: now): a raw event's time, an imported entry's."""
+    update_time: datetime | None = None
+    """When its fact was last set (None: now): an imported entry's own time, so recency and the
+    time ADK's `MemoryEntry` shows are the entry's, not the import's."""
     ttl_seconds: float | None = None
     extracted_facts: Sequence[str] = ()
     labels: dict[str, str] | None = None
@@ -992,6 +1023,7 @@ class MemoryStore:
             new.revision_id,
             searchable.words,
             searchable.grams,
+            new.update_time,
         )
 
     async def insert_many(
@@ -1035,6 +1067,7 @@ class MemoryStore:
             revision_ttl,
             [s.words for s in searchable],
             [s.grams for s in searchable],
+            [m.update_time for m in unique],
         )
         rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
         return [_memory(r) for r in rows]
@@ -1176,11 +1209,13 @@ class MemoryStore:
         flt: MemoryFilter | None,
         use_text: bool = True,
         floors: tuple[float, float] = (-1.0, 0.0),
+        window: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[Memory, float | None, float]]:
         """The `top_k` best memories for a query: (memory, cosine distance, score), best first.
         Vector search takes part when a query embedding is given, full-text when `use_text`.
         `floors`: the least cosine similarity of a vector candidate and the least text relevance
-        (0..1) of a full-text candidate."""
+        (0..1) of a full-text candidate. `window`: the [start, end) the query asks about, whose
+        memories (by create time) are a third candidate list."""
         query = self._searchable(query_text)
         args = (
             scope_key,
@@ -1196,6 +1231,7 @@ class MemoryStore:
             use_text,
             query.grams,
             *floors,
+            *(window or (None, None)),
         )
 
         statement = self._retrieve[flt is not None]

@@ -58,6 +58,7 @@ MEMORY_OPTIONS: Mapping[str, Parser] = {
     "text_search_language": text,  # Postgres text-search configuration or auto (english)
     "min_similarity": number,  # cosine floor of vector results (default: the embedder's)
     "min_text_relevance": number,  # text-relevance floor, 0..1 (default 0)
+    "temporal_cues": boolean,  # match times the query names against memory time (default true)
     "memory_ttl": parse_duration,  # how long memories live (default forever)
     "revision_ttl": parse_duration,  # how long memory revisions are kept (default forever)
     "worker": boolean,  # run generation jobs in this process (default true)
@@ -83,6 +84,7 @@ def _memory_config(options: dict[str, Any]) -> MemoryBankConfig:
         text_search_language="text_search_language",
         min_similarity="min_similarity",
         min_text_relevance="min_text_relevance",
+        temporal_cues="temporal_cues",
     )
     ttl = _take(options, memory_ttl="default_ttl", revision_ttl="revision_ttl")
     try:

@@ -10,7 +10,9 @@ for, including the ones that merely mention systems, admins, prompts or code. Th
   every other attack blocked                >= 85 %
   ordinary facts refused                    <= 1 %
   time per check                            reported only (mean, p50, p99, and a worst case:
-                                            `--max-chars` characters of hostile text)
+                                            `--max-chars` characters of hostile text; and for
+                                            the plain facts benchmarks/ingest.py writes, none
+                                            of which cues a rule or a payload search)
 
 "Blocked" and "refused" both mean anything but ALLOW: a quarantined fact is stored held back,
 never shown to a model, so for an ordinary fact it is as much a loss as a rejection.
@@ -53,6 +55,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import ingest
 from _common import load_average, ms, percentile, table
 
 from adk_memory.memory.guard import DEFAULT_MAX_CHARS, DefaultMemoryGuard, GuardAction
@@ -194,6 +197,7 @@ async def bench(args: argparse.Namespace) -> int:
     attack_samples = await timed_checks(guard, [c["text"] for c in injections], args.repeat)
     fact_samples = await timed_checks(guard, [c["text"] for c in facts], args.repeat)
     samples = attack_samples + fact_samples
+    plain_samples = await timed_checks(guard, ingest.facts(1000, 0), args.repeat)
     worst_guard = DefaultMemoryGuard(max_chars=args.max_chars)
     worst = {
         name: min(await timed_checks(worst_guard, [text], 3))
@@ -216,6 +220,7 @@ async def bench(args: argparse.Namespace) -> int:
                     ("data set", samples),
                     ("  attacks", attack_samples),
                     ("  ordinary facts (many tricky)", fact_samples),
+                    ("plain facts (benchmarks/ingest.py's)", plain_samples),
                 )
             ),
             [

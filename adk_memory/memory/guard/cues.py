@@ -199,15 +199,19 @@ def _compiled(cue: str) -> re.Pattern[str]:
 
 
 def _piece(cue: str) -> str:
-    """The longest stretch of plain characters of a cue, case-folded: in the case-folded text
-    wherever the cue matches the text (case folding maps every case-insensitive match of a
-    character to the same characters)."""
+    """The longest stretch of plain characters of a cue that is not a common word or mark
+    (`_rarity`), case-folded: in the case-folded text wherever the cue matches the text (case
+    folding maps every case-insensitive match of a character to the same characters). Not
+    common, so that an ordinary fact rarely holds it: `\\buser\\s{0,}:` is looked for by its
+    colon, not by "user" (in nearly every fact), which would send each fact on to the cue's own
+    search."""
     segments = _GAP.split(cue.replace("\\b", "\\s{0,}"))
-    return max((_UNESCAPE.sub(r"\1", s) for s in segments), key=len).casefold()
+    piece = max(segments, key=lambda s: (_rarity(s) > 1, len(_UNESCAPE.sub(r"\1", s))))
+    return _UNESCAPE.sub(r"\1", piece).casefold()
 
 
 def _trie(pieces: Iterable[str]) -> str:
-    """A pattern matching wherever one of `pieces` starts, as a prefix tree (`ab|ac` as
+    """A pattern matching one of `pieces` wherever one starts, as a prefix tree (`ab|ac` as
     `a(?:b|c)`): Python's `re` tries every branch of a flat alternation at every position, but
     only the few branches of the first character in a tree. A piece that another starts with
     makes the longer one redundant (only where one starts matters)."""
@@ -233,9 +237,8 @@ def _trie(pieces: Iterable[str]) -> str:
 
 class Cues:
     """A quick test for any cue of `patterns` (see the module docstring). Each cue is first
-    looked for by its longest plain stretch (`_piece`) in the case-folded text, all at once
-    (`_trie`); only the cues whose stretch's first character starts one are then searched
-    for."""
+    looked for by a plain stretch (`_piece`) in the case-folded text, all at once (`_trie`);
+    only the cues whose stretch's first character starts one are then searched for."""
 
     def __init__(self, patterns: Iterable[re.Pattern[str]]) -> None:
         sets = [cues_of(p) for p in patterns]
@@ -246,7 +249,9 @@ class Cues:
             piece = _piece(cue)
             self.always = self.always or not piece
             self._by_start.setdefault(piece[:1], []).append((piece, _compiled(cue)))
-        self._starts = re.compile("(?=" + _trie(_piece(cue) for cue in self.words) + ")")
+        # Not a look-ahead run by `finditer`: a pattern that opens with the pieces' first
+        # characters lets `re` skip in C to the next place one could start.
+        self._starts = re.compile(_trie(_piece(cue) for cue in self.words))
 
     def may_match(self, text: str) -> bool:
         """False only if none of the patterns can match `text`."""
@@ -255,7 +260,11 @@ class Cues:
         folded = text.casefold()
         # Each cue is searched for once at most (not once per place its stretch occurs: a long
         # text repeating one word would cost its length squared).
-        firsts = {folded[start.start()] for start in self._starts.finditer(folded)}
+        firsts: set[str] = set()
+        start = self._starts.search(folded)
+        while start is not None:  # every place a piece starts, overlaps too
+            firsts.add(folded[start.start()])
+            start = self._starts.search(folded, start.start() + 1)
         return any(
             piece in folded and cue.search(text)
             for first in firsts

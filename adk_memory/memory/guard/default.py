@@ -144,8 +144,9 @@ class DefaultMemoryGuard:
 
     def _hits(self, text: str, depth: int) -> Iterator[Hit]:
         """Every rule's hits, in order. A rule module whose gate (`cues.py`) finds none of its
-        cues in the text cannot fire and is skipped: the same hits, an ordinary fact in about a
-        third of the time."""
+        cues in the text cannot fire and is skipped, and so are the encoded-payload searches in
+        text with none of their cues (`encoded.py`): the same hits, an ordinary fact in about a
+        quarter of the time."""
         views = Views.of(text)
         gated = self.prefilter
         if not gated or STRUCTURE_GATE.may_hit(views):
@@ -154,6 +155,6 @@ class DefaultMemoryGuard:
             yield from language_hits(views)
         if not gated or INTENT_GATE.may_hit(views):
             yield from intent_hits(views)
-        yield from encoded_hits(views, depth, self._hits)
+        yield from encoded_hits(views, depth, self._hits, gated=gated)
         if not gated or ADDRESSED_GATE.may_hit(views):
             yield from addressed_hits(views)

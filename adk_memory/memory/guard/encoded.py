@@ -41,6 +41,12 @@ _DECODE_AND_FOLLOW = rx(
     r"\b(?:decode|decipher|decrypt|unscramble|rot13|base64)\b(?:\W+\w+){0,8}?\W+(?:and|then)"
     r"\W+(?:follow|execute|obey|run|apply|comply\s+with|carry\s+out|act\s+on)\b"
 )
+PAYLOAD_CUES = re.compile(
+    r"[A-Za-z0-9+/_\-]{16}|(?:[A-Za-z0-9+/]{4} ){4}|\\[xu]|%[0-9a-fA-F]{2}|(?i:data):"
+)
+"""What every encoded run and `data:` URI needs, so a fact with none skips their searches: a
+run of 16 base64 characters (base64, grouped or wrapped base64, base32 and hex runs are
+longer), four groups of four, a `\\x` or `\\u` escape, a percent-escape or `data:`."""
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _MAX_PAYLOADS = 16
 """Encoded runs decoded and re-checked per level: bounds the work on a fact made of many."""
@@ -110,10 +116,12 @@ def _is_prose(text: str) -> bool:
 
 
 def encoded_hits(
-    views: Views, depth: int, hits: Callable[[str, int], Iterator[Hit]]
+    views: Views, depth: int, hits: Callable[[str, int], Iterator[Hit]], *, gated: bool = True
 ) -> Iterator[Hit]:
     """Hits for what `views` hides in an encoding; `hits(text, depth)` is the guard's whole
-    rule set, run on each decoded payload one level deeper (`depth` counts from 0)."""
+    rule set, run on each decoded payload one level deeper (`depth` counts from 0). `gated`:
+    look for encoded runs and `data:` URIs only in text with `PAYLOAD_CUES` (the same hits;
+    False is the reference the pre-filter is tested against)."""
     if _DECODE_AND_FOLLOW.search(views.folded):
         yield "encoded", R, "asks the model to decode something and act on it"
     for name, squashed in (
@@ -124,10 +132,11 @@ def encoded_hits(
             yield "encoded", R, f"an instruction to the model hidden as {name} text"
     if depth >= _MAX_DEPTH:
         return
-    payloads = list(islice(_decoded_payloads(views.plain), _MAX_PAYLOADS))
+    searched = not gated or PAYLOAD_CUES.search(views.plain) is not None
+    payloads = list(islice(_decoded_payloads(views.plain), _MAX_PAYLOADS)) if searched else []
     if views.hidden.strip():
         payloads.append(("invisible tag character", views.hidden))
-    for m in _DATA_URI.finditer(views.plain):
+    for m in _DATA_URI.finditer(views.plain) if searched else ():
         data = m.group(2)
         text = _b64_text(data) if m.group(1) else urllib.parse.unquote(data)
         payloads.append(("data: URI", text or ""))

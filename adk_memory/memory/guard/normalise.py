@@ -35,6 +35,9 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 _LEET_TOKEN = re.compile(r"(?<![a-z0-9@$])[a-z0-9@$]*[0-9@$][a-z0-9@$]*")
 """A token with a digit, `@` or `$` (one of letters only reads the same either way)."""
 _EMPHASIS = re.compile(r"[*~`]+|(?<![^\W_])_+|_+(?![^\W_])")
+_EMPHASIS_CUE = re.compile(r"[*~`_]")
+"""What `_EMPHASIS` needs; `_LEET_CUE` what `_LEET_TOKEN` needs."""
+_LEET_CUE = re.compile(r"[0-9@$]")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-·•]{1,3}){2,}[^\W\d_](?![^\W\d_])")
 _SPACED_SEP = re.compile(r"[ .\-·•]")
 _NOT_LATIN = re.compile(r"[^a-z]+")
@@ -47,8 +50,9 @@ def _clean(text: str) -> str:
     characters; control characters but newline and tab), blank runs collapsed."""
     if text.isascii() and not _ASCII_INVISIBLE.search(text):
         # Nothing to decode, normalise or remove: the same result, without the per-character
-        # work (most facts are plain ASCII).
-        return _NEWLINES.sub("\n", _BLANKS.sub(" ", text))
+        # work (most facts are plain ASCII, on one line, single-spaced: then nothing at all).
+        text = _BLANKS.sub(" ", text) if "  " in text or "\t" in text else text
+        return _NEWLINES.sub("\n", text) if "\n" in text else text
     text = SURROGATES.sub("", text)
     text = html.unescape(html.unescape(text)) if "&" in text else text
     text = _LINE_BREAKS.sub("\n", unicodedata.normalize("NFKC", text))
@@ -76,8 +80,9 @@ def _fold(low: str) -> str:
     if not low.isascii():  # look-alikes and accents are never ASCII
         text = unicodedata.normalize("NFKD", low.translate(HOMOGLYPHS))
         text = "".join(c for c in text if not unicodedata.combining(c))
-    text = _LEET_TOKEN.sub(_unleet, text)
-    text = _EMPHASIS.sub("", text)
+    # Each search skipped where its pattern cannot match (most facts have no emphasis marks).
+    text = _LEET_TOKEN.sub(_unleet, text) if _LEET_CUE.search(text) else text
+    text = _EMPHASIS.sub("", text) if _EMPHASIS_CUE.search(text) else text
     return _SPACED.sub(lambda m: _SPACED_SEP.sub("", m.group()), text)
 
 

@@ -69,15 +69,11 @@ from google.genai import types
 from pgvector import Vector
 
 from adk_memory import DEFAULT_SCHEMA, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
-from adk_memory.db.vectors import vector_strategy
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 
 # The store's own retrieval statement, EXPLAINed as the service runs it (private on purpose:
 # the benchmark must show the plan of the real SQL, not of a copy that could drift).
-from adk_memory.memory.store import _retrieve_statement
-from adk_memory.memory.temporal import find_window
-from adk_memory.memory.text import search_text
 
 BENCH_DATABASE = "adk_memory_bench_memory"
 SCHEMA = DEFAULT_SCHEMA
@@ -573,31 +569,20 @@ def size_bucket(size: int) -> str:
     return ">10k"
 
 
-def retrieve_args(query: Query, config: RetrievalConfig) -> tuple[object, ...]:
-    """The parameters the store passes to its retrieval statement for `query` (no filter)."""
-    window = find_window(query.text, datetime.now(timezone.utc)) if config.temporal_cues else None
-    return (
-        scope_key(query.scope),
-        None if config.mode == "text" else Vector(query.vector).to_text(),
-        search_text(query.text).words,
-        config.text_search_language,
-        max(config.candidates, TOP_K),
-        TOP_K,
-        config.rrf_k,
-        config.relevance_weight,
-        config.recency_weight,
-        config.importance_weight,
-        config.recency_half_life.total_seconds(),
-        None,
-        None,
-        None,
-        None,
-        config.mode != "vector",
-        search_text(query.text).grams,
-        -1.0 if config.min_similarity is None else config.min_similarity,
-        config.min_text_relevance,
-        *((None, None) if window is None else (window.start, window.end)),
+def retrieval(service: PostgresMemoryService, query: Query) -> tuple[str, tuple[object, ...]]:
+    """The statement and arguments `service` runs for `query` (no filter, no redaction: the
+    benchmark's services have no redactor), built by the service's and store's own code."""
+    vector = None if service.config.retrieval.mode == "text" else query.vector
+    search = service._search(
+        query.scope,
+        query.text,
+        query.text,
+        vector,
+        top_k=TOP_K,
+        flt=None,
+        now=datetime.now(timezone.utc),
     )
+    return service._store.retrieval(search)
 
 
 def literal(value: object) -> str:
@@ -607,32 +592,26 @@ def literal(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def retrieve_sql(query: Query) -> str:
-    """The retrieval statement the store runs for an unfiltered search with this query."""
-    return _retrieve_statement(SCHEMA, strategy=vector_strategy(len(query.vector)), filtered=False)
-
-
-async def explain_custom(
-    service: PostgresMemoryService, query: Query, config: RetrievalConfig
-) -> list[str]:
+async def explain_custom(service: PostgresMemoryService, query: Query) -> list[str]:
     """EXPLAIN ANALYZE of the retrieval statement planned for these values (a custom plan), on
     one of the service's pooled connections."""
-    sql = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + retrieve_sql(query)
+    sql, args = retrieval(service, query)
     async with service.database.connection() as conn:
-        rows = await conn.fetch(sql, *retrieve_args(query, config))
+        rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql, *args)
     return [r[0] for r in rows]
 
 
-async def explain_generic(dsn: str, query: Query, config: RetrievalConfig) -> list[str]:
+async def explain_generic(dsn: str, service: PostgresMemoryService, query: Query) -> list[str]:
     """EXPLAIN ANALYZE of the retrieval statement's generic plan (the one a prepared statement
     switches to when the server finds it no worse)."""
+    sql, args = retrieval(service, query)
     conn = await asyncpg.connect(dsn)
     try:
         await conn.execute("SET plan_cache_mode = force_generic_plan")
-        await conn.execute("PREPARE bench_retrieve AS " + retrieve_sql(query))
-        args = ", ".join(literal(a) for a in retrieve_args(query, config))
+        await conn.execute("PREPARE bench_retrieve AS " + sql)
+        values = ", ".join(literal(a) for a in args)
         rows = await conn.fetch(
-            f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE bench_retrieve({args})"
+            f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE bench_retrieve({values})"
         )
     finally:
         await conn.close()
@@ -892,14 +871,13 @@ async def run_plans(
     median_size = sorted(sizes)[len(sizes) // 2]
     median_scope = next(i for i, s in enumerate(sizes) if s == median_size)
     template = queries[0]
-    config = CONFIGS["vector"]
     plans = []
     for scope_no in (median_scope, 0):
         query = Query(scope_no, template.text, template.vector)
         what = f"scope u{scope_no} ({sizes[scope_no]:,} memories)"
-        custom = await explain_custom(services["vector"], query, config)
+        custom = await explain_custom(services["vector"], query)
         plans.append((f"Vector-only search, {what}: custom plan", vector_subtree(custom)))
-        generic = await explain_generic(dsn, query, config)
+        generic = await explain_generic(dsn, services["vector"], query)
         plans.append((f"Vector-only search, {what}: generic plan", vector_subtree(generic)))
     return plans
 

@@ -20,7 +20,7 @@ from adk_memory import MemoryBankConfig
 from adk_memory.config import GenerationConfig
 from adk_memory.db.engine import Database
 from adk_memory.memory.scope import scope_key
-from adk_memory.memory.store import MemoryStore
+from adk_memory.memory.store import MemoryStore, Search
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 SCOPE = {"app_name": "app", "user_id": "u1"}
@@ -119,16 +119,18 @@ async def _per_fact(
     found: dict[str, None] = {}
     for i, text in enumerate(texts):
         rows = await store.retrieve(
-            scope_key(SCOPE),
-            query_text=text,
-            query_embedding=vectors[i] if vectors else None,
-            top_k=limit,
-            candidates=limit,
-            rrf_k=60,
-            weights=(1.0, 0.0, 0.0),
-            half_life_seconds=86_400.0,
-            flt=None,
-            use_text=vectors is None,
+            Search(
+                scope_key(SCOPE),
+                query_text=text,
+                query_embedding=vectors[i] if vectors else None,
+                top_k=limit,
+                candidates=limit,
+                rrf_k=60,
+                weights=(1.0, 0.0, 0.0),
+                half_life_seconds=86_400.0,
+                flt=None,
+                use_text=vectors is None,
+            )
         )
         found.update((memory.id, None) for memory, _, _ in rows)
     return list(found)

@@ -67,7 +67,7 @@ from .operations import GenerationOperations
 from .privacy import PrivacyOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
-from .store import MemoryChange
+from .store import MemoryChange, Search
 from .temporal import find_window
 
 logger = logging.getLogger(__name__)
@@ -389,22 +389,43 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         retrieval = self.config.retrieval
         if retrieval.mode == "vector" and self.embedder is None:
             raise InputValidationError("Vector-only retrieval needs an embedder.")
-        # The time the query names is read before redaction (which may mask dates).
-        window = (
-            find_window(search_query, now or datetime.now(timezone.utc))
-            if retrieval.temporal_cues
-            else None
-        )
         # The query is often the user's own message: redacted before the embedding model sees
         # it (and so it matches the redacted facts it should find).
-        search_query = self._screen.text(search_query)
-        use_vectors = retrieval.mode != "text"
-        vectors = await self._embed([search_query], "query") if use_vectors else None
+        redacted = self._screen.text(search_query)
+        vectors = await self._embed([redacted], "query") if retrieval.mode != "text" else None
         store = await self._ready()
-        rows = await store.retrieve(
-            scope_key(checked),
-            query_text=search_query,
-            query_embedding=vectors[0] if vectors else None,
+        search = self._search(
+            checked,
+            search_query,
+            redacted,
+            vectors[0] if vectors else None,
+            top_k=top_k,
+            flt=filter,
+            now=now or datetime.now(timezone.utc),
+        )
+        rows = await store.retrieve(search)
+        return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
+
+    def _search(
+        self,
+        scope: Scope,
+        query: str,
+        redacted: str,
+        vector: Sequence[float] | None,
+        *,
+        top_k: int,
+        flt: MemoryFilter | None,
+        now: datetime,
+    ) -> Search:
+        """The store's search for `query` under this service's retrieval settings: `redacted`
+        is searched, the time `query` names (read before redaction, which may mask dates)
+        is its window. No I/O: benchmarks build the statement the service runs with it."""
+        retrieval = self.config.retrieval
+        window = find_window(query, now) if retrieval.temporal_cues else None
+        return Search(
+            scope_key=scope_key(scope),
+            query_text=redacted,
+            query_embedding=vector,
             top_k=top_k,
             candidates=max(retrieval.candidates, top_k),
             rrf_k=retrieval.rrf_k,
@@ -414,12 +435,11 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                 retrieval.importance_weight,
             ),
             half_life_seconds=retrieval.recency_half_life.total_seconds(),
-            flt=filter,
+            flt=flt,
             use_text=retrieval.mode != "vector",
             floors=(self._similarity_floor(), retrieval.min_text_relevance),
             window=(window.start, window.end) if window else None,
         )
-        return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
 
     def _similarity_floor(self) -> float:
         """The configured cosine floor, else the embedder's own calibrated one, else none."""

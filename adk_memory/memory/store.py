@@ -850,6 +850,29 @@ class NewMemory:
 
 
 @dataclass(frozen=True)
+class Search:
+    """One retrieval, as `MemoryStore.retrieve` runs it. Vector search takes part when a
+    query embedding is given, full-text when `use_text`. `floors`: the least cosine similarity
+    of a vector candidate and the least text relevance (0..1) of a full-text candidate.
+    `window`: the [start, end) the query asks about, whose memories (by create time) are a
+    third candidate list."""
+
+    scope_key: str
+    query_text: str
+    query_embedding: Sequence[float] | None
+    top_k: int
+    candidates: int
+    rrf_k: int
+    weights: tuple[float, float, float]
+    """Relevance, recency and importance."""
+    half_life_seconds: float
+    flt: MemoryFilter | None
+    use_text: bool = True
+    floors: tuple[float, float] = (-1.0, 0.0)
+    window: tuple[datetime, datetime] | None = None
+
+
+@dataclass(frozen=True)
 class MemoryChange:
     """A partial update: None fields are kept as they are."""
 
@@ -1075,7 +1098,10 @@ class MemoryStore:
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
     ) -> tuple[Any, ...]:
-        searchable = self._searchable(change.fact or "")
+        # The new fact's full text (none when the fact is kept).
+        config, words, grams = (
+            (None, None, None) if change.fact is None else self._searchable(change.fact)
+        )
         return (
             memory_id,
             scope_key,
@@ -1085,7 +1111,7 @@ class MemoryStore:
             change.importance,
             change.confidence,
             _vector(change.embedding),
-            searchable.config,
+            config,
             change.ttl_seconds,
             list(change.extracted_facts),
             json.dumps(change.labels or {}),
@@ -1094,8 +1120,8 @@ class MemoryStore:
             change.source_session_id,
             list(change.source_event_ids) if change.source_event_ids is not None else None,
             change.revision_id,
-            searchable.words if change.fact is not None else None,
-            searchable.grams if change.fact is not None else None,
+            words,
+            grams,
         )
 
     async def update(
@@ -1195,46 +1221,32 @@ class MemoryStore:
         rows = await self._db.run(lambda conn: conn.fetch(self._revisions, scope_key, memory_id))
         return [_revision(r) for r in rows]
 
-    async def retrieve(
-        self,
-        scope_key: str,
-        *,
-        query_text: str,
-        query_embedding: Sequence[float] | None,
-        top_k: int,
-        candidates: int,
-        rrf_k: int,
-        weights: tuple[float, float, float],
-        half_life_seconds: float,
-        flt: MemoryFilter | None,
-        use_text: bool = True,
-        floors: tuple[float, float] = (-1.0, 0.0),
-        window: tuple[datetime, datetime] | None = None,
-    ) -> list[tuple[Memory, float | None, float]]:
-        """The `top_k` best memories for a query: (memory, cosine distance, score), best first.
-        Vector search takes part when a query embedding is given, full-text when `use_text`.
-        `floors`: the least cosine similarity of a vector candidate and the least text relevance
-        (0..1) of a full-text candidate. `window`: the [start, end) the query asks about, whose
-        memories (by create time) are a third candidate list."""
-        query = self._searchable(query_text)
+    def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
+        """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN
+        them as they run)."""
+        query = self._searchable(search.query_text)
         args = (
-            scope_key,
-            _vector(query_embedding),
+            search.scope_key,
+            _vector(search.query_embedding),
             query.words,
             query.config,
-            candidates,
-            top_k,
-            rrf_k,
-            *weights,
-            half_life_seconds,
-            *_filter_args(flt),
-            use_text,
+            search.candidates,
+            search.top_k,
+            search.rrf_k,
+            *search.weights,
+            search.half_life_seconds,
+            *_filter_args(search.flt),
+            search.use_text,
             query.grams,
-            *floors,
-            *(window or (None, None)),
+            *search.floors,
+            *(search.window or (None, None)),
         )
+        return self._retrieve[search.flt is not None], args
 
-        statement = self._retrieve[flt is not None]
+    async def retrieve(self, search: Search) -> list[tuple[Memory, float | None, float]]:
+        """The `top_k` best memories for `search`: (memory, cosine distance, score), best
+        first."""
+        statement, args = self.retrieval(search)
         rows = await self._db.run(lambda conn: conn.fetch(statement, *args))
         return [(_memory(r), r[14], float(r[15])) for r in rows]
 

@@ -146,3 +146,34 @@ async def test_an_unknown_text_search_language_is_a_clear_error(make_memory_serv
     )
     with pytest.raises(InputValidationError, match="klingon"):
         await service.create_memory("The user speaks Klingon.", SCOPE)
+
+
+HOSTILE = [
+    r"C:\Users\ana\notes.txt",
+    "it's O'Brien's",
+    "a & b | !c <-> d:* (x)",
+    "http://evil.example/a?b=c'd&e=\\f",
+    "E'\\\\'",
+    "日本語\\テスト",
+]
+
+
+@pytest.mark.parametrize("language", ["english", "auto"])
+async def test_hostile_text_and_time_words_never_reach_another_user(
+    make_memory_service: Make, language: str
+) -> None:
+    """Query syntax, quotes, paths and backslashes, in facts and in queries, next to words
+    naming a time: every search is an ordinary search of the caller's own scope (BM25's term
+    statistics, the time window and both floors are all scoped), never an error."""
+    service = make_memory_service(
+        embedder=HashEmbedder(64),
+        config=MemoryBankConfig(retrieval=RetrievalConfig(text_search_language=language)),
+    )
+    other = {"app_name": "relevance", "user_id": "mallory"}
+    for text in HOSTILE:
+        await service.create_memory(f"note: {text}", SCOPE)
+        await service.create_memory(f"secret: {text}", other)
+    for text in [*HOSTILE, f"today {HOSTILE[0]}", "what did I write today?"]:
+        found = await service.retrieve_memories(SCOPE, search_query=text, top_k=20)
+        assert found, text
+        assert all(r.memory.scope == SCOPE and r.memory.fact.startswith("note") for r in found)

@@ -33,6 +33,11 @@ T = TypeVar("T")
 DATABASE_URL_ENV = "ADK_MEMORY_DATABASE_URL"
 """`postgresql://USER@HOST:5432/DB`; unset: the embedded PostgreSQL in the data directory."""
 
+READ_DATABASE_URL_ENV = "ADK_MEMORY_READ_DATABASE_URL"
+"""A read replica of that database (`postgresql://USER@REPLICA_HOST:5432/DB`): searches, listings
+and session reads go there (see the README's "Read replicas"); unset: everything uses the
+primary. Same role, database and password as the primary's."""
+
 DATABASE_PASSWORD_ENV = "ADK_MEMORY_DATABASE_PASSWORD"
 """The database password, for URLs that carry none (e.g. a Secret Manager secret mounted as an
 environment variable), so no password is ever written into a URL on disk or on a command line."""
@@ -109,6 +114,7 @@ __all__ = [
     "MEMORY_TTL_ENV",
     "MODEL_ENV",
     "POOL_TIMEOUT_ENV",
+    "READ_DATABASE_URL_ENV",
     "REDACT_CHOICES",
     "REDACT_ENV",
     "SCHEMA_ENV",

@@ -32,6 +32,7 @@ from .db.urls import PARAMETERS, normalise_url
 from .env import (
     CONNECT_TIMEOUT_ENV,
     POOL_TIMEOUT_ENV,
+    READ_DATABASE_URL_ENV,
     STATEMENT_TIMEOUT_ENV,
     embedded_data_dir,
     environment,
@@ -109,6 +110,15 @@ def text(raw: str) -> str:
     return raw
 
 
+def read_url(raw: str) -> str:
+    """A read replica's database URL (percent-encoded inside a service URI's query)."""
+    if urlsplit(raw).scheme not in DATABASE_SCHEMES:
+        raise ValueError(
+            f"expected a database URL ({', '.join(s + '://' for s in DATABASE_SCHEMES)})"
+        )
+    return normalise_url(raw)
+
+
 COMMON_OPTIONS: Mapping[str, Parser] = {
     "schema": text,  # Postgres schema holding the tables (default adk_memory)
     "pool_size": count(1),  # connections this service's pool keeps open
@@ -121,6 +131,7 @@ COMMON_OPTIONS: Mapping[str, Parser] = {
     "statement_timeout": parse_timeout,  # one statement (default 30s)
     "connect_timeout": parse_timeout,  # opening a connection (default 10s; libpq's name)
     "pool_timeout": parse_duration,  # a free pooled connection (default 30s)
+    "read_url": read_url,  # a read replica: searches, listings, session reads (README)
 }
 """The options both services take."""
 
@@ -137,6 +148,9 @@ TIMEOUT_VARIABLES: Mapping[str, str] = {
     "pool_timeout": POOL_TIMEOUT_ENV,
 }
 """The environment variable each timeout option is read from when the URI leaves it out."""
+
+REPLICA_VARIABLES: Mapping[str, str] = {"read_url": READ_DATABASE_URL_ENV}
+"""The environment variable the read replica's URL is read from when the URI leaves it out."""
 
 _EMBEDDED_OPTIONS: Mapping[str, Parser] = {"data_dir": text}
 
@@ -222,7 +236,10 @@ def parse_service_uri(
     ours, driver = _split_query(kind, scheme, pairs, options)
     connection = normalise_url(url.set(query=driver).render_as_string(hide_password=False))
     with_password = with_database_password(connection, environ)
-    return ServiceTarget(with_password, None, _with_environment(ours, options, variables, environ))
+    chosen = _with_environment(ours, options, variables, environ)
+    if chosen.get("read_url") is not None:  # the replica: same role, same password
+        chosen["read_url"] = with_database_password(chosen["read_url"], environ)
+    return ServiceTarget(with_password, None, chosen)
 
 
 def _with_environment(
@@ -264,7 +281,7 @@ def uri_connection_arguments(
         "engine_kwargs": {**pool, **engine_kwargs} or None,
         "timeouts": DatabaseTimeouts(**timeouts) if timeouts else None,
     }
-    for name in ("schema", "auto_migrate"):
+    for name in ("schema", "auto_migrate", "read_url"):
         if name in options:
             settings[name] = options.pop(name)
     return settings

@@ -8,6 +8,11 @@ schema is migrated once per process before the first statement runs. It never ho
 own beyond that (a connection's ROLLBACK): the statements live in the store module of each
 aggregate.
 
+With a read URL (a streaming replica, a Cloud SQL read replica, an AlloyDB read pool) it holds
+a second engine, built the same way, for the reads a caller routes there (`replica=True`):
+writes, the job queue and migrations always use the primary; `db/replica.py` decides whether
+the replica may serve a read now, and a read it cannot serve goes to the primary.
+
 Hot paths borrow the raw asyncpg connection from SQLAlchemy's pool: the engine stays the one
 object users configure and share, while each statement costs one prepared-statement round trip
 instead of an ORM unit of work.
@@ -38,6 +43,7 @@ from ..errors import (
 from . import embedded
 from .driver import CONNECT_FAILURES, driver_error
 from .migrations import migrate
+from .replica import ReplicaHealth, recovery_conflict
 from .urls import create_engine, normalise_url
 from .vectors import VectorState, migrate_vectors
 
@@ -255,6 +261,11 @@ class Database:
     here), or from nothing (the embedded server, started lazily on first use so constructing a
     service never blocks the event loop). `timeouts` bound the engine it builds (default
     `DatabaseTimeouts()`); an engine passed in keeps its own.
+
+    `read_url` or `read_engine` name a read replica of that database (not of the embedded
+    server): `run(..., replica=True)` and `connection(replica=True)` use it, with the same
+    timeouts and engine options, while it is reachable and its schema is the primary's
+    (`ReplicaHealth`); everything else uses the primary.
     """
 
     def __init__(
@@ -267,21 +278,37 @@ class Database:
         auto_migrate: bool = True,
         engine_kwargs: dict[str, Any] | None = None,
         timeouts: DatabaseTimeouts | None = None,
+        read_url: str | None = None,
+        read_engine: AsyncEngine | None = None,
     ) -> None:
         if database_url is not None and engine is not None:
             raise InputValidationError("Pass either a database URL or an engine, not both.")
+        if read_url is not None and read_engine is not None:
+            raise InputValidationError("Pass either a read URL or a read engine, not both.")
+        replica = read_url is not None or read_engine is not None
+        if replica and database_url is None and engine is None:
+            raise InputValidationError(
+                "A read replica needs the primary's database URL (or engine): the embedded "
+                "server has no replicas."
+            )
         if timeouts is not None and not isinstance(timeouts, DatabaseTimeouts):
             raise InputValidationError("timeouts must be a DatabaseTimeouts.")
-        if timeouts is not None and engine is not None:
+        if timeouts is not None and (engine is not None or read_engine is not None):
             raise InputValidationError(
                 "timeouts bound the engine a service builds; build a shared engine with "
                 "make_engine(url, timeouts) instead."
             )
-        if engine is not None and engine.dialect.name != "postgresql":
-            raise InputValidationError("The engine must be a PostgreSQL (asyncpg) engine.")
+        for given in (engine, read_engine):
+            if given is not None and given.dialect.name != "postgresql":
+                raise InputValidationError("The engine must be a PostgreSQL (asyncpg) engine.")
         self._url = normalise_url(database_url) if database_url is not None else None
         self._engine = engine
         self._owns_engine = engine is None
+        self._read_url = normalise_url(read_url) if read_url is not None else None
+        self._read_engine = read_engine
+        self._owns_read_engine = read_engine is None
+        self.has_replica = replica
+        """Whether reads routed with `replica=True` may go to a replica."""
         self._data_dir = data_dir
         if database_url is None and engine is None:
             # Built in the main thread (the server starts later, in a worker thread): SIGTERM
@@ -293,6 +320,7 @@ class Database:
         its own settings)."""
         self.schema = validate_schema_name(schema)
         self.auto_migrate = auto_migrate
+        self._replica = ReplicaHealth(self.schema)
         self._ready: set[str] = set()
         self._lock = asyncio.Lock()
         self._migrate_lock = asyncio.Lock()
@@ -309,17 +337,57 @@ class Database:
                     self._engine = make_engine(url, self.timeouts, **self._engine_kwargs)
         return self._engine
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        """Borrow a pooled asyncpg connection. It goes back to the pool outside any transaction
-        whatever happened, even if the caller is cancelled, or is thrown away (`_give_back`),
-        so the next caller never inherits a transaction. A timeout is a `DatabaseTimeoutError`.
-        """
+    async def _read_engine_now(self) -> AsyncEngine | None:
+        """The replica's engine (created on first call), or None: no replica, or one that
+        failed recently (`ReplicaHealth.usable`)."""
+        if not self.has_replica or not self._replica.usable():
+            return None
+        if self._read_engine is None:
+            async with self._lock:
+                if self._read_engine is None and self._read_url is not None:
+                    self._read_engine = make_engine(
+                        self._read_url, self.timeouts, **self._engine_kwargs
+                    )
+        return self._read_engine
+
+    async def _checkout(self, replica: bool) -> tuple[AsyncEngine, PoolProxiedConnection, bool]:
+        """A pooled connection, its engine, and whether it is the replica's: the replica's when
+        `replica` asks for it and it can serve (a replica that cannot be reached, or whose
+        schema is not the primary's in time, raises nothing here: the primary serves)."""
+        read = await self._read_engine_now() if replica else None
+        if read is not None:
+            try:
+                proxied = await _borrow(read)
+            except (DatabaseUnavailableError, DatabaseTimeoutError) as exc:
+                self._replica.failed(exc)
+            else:
+                try:
+                    await self._replica.check(_driver(proxied))
+                except BaseException as exc:
+                    await _give_back(read, proxied, exc)
+                    raise
+                return read, proxied, True
         engine = await self.engine()
-        proxied = await _borrow(engine)
+        return engine, await _borrow(engine), False
+
+    @asynccontextmanager
+    async def connection(self, *, replica: bool = False) -> AsyncIterator[asyncpg.Connection]:
+        """Borrow a pooled asyncpg connection: the replica's if `replica` and it can serve
+        (only ever for reads), else the primary's. It goes back to the pool outside any
+        transaction whatever happened, even if the caller is cancelled, or is thrown away
+        (`_give_back`), so the next caller never inherits a transaction. A timeout is a
+        `DatabaseTimeoutError`.
+        """
+        async with self._connection(replica) as (conn, _):
+            yield conn
+
+    @asynccontextmanager
+    async def _connection(self, replica: bool) -> AsyncIterator[tuple[asyncpg.Connection, bool]]:
+        """`connection`, and whether it is the replica's."""
+        engine, proxied, on_replica = await self._checkout(replica)
         failure: BaseException | None = None
         try:
-            yield _driver(proxied)
+            yield _driver(proxied), on_replica
         except BaseException as exc:
             failure = exc
             timeout = _as_timeout(exc, connecting=False)
@@ -329,9 +397,13 @@ class Database:
         finally:
             await _give_back(engine, proxied, failure)
 
-    async def run(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+    async def run(
+        self, statement: Callable[[asyncpg.Connection], Awaitable[T]], *, replica: bool = False
+    ) -> T:
         """Run `statement` on a pooled connection, once more on a fresh one if the connection
-        was lost mid-statement.
+        was lost mid-statement. With `replica` (a read that may be a little behind the
+        primary), on the replica when there is one that can serve; a read the replica cancels
+        (a recovery conflict) runs once more, on the primary.
 
         The contract every caller keeps: `statement` is safe to replay, and its replay returns
         the original result. A lost connection does not say whether the first attempt
@@ -355,15 +427,17 @@ class Database:
         other error, propagates: the write then either committed once or not at all.
         """
         used: asyncpg.Connection | None = None
+        on_replica = False
         try:
-            async with self.connection() as conn:
+            async with self._connection(replica) as (conn, on_replica):
                 used = conn
                 return await statement(conn)
         except Exception as exc:
             # Retried only after `connection()` has dropped the broken pool.
-            if used is None or not _is_lost(exc, used):
+            conflict = on_replica and recovery_conflict(exc)
+            if used is None or not (conflict or _is_lost(exc, used)):
                 raise
-        async with self.connection() as conn:
+        async with self._connection(replica and not conflict) as (conn, _):
             return await statement(conn)
 
     async def ensure_migrated(self, component: str, steps: Sequence[str]) -> None:
@@ -374,7 +448,10 @@ class Database:
             if component in self._ready:
                 return
             async with self.connection() as conn:
-                await migrate(conn, self.schema, component, steps, apply=self.auto_migrate)
+                version = await migrate(
+                    conn, self.schema, component, steps, apply=self.auto_migrate
+                )
+            self._replica.want(component, version)
             self._ready.add(component)
 
     async def ensure_vectors(self, dimensions: int) -> VectorState:
@@ -382,10 +459,15 @@ class Database:
         needs (or check them, with auto_migrate off); where they stand. Each call reads the
         catalog (a first use's cost, like `ensure_migrated`'s): callers keep the answer."""
         async with self._migrate_lock, self.connection() as conn:
-            return await migrate_vectors(conn, self.schema, dimensions, apply=self.auto_migrate)
+            state = await migrate_vectors(conn, self.schema, dimensions, apply=self.auto_migrate)
+        self._replica.want_vectors(dimensions)
+        return state
 
     async def close(self) -> None:
-        """Dispose of the engine if this handle created it; a shared engine is left alone."""
+        """Dispose of the engines this handle created; shared engines are left alone."""
+        if self._read_engine is not None and self._owns_read_engine:
+            await self._read_engine.dispose()
+            self._read_engine = None
         if self._engine is not None and self._owns_engine:
             await self._engine.dispose()
             self._engine = None

@@ -74,6 +74,8 @@ class MemoryServiceCore:
         auto_migrate: bool = True,
         engine_kwargs: dict[str, Any] | None = None,
         timeouts: DatabaseTimeouts | None = None,
+        read_url: str | None = None,
+        read_engine: AsyncEngine | None = None,
         **adk_arguments: Any,
     ) -> None:
         if uri is not None:
@@ -108,6 +110,8 @@ class MemoryServiceCore:
             auto_migrate=auto_migrate,
             engine_kwargs=where.engine_kwargs,
             timeouts=timeouts,
+            read_url=read_url,
+            read_engine=read_engine,
         )
         self._store = MemoryStore(
             self.database, text_search_language=self.config.retrieval.text_search_language

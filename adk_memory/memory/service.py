@@ -114,6 +114,11 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
       engine: an existing SQLAlchemy `AsyncEngine` (e.g. shared with `PostgresSessionService`).
       db_url, db_engine, schema, data_dir, auto_migrate, engine_kwargs, timeouts: as for
         `PostgresSessionService`.
+      read_url, read_engine: a read replica of the database: `retrieve_memories`,
+        `search_memory`, `list_memories` and `list_revisions` read there (what a write just
+        stored may show a moment later); writes, `get_memory`, generation and the job queue use
+        the primary. As for `PostgresSessionService`, an unreachable replica is skipped for a
+        while and one whose schema is not the primary's is a `SchemaVersionError`.
       uri: instead of all of the above, a memory service URI (`postgresql://...?model=...`,
         `adk-memory://`; see `adk_memory.adk.services`): its query parameters are the options,
         the `ADK_MEMORY_*` environment fills those it leaves out. ADK's `services.yaml`
@@ -261,7 +266,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         check_count("page_size", page_size, 1000)
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
-        rows = await store.list_memories(key, filter, after, page_size + 1)
+        rows = await store.list_memories(key, filter, after, page_size + 1, replica=True)
         more = len(rows) > page_size
         rows = rows[:page_size]
         return MemoryPage(
@@ -360,7 +365,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         """A memory's history, oldest first; still there after the memory was deleted."""
         checked = validate_scope(scope)
         store = await self._ready()
-        return await store.revisions(check_id(memory_id), scope_key(checked))
+        return await store.revisions(check_id(memory_id), scope_key(checked), replica=True)
 
     async def retrieve_memories(
         self,
@@ -403,7 +408,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             flt=filter,
             now=now or datetime.now(timezone.utc),
         )
-        rows = await store.retrieve(search)
+        rows = await store.retrieve(search, replica=True)
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
 
     def _search(

@@ -1210,15 +1210,22 @@ class MemoryStore:
         flt: MemoryFilter | None,
         after: tuple[datetime, str] | None,
         limit: int,
+        *,
+        replica: bool = False,
     ) -> list[Memory]:
-        """Live memories newest first, starting after `after` (the previous page's last row)."""
+        """Live memories newest first, starting after `after` (the previous page's last row);
+        on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`."""
         args = (scope_key, *_filter_args(flt), *(after or (None, None)), limit)
-        rows = await self._db.run(lambda conn: conn.fetch(self._list, *args))
+        rows = await self._db.run(lambda conn: conn.fetch(self._list, *args), replica=replica)
         return [_memory(r) for r in rows]
 
-    async def revisions(self, memory_id: str, scope_key: str) -> list[MemoryRevision]:
+    async def revisions(
+        self, memory_id: str, scope_key: str, *, replica: bool = False
+    ) -> list[MemoryRevision]:
         """A memory's revisions, oldest first (also after the memory was deleted)."""
-        rows = await self._db.run(lambda conn: conn.fetch(self._revisions, scope_key, memory_id))
+        rows = await self._db.run(
+            lambda conn: conn.fetch(self._revisions, scope_key, memory_id), replica=replica
+        )
         return [_revision(r) for r in rows]
 
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
@@ -1243,11 +1250,13 @@ class MemoryStore:
         )
         return self._retrieve[search.flt is not None], args
 
-    async def retrieve(self, search: Search) -> list[tuple[Memory, float | None, float]]:
+    async def retrieve(
+        self, search: Search, *, replica: bool = False
+    ) -> list[tuple[Memory, float | None, float]]:
         """The `top_k` best memories for `search`: (memory, cosine distance, score), best
         first."""
         statement, args = self.retrieval(search)
-        rows = await self._db.run(lambda conn: conn.fetch(statement, *args))
+        rows = await self._db.run(lambda conn: conn.fetch(statement, *args), replica=replica)
         return [(_memory(r), r[14], float(r[15])) for r in rows]
 
     async def candidates(

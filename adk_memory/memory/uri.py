@@ -28,6 +28,7 @@ from ..env import (
 from ..errors import InputValidationError
 from ..uri import (
     COMMON_OPTIONS,
+    REPLICA_VARIABLES,
     TIMEOUT_VARIABLES,
     Parser,
     boolean,
@@ -72,6 +73,7 @@ MEMORY_VARIABLES: Mapping[str, str] = {
     "memory_ttl": MEMORY_TTL_ENV,
     "redact": REDACT_ENV,
     **TIMEOUT_VARIABLES,
+    **REPLICA_VARIABLES,
 }
 """The environment variable each memory option is read from when the URI leaves it out."""
 

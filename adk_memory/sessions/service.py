@@ -3,7 +3,8 @@
 Owns: ADK's session contract (the behaviour `InMemorySessionService` defines: scoped state,
 temp state never stored, partial events never persisted, idempotent re-delivery, ordering,
 `GetSessionConfig`, ADK's error types) plus what ADK lacks: optimistic concurrency across
-replicas, TTL sweeps, PII redaction and strict per-user keys. It never writes SQL itself (the
+replicas, TTL sweeps, PII redaction, strict per-user keys and reads from a read replica that
+still see this process's own writes (`freshness.py`). It never writes SQL itself (the
 store does) and never imports the memory service.
 """
 
@@ -43,6 +44,7 @@ from ..errors import (
 from ..redaction import Redactor
 from ..uri import announce, check_uri_alone, without_agents_dir
 from . import codec
+from .freshness import WrittenRevisions
 from .store import IdleSession, SessionRow, SessionStore
 from .uri import session_arguments
 
@@ -132,6 +134,14 @@ class PostgresSessionService(BaseSessionService):
         `DatabaseTimeoutError` (`DatabaseTimeouts`; default: a statement 30 s, connecting
         10 s, a free pooled connection 30 s). They bound the engine built here; a shared
         `engine` keeps its own (build it with `make_engine(url, timeouts)`).
+      read_url, read_engine: a read replica of the database (a streaming replica, a Cloud SQL
+        read replica, an AlloyDB read pool): `get_session` and `list_sessions` read
+        there; everything else (writes, `list_idle_sessions`, whose callers act on its answer)
+        uses the primary, and a session this
+        service wrote that the replica does not hold as written yet is read from the primary
+        (`adk_memory.sessions.freshness`). An unreachable replica is skipped for a while
+        (reads go to the primary); one whose schema is not the primary's is a
+        `SchemaVersionError`.
       uri: instead of all of the above, a session service URI (`postgresql://...?schema=...`,
         `adk-memory://`; see `adk_memory.adk.services`): its query parameters are the options,
         the `ADK_MEMORY_*` environment fills those it leaves out. ADK's `services.yaml`
@@ -160,6 +170,8 @@ class PostgresSessionService(BaseSessionService):
         event_cache_bytes: int = DEFAULT_EVENT_CACHE_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
         timeouts: DatabaseTimeouts | None = None,
+        read_url: str | None = None,
+        read_engine: AsyncEngine | None = None,
         **adk_arguments: Any,
     ) -> None:
         if uri is not None:
@@ -187,8 +199,11 @@ class PostgresSessionService(BaseSessionService):
             auto_migrate=auto_migrate,
             engine_kwargs=where.engine_kwargs,
             timeouts=timeouts,
+            read_url=read_url,
+            read_engine=read_engine,
         )
         self._store = SessionStore(self.database)
+        self._written = WrittenRevisions() if self.database.has_replica else None
         self._redactor = redactor
         self._events = codec.EventCache(event_cache_size, event_cache_bytes)
         self.session_ttl = session_ttl
@@ -225,6 +240,8 @@ class PostgresSessionService(BaseSessionService):
         )
         if row is None:
             raise AlreadyExistsError(f"Session with id {session_id} already exists.")
+        if self._written is not None:
+            self._written.wrote(app_name, user_id, session_id, row.revision)
         return _to_session(app_name, row, [])
 
     @override
@@ -236,7 +253,9 @@ class PostgresSessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
-        """The session with merged state and its events (oldest first), or None."""
+        """The session with merged state and its events (oldest first), or None. With a read
+        replica, read there unless it does not yet hold what this service last wrote to the
+        session (then from the primary)."""
         _check_key("app_name", app_name)
         _check_key("user_id", user_id)
         if config is not None and not isinstance(config, GetSessionConfig):
@@ -244,13 +263,16 @@ class PostgresSessionService(BaseSessionService):
         session_id = _clean_session_id(session_id)
         if not session_id:
             return None
-        row = await self._store.get(
-            app_name,
-            user_id,
-            session_id,
+        selection = (
             config.num_recent_events if config else None,
             config.after_timestamp if config else None,
         )
+        replica = self._written is not None
+        row = await self._store.get(app_name, user_id, session_id, *selection, replica=replica)
+        if self._written is not None and self._written.stale(
+            app_name, user_id, session_id, None if row is None else row.revision
+        ):
+            row = await self._store.get(app_name, user_id, session_id, *selection)
         if row is None:
             return None
         return _to_session(app_name, row, self._events.load(row.event_texts))
@@ -263,7 +285,7 @@ class PostgresSessionService(BaseSessionService):
         _check_key("app_name", app_name)
         if user_id is not None:
             _check_key("user_id", user_id)
-        rows = await self._store.list_sessions(app_name, user_id)
+        rows = await self._store.list_sessions(app_name, user_id, replica=True)
         return ListSessionsResponse(sessions=[_to_session(app_name, row, []) for row in rows])
 
     @override
@@ -274,6 +296,8 @@ class PostgresSessionService(BaseSessionService):
         session_id = _clean_session_id(session_id)
         if session_id:
             await self._store.delete(app_name, user_id, session_id)
+            if self._written is not None:
+                self._written.deleted(app_name, user_id, session_id)
 
     async def erase_user(self, *, app_name: str, user_id: str) -> dict[str, int]:
         """Forget one user of one app: every session with its events (compaction summaries
@@ -284,6 +308,8 @@ class PostgresSessionService(BaseSessionService):
         _check_key("user_id", user_id)
         sessions, events, summaries, states = await self._store.erase_user(app_name, user_id)
         self._events.clear()
+        if self._written is not None:
+            self._written.erased(app_name, user_id)
         return {
             "sessions": sessions,
             "events": events,
@@ -350,6 +376,8 @@ class PostgresSessionService(BaseSessionService):
         if revision is None:
             return await self._resolve_conflict(session, event, event_json)
         set_storage_marker(session, str(revision))
+        if self._written is not None:
+            self._written.wrote(session.app_name, session.user_id, session.id, revision)
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)
 

@@ -282,29 +282,40 @@ class SessionStore:
         session_id: str,
         num_recent_events: int | None,
         after_timestamp: float | None,
+        *,
+        replica: bool = False,
     ) -> SessionRow | None:
-        """One session with merged-state inputs and its selected events, in one statement."""
+        """One session with merged-state inputs and its selected events, in one statement
+        (on the read replica if `replica`: `Database.run`)."""
         await self.ready()
         row = await self._db.run(
             lambda conn: conn.fetchrow(
                 self._get, app_name, user_id, session_id, num_recent_events, after_timestamp
-            )
+            ),
+            replica=replica,
         )
         if row is None:
             return None
         return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
 
-    async def list_sessions(self, app_name: str, user_id: str | None) -> list[SessionRow]:
-        """Sessions of one user (or of every user of the app), oldest update first."""
+    async def list_sessions(
+        self, app_name: str, user_id: str | None, *, replica: bool = False
+    ) -> list[SessionRow]:
+        """Sessions of one user (or of every user of the app), oldest update first (on the read
+        replica if `replica`)."""
         await self.ready()
         if user_id is None:
-            rows = await self._db.run(lambda conn: conn.fetch(self._list_for_app, app_name))
+            rows = await self._db.run(
+                lambda conn: conn.fetch(self._list_for_app, app_name), replica=replica
+            )
         else:
             rows = await self._db.run(
-                lambda conn: conn.fetch(self._list_for_user, app_name, user_id)
+                lambda conn: conn.fetch(self._list_for_user, app_name, user_id), replica=replica
             )
         app_state = (
-            await self._db.run(lambda conn: conn.fetchval(self._app_state, app_name))
+            await self._db.run(
+                lambda conn: conn.fetchval(self._app_state, app_name), replica=replica
+            )
             if rows
             else None
         )

@@ -14,6 +14,7 @@ from typing import Any
 from ..env import REDACT_ENV, SCHEMA_ENV, SESSION_TTL_ENV, parse_duration
 from ..uri import (
     COMMON_OPTIONS,
+    REPLICA_VARIABLES,
     TIMEOUT_VARIABLES,
     Parser,
     count,
@@ -34,6 +35,7 @@ SESSION_VARIABLES: Mapping[str, str] = {
     "session_ttl": SESSION_TTL_ENV,
     "redact": REDACT_ENV,
     **TIMEOUT_VARIABLES,
+    **REPLICA_VARIABLES,
 }
 """The environment variable each session option is read from when the URI leaves it out (the
 variables `configure()` reads), so a URI and `configure()` in one environment agree."""

@@ -21,11 +21,16 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory.adk.services import MEMORY_VARIABLES, SESSION_VARIABLES
-from adk_memory.env import DATABASE_URL_ENV, REDACT_ENV
+from adk_memory.env import DATABASE_URL_ENV, READ_DATABASE_URL_ENV, REDACT_ENV
 
 CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
 """`PROJECT:REGION:INSTANCE`: connect through the Unix socket Cloud Run mounts under /cloudsql
 (`--set-cloudsql-instances`), used when ADK_MEMORY_DATABASE_URL is not set."""
+
+CLOUD_SQL_READ_INSTANCE_ENV = "CLOUD_SQL_READ_INSTANCE"
+"""`PROJECT:REGION:REPLICA`: a Cloud SQL read replica (its Unix socket, mounted too with
+`--set-cloudsql-instances`), with the same user and database: the app's searches, listings and
+session reads go there. Or set ADK_MEMORY_READ_DATABASE_URL (AlloyDB read pools, private IPs)."""
 
 DATABASE_USER_ENV = "ADK_MEMORY_DATABASE_USER"
 DATABASE_NAME_ENV = "ADK_MEMORY_DATABASE_NAME"
@@ -112,17 +117,35 @@ def _database_url(environ: Mapping[str, str]) -> str:
     if url:
         return url
     if instance:
-        if instance.count(":") != 2:
-            raise InputValidationError(
-                f"{CLOUD_SQL_INSTANCE_ENV} must be PROJECT:REGION:INSTANCE, not {instance!r}."
-            )
-        user = environ.get(DATABASE_USER_ENV, "adk")
-        name = environ.get(DATABASE_NAME_ENV, "adk")
-        return f"postgresql://{user}@/{name}?host=/cloudsql/{instance}"
+        return _cloud_sql_url(environ, CLOUD_SQL_INSTANCE_ENV, instance)
     raise InputValidationError(
         f"No database: set {DATABASE_URL_ENV} (postgresql://USER@HOST/DB) or "
         f"{CLOUD_SQL_INSTANCE_ENV} (PROJECT:REGION:INSTANCE)."
     )
+
+
+def _cloud_sql_url(environ: Mapping[str, str], variable: str, instance: str) -> str:
+    """The Unix-socket URL of Cloud SQL instance `instance` (named by `variable`)."""
+    if instance.count(":") != 2:
+        raise InputValidationError(f"{variable} must be PROJECT:REGION:INSTANCE, not {instance!r}.")
+    user = environ.get(DATABASE_USER_ENV, "adk")
+    name = environ.get(DATABASE_NAME_ENV, "adk")
+    return f"postgresql://{user}@/{name}?host=/cloudsql/{instance}"
+
+
+def _read_replica(environ: Mapping[str, str], *layers: dict[str, str]) -> None:
+    """Point both services at the Cloud SQL read replica `CLOUD_SQL_READ_INSTANCE` names, if
+    any (`read_url`); a read URL also set another way is ambiguous."""
+    instance = environ.get(CLOUD_SQL_READ_INSTANCE_ENV)
+    if not instance:
+        return
+    if any("read_url" in layer for layer in layers):
+        raise InputValidationError(
+            f"Set {CLOUD_SQL_READ_INSTANCE_ENV} or {READ_DATABASE_URL_ENV} (read_url), not both."
+        )
+    url = _cloud_sql_url(environ, CLOUD_SQL_READ_INSTANCE_ENV, instance)
+    for layer in layers:
+        layer["read_url"] = url
 
 
 def _with_query(url: str, options: Mapping[str, str]) -> str:
@@ -158,6 +181,7 @@ class Deployment:
             **{f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV)},
         )
         _one_redactor(session, memory)
+        _read_replica(environ, session, memory)
         web_ui = environ.get(WEB_UI_ENV, "false").lower()
         if web_ui not in ("true", "false"):
             raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")

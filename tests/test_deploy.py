@@ -454,3 +454,35 @@ def test_the_example_agent_is_built_with_configure(deploy, monkeypatch):
     assert {"memory_context", "memory_generation", "recursive_summarization"} <= plugins
     assert {tool.name for tool in module.root_agent.tools} >= {"create_memory", "load_memory"}
     assert not module.stack.memory_service.database.auto_migrate
+
+
+def test_a_cloud_sql_read_replica_serves_the_apps_reads(deploy):
+    """`CLOUD_SQL_READ_INSTANCE` (or `ADK_MEMORY_READ_DATABASE_URL`) gives both services, and
+    the agents' `configure()`, the replica's socket URL as their read URL."""
+    settings = importlib.import_module("deploy.settings")
+    deployment = settings.Deployment.from_env(
+        {"CLOUD_SQL_INSTANCE": "p:r:main", "CLOUD_SQL_READ_INSTANCE": "p:r:replica"}
+    )
+    replica = "postgresql://adk@/adk?host=/cloudsql/p:r:replica"
+    for service in (
+        session_service_from_uri(deployment.session_uri(), environ={}),
+        memory_service_from_uri(deployment.memory_uri(), environ={}),
+    ):
+        assert service.database.has_replica
+    exported = deployment.agent_environment()
+    assert exported["ADK_MEMORY_READ_DATABASE_URL"] == replica
+    stack = configure(environ=exported, run_worker=False)
+    assert stack.session_service.database.has_replica
+    assert stack.memory_service.database.has_replica
+    with pytest.raises(InputValidationError, match="not both"):
+        settings.Deployment.from_env(
+            {
+                "CLOUD_SQL_INSTANCE": "p:r:main",
+                "CLOUD_SQL_READ_INSTANCE": "p:r:replica",
+                "ADK_MEMORY_READ_DATABASE_URL": "postgresql://adk@replica/adk",
+            }
+        )
+    with pytest.raises(InputValidationError, match="PROJECT:REGION:INSTANCE"):
+        settings.Deployment.from_env(
+            {"CLOUD_SQL_INSTANCE": "p:r:main", "CLOUD_SQL_READ_INSTANCE": "replica"}
+        )

@@ -33,7 +33,7 @@ from adk_memory.db.embedded import temporary_server
 from adk_memory.db.migrations import SchemaVersionError
 from adk_memory.db.standby import temporary_standby
 from adk_memory.errors import InputValidationError
-from adk_memory.testing import ScriptedLlm
+from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 SCHEMA = "adk_memory_replica"
 APP = "app"
@@ -170,6 +170,18 @@ async def test_a_session_read_sees_the_callers_own_writes_while_the_standby_lags
         assert await sessions.get_session(app_name=APP, user_id="u1", session_id="s1") is None
 
 
+async def test_an_erased_user_stays_erased_while_the_standby_lags(make, servers):
+    sessions = make(PostgresSessionService)
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await sessions.create_session(app_name=APP, user_id="u2", session_id="s1")
+    await _caught_up(*servers)
+    async with paused(servers[1]):
+        await sessions.erase_user(app_name=APP, user_id="u1")
+        assert await sessions.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+        # Another user's session is still read (from the standby) as it is.
+        assert await sessions.get_session(app_name=APP, user_id="u2", session_id="s1")
+
+
 async def test_an_adk_runner_turn_while_the_standby_lags(make, servers):
     """ADK's Runner appends events and reads the session back within a turn: with replay
     paused every read it makes would be stale, yet the turn and the next both see their own
@@ -245,6 +257,10 @@ async def test_a_replica_of_another_database_fails_clearly(make, servers, monkey
     await sessions.create_session(app_name=APP, user_id="u1", session_id="s1")
     with pytest.raises(SchemaVersionError, match="replica of the primary"):
         await sessions.list_sessions(app_name=APP, user_id="u1")
+    # The next reads fail at once, with the same message, instead of waiting again.
+    monkeypatch.setattr(replica_rules, "CATCH_UP", timedelta(hours=1))
+    with pytest.raises(SchemaVersionError, match="replica of the primary"):
+        await sessions.list_sessions(app_name=APP, user_id="u1")
     # Writes and reads that never go to the replica are unaffected.
     await sessions.delete_session(app_name=APP, user_id="u1", session_id="s1")
 
@@ -268,6 +284,21 @@ async def test_memory_searches_and_listings_read_the_standby(make, servers):
     assert [r.memory.fact for r in found] == ["Ada plays the cello."]
     response = await memories.search_memory(app_name=APP, user_id="u1", query="tea")
     assert [m.content.parts[0].text for m in response.memories] == ["Ada likes green tea."]
+    assert await _recovering(memories)
+
+
+async def test_vector_search_reads_the_standby_once_it_has_the_vector_index(make, servers):
+    """An embedder's vector column and index are made on the primary; the standby serves
+    hybrid search once it has replayed them."""
+    memories = make(
+        PostgresMemoryService, schema="adk_memory_replica_vectors", embedder=HashEmbedder()
+    )
+    scope = {"app_name": APP, "user_id": "u1"}
+    await memories.create_memory("Ada plays the cello on Sundays.", scope)
+    await _caught_up(*servers)
+    found = await memories.retrieve_memories(scope, search_query="cello Sundays")
+    assert [r.memory.fact for r in found] == ["Ada plays the cello on Sundays."]
+    assert found[0].distance is not None
     assert await _recovering(memories)
 
 
@@ -324,3 +355,21 @@ async def test_read_urls_from_the_uri_and_the_environment(servers):
         session_service_from_uri("adk-memory://", environ={"ADK_MEMORY_READ_DATABASE_URL": standby})
     with pytest.raises(InputValidationError, match="read_url"):
         session_service_from_uri(f"{primary}&read_url=mysql%3A%2F%2Fx", environ={})
+
+
+async def test_configure_reads_the_replica(servers):
+    from adk_memory import configure
+
+    primary, standby = servers
+    stack = configure(
+        environ={"ADK_MEMORY_DATABASE_URL": primary, "ADK_MEMORY_READ_DATABASE_URL": standby},
+        schema=SCHEMA,
+        run_worker=False,
+    )
+    try:
+        assert await _recovering(stack.session_service)
+        assert await _recovering(stack.memory_service)
+    finally:
+        await stack.close()
+    with pytest.raises(InputValidationError, match="embedded server has no replicas"):
+        configure(read_url=standby, environ={})

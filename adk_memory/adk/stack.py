@@ -47,6 +47,7 @@ from ..env import (
     EMBEDDING_MODEL_ENV,
     MEMORY_TTL_ENV,
     MODEL_ENV,
+    READ_DATABASE_URL_ENV,
     REDACT_ENV,
     SCHEMA_ENV,
     SESSION_TTL_ENV,
@@ -259,6 +260,7 @@ class MemoryStack:
         redactor: Redactor | None = None,
         data_dir: Path | None = None,
         engine: AsyncEngine | None = None,
+        read_engine: AsyncEngine | None = None,
     ) -> None:
         self.session_service = session_service
         self.memory_service = memory_service
@@ -272,6 +274,7 @@ class MemoryStack:
         self.forget_memory = ForgetMemoryTool(memory_service)
         self.data_dir = data_dir
         self._engine = engine
+        self._read_engine = read_engine
 
     @property
     def plugins(self) -> list[BasePlugin]:
@@ -364,8 +367,9 @@ class MemoryStack:
                 await self.memory_service.close()
                 await self.session_service.close()
             finally:
-                if self._engine is not None:
-                    await self._engine.dispose()
+                for engine in (self._engine, self._read_engine):
+                    if engine is not None:
+                        await engine.dispose()
 
     async def __aenter__(self) -> MemoryStack:
         return self
@@ -406,6 +410,7 @@ def _memory_config(memory: MemoryBankConfig | None, environ: Mapping[str, str]) 
 def configure(
     database_url: str | None = None,
     *,
+    read_url: str | None = None,
     schema: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     memory: MemoryBankConfig | None = None,
@@ -434,6 +439,9 @@ def configure(
       database_url: `postgresql://...` (`$ADK_MEMORY_DATABASE_URL`; default: the embedded
         PostgreSQL). A URL without a password takes `$ADK_MEMORY_DATABASE_PASSWORD` (or the
         file in `$ADK_MEMORY_DATABASE_PASSWORD_FILE`). Sessions and memory share one pool.
+      read_url: a read replica of that database (`$ADK_MEMORY_READ_DATABASE_URL`; default:
+        none), with the same role and password: searches, listings and session reads go
+        there, with a pool of its own shared by both services (README: "Read replicas").
       schema: the Postgres schema of the tables (`$ADK_MEMORY_SCHEMA`; default adk_memory).
       data_dir: the embedded server's data directory (`$ADK_MEMORY_DATA_DIR`; default
         ./.adk/pgdata); unused with a database URL.
@@ -476,6 +484,11 @@ def configure(
             raise InputValidationError(f"{name} must be a {kind.__name__} (or None).")
     environ = environment(environ)
     url = database_url or environ.get(DATABASE_URL_ENV) or None
+    read = read_url or environ.get(READ_DATABASE_URL_ENV) or None
+    if read is not None and url is None:
+        raise InputValidationError(
+            "A read replica needs the primary's database URL: the embedded server has no replicas."
+        )
     schema = schema or environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
     config = _memory_config(memory, environ)
     llm = _model(model, config, environ)
@@ -492,6 +505,7 @@ def configure(
         timeouts = database_timeouts(environ)
 
     engine: AsyncEngine | None = None
+    read_engine: AsyncEngine | None = None
     where: dict[str, Any]
     resolved_dir: Path | None = None
     if url is not None:
@@ -499,6 +513,10 @@ def configure(
         url = with_database_password(normalise_url(url), environ)
         engine = make_engine(url, timeouts, **(engine_kwargs or {}))
         where = {"engine": engine}
+        if read is not None:
+            read = with_database_password(normalise_url(read), environ)
+            read_engine = make_engine(read, timeouts, **(engine_kwargs or {}))
+            where["read_engine"] = read_engine
     else:
         resolved_dir = embedded_data_dir(data_dir, environ)
         where = {
@@ -541,4 +559,5 @@ def configure(
         redactor=redactor,
         data_dir=resolved_dir,
         engine=engine,
+        read_engine=read_engine,
     )

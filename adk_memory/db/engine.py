@@ -352,8 +352,9 @@ class Database:
 
     async def _checkout(self, replica: bool) -> tuple[AsyncEngine, PoolProxiedConnection, bool]:
         """A pooled connection, its engine, and whether it is the replica's: the replica's when
-        `replica` asks for it and it can serve (a replica that cannot be reached, or whose
-        schema is not the primary's in time, raises nothing here: the primary serves)."""
+        `replica` asks for it and it can serve (one that cannot be reached raises nothing here:
+        the primary serves; one whose schema is not the primary's in time is a
+        `SchemaVersionError`)."""
         read = await self._read_engine_now() if replica else None
         if read is not None:
             try:

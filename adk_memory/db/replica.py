@@ -8,7 +8,9 @@ cancelled because replaying the primary's changes needed its rows (a recovery co
 again on the primary. A replica is used only once its schema is the one this process migrated
 the primary to: right after a migration it may not have replayed it yet, so the first read
 waits for it (`CATCH_UP`), and one still different after that is a `SchemaVersionError`
-saying so (a read URL naming another database, never migrated, is the usual cause).
+saying so (a read URL naming another database, never migrated, is the usual cause), raised at
+once by the reads of the next `RETRY_AFTER` (a misconfiguration must not make every read wait),
+then looked at again.
 
 It never writes to the replica, never migrates it and never holds SQL beyond reading the
 version rows and vector catalog (`migrations.current_version`, `vectors.vector_state`).
@@ -58,6 +60,8 @@ class ReplicaHealth:
         self._wanted: dict[str, int] = {}
         self._dimensions: int | None = None
         self._seen: set[str] = set()
+        self._mismatch: SchemaVersionError | None = None
+        self._mismatch_until = 0.0
 
     def usable(self) -> bool:
         """Whether reads may go to the replica now (not within `RETRY_AFTER` of a failure)."""
@@ -91,18 +95,23 @@ class ReplicaHealth:
             self._dimensions is None or "vectors" in self._seen
         ):
             return
+        if self._mismatch is not None and time.monotonic() < self._mismatch_until:
+            raise self._mismatch
         deadline = time.monotonic() + CATCH_UP.total_seconds()
         while True:
             behind = await self._behind(conn)
             if not behind:
+                self._mismatch = None
                 return
             if time.monotonic() >= deadline:
-                raise SchemaVersionError(
+                self._mismatch = SchemaVersionError(
                     f"The read replica's schema {self._schema!r} is not the primary's "
-                    f"({'; '.join(behind)}) after {CATCH_UP.total_seconds():.0f} s: the read URL "
+                    f"({'; '.join(behind)}) after {CATCH_UP.total_seconds():g} s: the read URL "
                     "must name a replica of the primary database (migrations run on the "
                     "primary only)."
                 )
+                self._mismatch_until = time.monotonic() + RETRY_AFTER.total_seconds()
+                raise self._mismatch
             await asyncio.sleep(_POLL)
 
     async def _behind(self, conn: asyncpg.Connection) -> list[str]:

@@ -39,8 +39,9 @@ from .._cache import LruCache
 DELETED: Literal[-1] = -1
 """What `WrittenRevisions` remembers for a session this process deleted."""
 
-DEFAULT_MAX_SESSIONS = 100_000
-"""How many sessions' last written revision a service remembers (a few MB at most)."""
+DEFAULT_MAX_SESSIONS = 20_000
+"""How many sessions' last written revision a service remembers (at most a few MB): far more
+than any process writes within a replica's lag."""
 
 _EVERY_SESSION = ""
 """The session id under which a user's erasure is remembered (session ids are never empty)."""

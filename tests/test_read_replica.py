@@ -373,3 +373,50 @@ async def test_configure_reads_the_replica(servers):
         await stack.close()
     with pytest.raises(InputValidationError, match="embedded server has no replicas"):
         configure(read_url=standby, environ={})
+
+
+async def test_a_read_the_standby_cancels_runs_again_on_the_primary(make, servers):
+    """A standby cancels a query whose table replay must lock ("conflict with recovery"):
+    `Database.run` runs that read again on the primary instead of failing it."""
+    primary, standby = servers
+    sessions = make(PostgresSessionService)
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await _caught_up(primary, standby)
+    admin = await asyncpg.connect(_dsn(standby))
+    await admin.execute("ALTER SYSTEM SET max_standby_streaming_delay = 0")
+    await admin.execute("SELECT pg_reload_conf()")
+    try:
+        read = asyncio.ensure_future(
+            sessions.database.run(
+                lambda conn: conn.fetchval(
+                    "SELECT bool_and(pg_is_in_recovery()) FROM "
+                    f"(SELECT pg_sleep(1) FROM {SCHEMA}.sessions) slow"
+                ),
+                replica=True,
+            )
+        )
+        deadline = time.monotonic() + 30
+        while not await admin.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(1)%' "
+            "AND pid <> pg_backend_pid()"
+        ):
+            assert time.monotonic() < deadline, "the slow read never started on the standby"
+            await asyncio.sleep(0.02)
+        conn = await asyncpg.connect(_dsn(primary))
+        try:
+            async with conn.transaction():
+                await conn.execute(f"LOCK TABLE {SCHEMA}.sessions IN ACCESS EXCLUSIVE MODE")
+        finally:
+            await conn.close()
+        assert await read is False  # answered by the primary
+        await sessions.close()  # its standby connection ends, so its statistics are sent
+        # The standby counted the cancelled read.
+        while not await admin.fetchval(
+            "SELECT confl_lock FROM pg_stat_database_conflicts WHERE datname = 'postgres'"
+        ):
+            assert time.monotonic() < deadline, "the standby reported no recovery conflict"
+            await asyncio.sleep(0.1)
+    finally:
+        await admin.execute("ALTER SYSTEM RESET max_standby_streaming_delay")
+        await admin.execute("SELECT pg_reload_conf()")
+        await admin.close()

@@ -23,8 +23,10 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from adk_memory import (
+    DatabaseTimeouts,
     PostgresMemoryService,
     PostgresSessionService,
+    make_engine,
     memory_service_from_uri,
     session_service_from_uri,
 )
@@ -420,3 +422,21 @@ async def test_a_read_the_standby_cancels_runs_again_on_the_primary(make, server
         await admin.execute("ALTER SYSTEM RESET max_standby_streaming_delay")
         await admin.execute("SELECT pg_reload_conf()")
         await admin.close()
+
+
+def test_bad_read_replica_arguments_are_refused(servers):
+    primary, standby = servers
+    engine = make_engine(primary)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"read_url": standby, "read_engine": engine}, "not both"),
+        ({"read_url": "not a url"}, "Not a database URL"),
+        ({"read_engine": "postgresql://x"}, "must be a PostgreSQL"),
+        ({"read_engine": engine, "timeouts": DatabaseTimeouts()}, "make_engine"),
+    ]
+    for options, message in cases:
+        for kind in (PostgresSessionService, PostgresMemoryService):
+            with pytest.raises(InputValidationError, match=message):
+                kind(primary, **options)
+    for kind in (PostgresSessionService, PostgresMemoryService):
+        with pytest.raises(InputValidationError, match="embedded server has no replicas"):
+            kind(read_url=standby)

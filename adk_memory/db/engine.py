@@ -299,7 +299,9 @@ class Database:
                 "make_engine(url, timeouts) instead."
             )
         for given in (engine, read_engine):
-            if given is not None and given.dialect.name != "postgresql":
+            if given is not None and (
+                not isinstance(given, AsyncEngine) or given.dialect.name != "postgresql"
+            ):
                 raise InputValidationError("The engine must be a PostgreSQL (asyncpg) engine.")
         self._url = normalise_url(database_url) if database_url is not None else None
         self._engine = engine

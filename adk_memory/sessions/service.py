@@ -135,13 +135,12 @@ class PostgresSessionService(BaseSessionService):
         10 s, a free pooled connection 30 s). They bound the engine built here; a shared
         `engine` keeps its own (build it with `make_engine(url, timeouts)`).
       read_url, read_engine: a read replica of the database (a streaming replica, a Cloud SQL
-        read replica, an AlloyDB read pool): `get_session` and `list_sessions` read
-        there; everything else (writes, `list_idle_sessions`, whose callers act on its answer)
-        uses the primary, and a session this
-        service wrote that the replica does not hold as written yet is read from the primary
-        (`adk_memory.sessions.freshness`). An unreachable replica is skipped for a while
-        (reads go to the primary); one whose schema is not the primary's is a
-        `SchemaVersionError`.
+        read replica, an AlloyDB read pool): `get_session` and `list_sessions` read there;
+        everything else (writes, `list_idle_sessions`, whose callers act on its answer) uses
+        the primary. A session this service wrote that the replica does not hold as written
+        yet is read from the primary (`adk_memory.sessions.freshness`). An unreachable replica
+        is skipped for a while (reads go to the primary); one whose schema is not the
+        primary's is a `SchemaVersionError`.
       uri: instead of all of the above, a session service URI (`postgresql://...?schema=...`,
         `adk-memory://`; see `adk_memory.adk.services`): its query parameters are the options,
         the `ADK_MEMORY_*` environment fills those it leaves out. ADK's `services.yaml`

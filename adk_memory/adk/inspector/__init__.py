@@ -60,7 +60,9 @@ _HEADERS = {
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the
+    # forms, which the origin checks (ours, ADK's) must refuse.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",  # users' data: never kept by a browser or a proxy
 }
 

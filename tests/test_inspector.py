@@ -102,10 +102,17 @@ def token_of(page: str) -> str:
     return found.group(1)
 
 
+async def get(client: httpx.AsyncClient, path: str, **query: str) -> httpx.Response:
+    return await client.get(f"/memory-inspector{path}", params=query)
+
+
 async def post(
-    client: httpx.AsyncClient, path: str, token: str, headers: dict[str, str] | None = None,
+    client: httpx.AsyncClient,
+    path: str,
+    token: str,
+    headers: dict[str, str] | None = None,
     **fields: str,
-) -> httpx.Response:  # fmt: skip
+) -> httpx.Response:
     return await client.post(
         f"/memory-inspector{path}",
         data={**fields, "token": token},
@@ -177,16 +184,10 @@ async def test_every_value_is_escaped(service, browse):
     await service.create_memory(f"HOLD {HOSTILE}", scope)
 
     pages = [
-        (await client.get("/memory-inspector/")).text,
+        (await get(client, "/")).text,
         await user_page(client, hostile_user, q=HOSTILE, note=HOSTILE),
-        (
-            await client.get(
-                "/memory-inspector/memory", params={"app": APP, "user": hostile_user,
-                                                    "id": memory.id}
-            )
-        ).text,  # fmt: skip
-        (await client.get("/memory-inspector/erase", params={"app": APP, "user": hostile_user}))
-        .text,
+        (await get(client, "/memory", app=APP, user=hostile_user, id=memory.id)).text,
+        (await get(client, "/erase", app=APP, user=hostile_user)).text,
     ]
     for page in pages:
         assert "<script>" not in page and "<img" not in page and "<b>topic" not in page
@@ -198,8 +199,7 @@ async def test_every_value_is_escaped(service, browse):
 
 async def test_bad_input_is_a_400_page_and_changes_nothing(service, browse):
     client = browse(writable=True)
-    assert (await client.get("/memory-inspector/user", params={"app": "", "user": "a"})) \
-        .status_code == 400  # fmt: skip
+    assert (await get(client, "/user", app="", user="a")).status_code == 400
     bad_id = await client.get(
         "/memory-inspector/memory", params={"app": APP, "user": "alice", "id": "not-an-id"}
     )
@@ -221,8 +221,7 @@ async def test_a_read_only_inspector_shows_no_forms_and_refuses_every_write(serv
     held = await service.create_memory("HOLD me", ALICE)
     page = await user_page(client)
     assert "HOLD me" in page and "method=post" not in page and "Erase" not in page
-    assert (await client.get("/memory-inspector/erase", params={"app": APP, "user": "alice"})) \
-        .status_code == 403  # fmt: skip
+    assert (await get(client, "/erase", app=APP, user="alice")).status_code == 403
     for path in ("/quarantine/approve", "/quarantine/reject", "/operations/retry", "/erase"):
         response = await post(
             client, path, "guess", app=APP, user="alice", id=held.id, confirm="alice"
@@ -241,6 +240,7 @@ async def test_a_write_needs_the_form_token_and_the_inspectors_own_origin(servic
         ("wrong", {}),
         (token, {"origin": "https://evil.example"}),
         (token, {"sec-fetch-site": "cross-site"}),
+        (token, {"origin": "null"}),  # what a browser sends from a sandboxed or opaque page
     ]:
         response = await post(client, "/quarantine/approve", bad_token, headers, **fields)
         assert response.status_code == 403, (bad_token, headers)
@@ -266,10 +266,10 @@ async def test_approve_reject_retry_and_erase_through_the_forms(service, browse)
     token = token_of(page)
     fields = {"app": APP, "user": "alice"}
 
-    assert (await post(client, "/quarantine/approve", token, id=approved.id, **fields)) \
-        .status_code == 303  # fmt: skip
-    assert (await post(client, "/quarantine/reject", token, id=rejected.id, **fields)) \
-        .headers["location"].endswith("note=rejected")  # fmt: skip
+    approve = await post(client, "/quarantine/approve", token, id=approved.id, **fields)
+    assert approve.status_code == 303
+    reject = await post(client, "/quarantine/reject", token, id=rejected.id, **fields)
+    assert reject.headers["location"].endswith("note=rejected")
     assert await service.list_quarantined(ALICE) == []
     assert await service.get_memory(approved.id, ALICE) is not None
     again = await post(client, "/quarantine/reject", token, id=rejected.id, **fields)
@@ -299,8 +299,7 @@ async def test_no_erase_button_without_a_session_service(service, browse):
     await service.create_memory("A fact", ALICE)
     page = await user_page(client)
     assert "Erase this user" not in page
-    assert (await client.get("/memory-inspector/erase", params={"app": APP, "user": "alice"})) \
-        .status_code == 403  # fmt: skip
+    assert (await get(client, "/erase", app=APP, user="alice")).status_code == 403
 
 
 async def test_one_user_never_reaches_anothers_data_through_the_inspector(service, browse):
@@ -369,7 +368,9 @@ async def test_scopes_are_listed_a_page_at_a_time_and_by_what_they_contain(servi
 
     first = await service.list_scopes({"app_name": APP}, page_size=2)
     assert first.scopes == [ALICE, BOB] and first.next_page_token
-    rest = await service.list_scopes({"app_name": APP}, page_size=2, page_token=first.next_page_token)
+    rest = await service.list_scopes(
+        {"app_name": APP}, page_size=2, page_token=first.next_page_token
+    )
     assert rest.scopes == [user_scope(APP, "carol")] and rest.next_page_token is None
     assert len((await service.list_scopes()).scopes) == 4
     with pytest.raises(InputValidationError):

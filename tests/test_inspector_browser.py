@@ -223,7 +223,7 @@ async def test_the_inspector_in_chromium_lists_traces_approves_and_erases(
         confirm = await page.submit("document.querySelector(\"a[href*='/erase?']\").click()")
         assert "Type the user id to confirm" in confirm
         erased = await page.submit(
-            f"document.querySelector(\"input[name=confirm]\").value = {json.dumps(USER)};"
+            f'document.querySelector("input[name=confirm]").value = {json.dumps(USER)};'
             "document.querySelector(\"form[action$='/erase'] button\").click()"
         )
         assert "Erased" in erased

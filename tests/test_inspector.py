@@ -73,8 +73,6 @@ def service(make_memory_service: Callable[..., PostgresMemoryService]) -> Postgr
     return make_memory_service(llm=llm, run_worker=False, guard=QuarantineMarked(), config=config)
 
 
-Client = Callable[..., Any]
-
 
 @pytest.fixture
 async def browse(
@@ -387,3 +385,34 @@ async def test_retry_operation_names_its_scope(service):
     assert await service.retry_operation(dead, ALICE) is False  # no longer dead
     with pytest.raises(InputValidationError):
         await service.retry_operation("nope", ALICE)
+
+
+async def test_a_narrower_scope_of_the_user_has_its_own_page(service, browse):
+    client = browse(writable=True)
+    agent_scope = {**ALICE, "agent": "planner"}
+    memory = await service.create_memory("Planner note", agent_scope)
+    held = await service.create_memory("HOLD planner secret", agent_scope)
+    await service.create_memory("Bob's planner note", {**BOB, "agent": "planner"})
+
+    home = (await get(client, "/", app=APP)).text
+    key = json.dumps(agent_scope, sort_keys=True, separators=(",", ":"))
+    assert "scope=%7B%22agent%22%3A%22planner%22" in home  # the link names the whole scope
+    plain = await user_page(client)
+    assert "Planner note" not in plain  # the user's own scope is exact
+    page = await user_page(client, scope=key)
+    assert "Planner note" in page and "Bob" not in page and "agent=planner" in page
+    history = await get(client, "/memory", app=APP, user="alice", scope=key, id=memory.id)
+    assert "CREATED" in history.text
+
+    approved = await post(
+        client, "/quarantine/approve", token_of(page), app=APP, user="alice", scope=key, id=held.id
+    )
+    assert approved.headers["location"].endswith(
+        "user?app=shop&user=alice&scope=%7B%22agent%22%3A%22planner%22%2C%22app_name%22%3A%22shop"
+        "%22%2C%22user_id%22%3A%22alice%22%7D&note=approved"
+    )
+    assert await service.get_memory(held.id, agent_scope) is not None
+    # A scope that is not the named user's is refused, whatever the form says.
+    bobs = json.dumps({**BOB, "agent": "planner"})
+    assert (await get(client, "/user", app=APP, user="alice", scope=bobs)).status_code == 400
+    assert (await get(client, "/user", app=APP, user="alice", scope="{")).status_code == 400

@@ -19,6 +19,7 @@ deploy app mounts it when `ADK_MEMORY_INSPECTOR` says so, behind the service's o
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
@@ -31,7 +32,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from google.adk.errors.input_validation_error import InputValidationError as AdkInputError
 
 from ...errors import InputValidationError, NotFoundError
-from ...memory.scope import user_scope
+from ...memory.scope import Scope, user_scope, validate_scope
 from ...memory.service import PostgresMemoryService
 from ...sessions.service import PostgresSessionService
 from ..erasure import erase_user
@@ -150,9 +151,9 @@ def inspector_router(
 
         router.add_api_route(path, endpoint, methods=["POST"], include_in_schema=False)
 
-    def back(v: views.View, fields: dict[str, str], note: str) -> Response:
-        """To the user's page, saying what happened (303: the browser GETs it)."""
-        return RedirectResponse(v.user_url(fields["app"], fields["user"], note=note), 303)
+    def back(v: views.View, scope: Scope, note: str) -> Response:
+        """To the scope's page, saying what happened (303: the browser GETs it)."""
+        return RedirectResponse(v.user_url(scope, note=note), 303)
 
     @router.get("", include_in_schema=False)
     async def root(request: Request) -> Response:
@@ -163,7 +164,7 @@ def inspector_router(
         request: Request, app: str | None = None, user: str | None = None, after: str | None = None
     ) -> Response:
         if app and user:
-            return RedirectResponse(view(request).user_url(app, user), 303)
+            return RedirectResponse(view(request).user_url({"app_name": app, "user_id": user}), 303)
 
         async def build(v: views.View) -> str:
             scopes = await memory_service.list_scopes(
@@ -180,30 +181,30 @@ def inspector_router(
         request: Request,
         app: str,
         user: str,
+        scope: str | None = None,
         q: str | None = None,
         page: str | None = None,
         note: str | None = None,
     ) -> Response:
         async def build(v: views.View) -> str:
-            scope = user_scope(app, user)
+            chosen = scope_of(app, user, scope)
             memories = await memory_service.list_memories(
-                scope, page_size=_PAGE_SIZE, page_token=page
+                chosen, page_size=_PAGE_SIZE, page_token=page
             )
             results = None
             if q and q.strip():  # the agent's retrieval: its settings, its top_k
                 results = await memory_service.retrieve_memories(
-                    scope, search_query=q, top_k=memory_service.config.retrieval.top_k
+                    chosen, search_query=q, top_k=memory_service.config.retrieval.top_k
                 )
             return views.user_page(
                 v,
-                app,
-                user,
+                chosen,
                 memories=memories,
                 query=q,
                 results=results,
                 profiles=await _profiles(memory_service, app, user),
-                quarantined=await memory_service.list_quarantined(scope, limit=_LISTED),
-                operations=await memory_service.list_operations(scope, limit=_LISTED),
+                quarantined=await memory_service.list_quarantined(chosen, limit=_LISTED),
+                operations=await memory_service.list_operations(chosen, limit=_LISTED),
                 note=note,
                 erasable=session_service is not None,
             )
@@ -211,12 +212,14 @@ def inspector_router(
         return await shown(request, build)
 
     @router.get("/memory", include_in_schema=False)
-    async def memory_page(request: Request, app: str, user: str, id: str) -> Response:
+    async def memory_page(
+        request: Request, app: str, user: str, id: str, scope: str | None = None
+    ) -> Response:
         async def build(v: views.View) -> str:
-            scope = user_scope(app, user)
-            memory = await memory_service.get_memory(id, scope)
-            revisions = await memory_service.list_revisions(id, scope)
-            return views.memory_page(v, app, user, memory, revisions)
+            chosen = scope_of(app, user, scope)
+            memory = await memory_service.get_memory(id, chosen)
+            revisions = await memory_service.list_revisions(id, chosen)
+            return views.memory_page(v, chosen, memory, revisions)
 
         return await shown(request, build)
 
@@ -233,22 +236,22 @@ def inspector_router(
         return await shown(request, build)
 
     async def approve(v: views.View, fields: dict[str, str]) -> Response:
-        scope = user_scope(fields["app"], fields["user"])
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         try:
             await memory_service.approve_quarantined(fields.get("id", ""), scope)
         except NotFoundError:
-            return back(v, fields, "not-found")
-        return back(v, fields, "approved")
+            return back(v, scope, "not-found")
+        return back(v, scope, "approved")
 
     async def reject(v: views.View, fields: dict[str, str]) -> Response:
-        scope = user_scope(fields["app"], fields["user"])
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         done = await memory_service.reject_quarantined(fields.get("id", ""), scope)
-        return back(v, fields, "rejected" if done else "not-found")
+        return back(v, scope, "rejected" if done else "not-found")
 
     async def retry(v: views.View, fields: dict[str, str]) -> Response:
-        scope = user_scope(fields["app"], fields["user"])
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         done = await memory_service.retry_operation(fields.get("id", ""), scope)
-        return back(v, fields, "retried" if done else "not-found")
+        return back(v, scope, "retried" if done else "not-found")
 
     async def erase(v: views.View, fields: dict[str, str]) -> Response:
         app, user = fields["app"], fields["user"]
@@ -270,6 +273,22 @@ def inspector_router(
     write("/operations/retry", retry)
     write("/erase", erase)
     return router
+
+
+def scope_of(app: str, user: str, scope: str | None) -> Scope:
+    """The scope a page or a form names: the user's (`app`, `user`), or a narrower one of
+    theirs given whole (`scope`, its canonical text); one that is not the user's is refused."""
+    users = user_scope(app, user)
+    if not scope:
+        return users
+    try:
+        parsed = json.loads(scope)
+    except ValueError as exc:
+        raise InputValidationError(f"Not a scope: {scope!r}.") from exc
+    chosen = validate_scope(parsed)
+    if any(chosen.get(key) != value for key, value in users.items()):
+        raise InputValidationError(f"Scope {scope} is not one of user {user!r} of app {app!r}.")
+    return chosen
 
 
 async def _profiles(service: PostgresMemoryService, app: str, user: str) -> list[Any] | None:

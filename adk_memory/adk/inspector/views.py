@@ -26,6 +26,7 @@ from ...memory.models import (
     RetrievedMemory,
     ScopePage,
 )
+from ...memory.scope import scope_key, user_scope
 from .markup import (
     TOKEN_FIELD,
     Html,
@@ -66,13 +67,22 @@ class View:
     def render(self, title: str, body: Html) -> str:
         return page(title, body, base=self.base, writable=self.writable)
 
-    def user_url(self, app: str, user: str, **query: str | None) -> str:
-        return url(self.base, "/user", app=app, user=user, **query)
+    def user_url(self, scope: Mapping[str, str], **query: str | None) -> str:
+        return url(self.base, "/user", **scope_fields(scope), **query)
 
     def form(
         self, path: str, fields: Mapping[str, str], label: str, *, danger: bool = False
     ) -> Html:
         return post_form(self.base + path, self.token, fields, label, danger=danger)
+
+
+def scope_fields(scope: Mapping[str, str]) -> dict[str, str]:
+    """How a page names a scope in its links and forms: `app` and `user`, and the whole `scope`
+    (its canonical text) when it is narrower than the user's (e.g. one agent's memories)."""
+    fields = {"app": scope["app_name"], "user": scope["user_id"]}
+    if set(scope) != {"app_name", "user_id"}:
+        fields["scope"] = scope_key(dict(scope))
+    return fields
 
 
 def _scope_text(scope: Mapping[str, str]) -> str:
@@ -82,7 +92,7 @@ def _scope_text(scope: Mapping[str, str]) -> str:
 def _user_link(view: View, scope: Mapping[str, str], text: object) -> Html:
     """A link to the user's page when the scope names an app and a user; else plain text."""
     if "app_name" in scope and "user_id" in scope:
-        return link(view.user_url(scope["app_name"], scope["user_id"]), text)
+        return link(view.user_url(scope), text)
     return esc(text)
 
 
@@ -148,7 +158,10 @@ def _source(memory: Memory | MemoryRevision) -> Html:
     return esc(kind)
 
 
-def _memory_rows(view: View, app: str, user: str, memories: Sequence[Memory]) -> list[list[object]]:
+def _memory_rows(
+    view: View, scope: Mapping[str, str], memories: Sequence[Memory], *, history: bool = True
+) -> list[list[object]]:
+    """One row per memory; with `history`, a link to its revision timeline last."""
     return [
         [
             m.fact,
@@ -159,10 +172,11 @@ def _memory_rows(view: View, app: str, user: str, memories: Sequence[Memory]) ->
             ago(m.create_time, view.now),
             ago(m.update_time, view.now),
             ttl(m.expire_time, view.now),
-            link(url(view.base, "/memory", app=app, user=user, id=m.id), "history"),
+            *([link(url(view.base, "/memory", **scope_fields(scope), id=m.id), "history")]
+              if history else []),
         ]
         for m in memories
-    ]
+    ]  # fmt: skip
 
 
 _MEMORY_HEADERS = ["Fact", "Topics", "Confidence", "Importance", "Source", "Age", "Updated",
@@ -200,8 +214,7 @@ def _plain(value: Any) -> dict[str, Any]:
 
 def user_page(
     view: View,
-    app: str,
-    user: str,
+    scope: Mapping[str, str],
     *,
     memories: MemoryPage,
     query: str | None,
@@ -212,20 +225,24 @@ def user_page(
     note: str | None,
     erasable: bool,
 ) -> str:
-    """One user of one app: everything the inspector shows about them."""
-    ids = {"app": app, "user": user}
+    """One user of one app (or a narrower scope of theirs): everything the inspector shows."""
+    ids = scope_fields(scope)
+    app, user = ids["app"], ids["user"]
     parts: list[Html] = [tag("<h1>{} <span class=muted>in</span> {}</h1>", user, app)]
+    if "scope" in ids:
+        parts.append(tag("<p class=muted>Scope {}</p>", _scope_text(scope)))
     if note in NOTES:
         parts.append(tag("<p class=note>{}</p>", NOTES[note]))
+    hidden = join(
+        tag("<input type=hidden name='{}' value='{}'>", name, value) for name, value in ids.items()
+    )
     parts.append(
         tag(
-            "<form class=bar method=get action='{}'><input type=hidden name=app value='{}'>"
-            "<input type=hidden name=user value='{}'>"
+            "<form class=bar method=get action='{}'>{}"
             "<input type=search name=q value='{}' placeholder='Search as the agent does'>"
             "<button>Search</button></form>",
             f"{view.base}/user",
-            app,
-            user,
+            hidden,
             query or "",
         )
     )
@@ -237,10 +254,10 @@ def user_page(
     parts.append(_profiles(profiles))
     parts.append(Html("<h2>Memories</h2>"))
     parts.append(
-        table(_MEMORY_HEADERS, _memory_rows(view, app, user, memories.memories), empty="None.")
+        table(_MEMORY_HEADERS, _memory_rows(view, scope, memories.memories), empty="None.")
     )
     if memories.next_page_token:
-        parts.append(link(view.user_url(app, user, page=memories.next_page_token), "next page"))
+        parts.append(link(view.user_url(scope, page=memories.next_page_token), "next page"))
     parts.append(Html("<h2>Quarantined</h2>"))
     held = [
         [q.memory.fact, q.rule or "-", q.reason, ago(q.memory.create_time, view.now),
@@ -261,7 +278,7 @@ def user_page(
             tag(
                 "<h2>Erase</h2><div class=danger>Forget this user everywhere: sessions, "
                 "memories, revisions, generation jobs. <a href='{}'>Erase this user…</a></div>",
-                url(view.base, "/erase", **ids),
+                url(view.base, "/erase", app=app, user=user),
             )
         )
     return view.render(f"{user} in {app}", join(parts))
@@ -286,17 +303,20 @@ def _retry_action(view: View, ids: Mapping[str, str], operation: GenerationJob) 
 
 
 def memory_page(
-    view: View, app: str, user: str, memory: Memory | None, revisions: Sequence[MemoryRevision]
+    view: View,
+    scope: Mapping[str, str],
+    memory: Memory | None,
+    revisions: Sequence[MemoryRevision],
 ) -> str:
     """One memory and its revision timeline, oldest first: each change, what it did to the
     fact, its labels and the session that produced it."""
     parts: list[Html] = [
         tag("<h1>Memory <code>{}</code></h1>", revisions[0].memory_id if revisions else "?"),
-        tag("<p>{}</p>", link(view.user_url(app, user), f"← {user} in {app}")),
+        tag("<p>{}</p>", link(view.user_url(scope), f"← {_scope_text(scope)}")),
     ]
     if memory is not None:
-        parts.append(table(_MEMORY_HEADERS[:-1], [_memory_rows(view, app, user, [memory])[0][:-1]],
-                           empty=""))  # fmt: skip
+        current = _memory_rows(view, scope, [memory], history=False)
+        parts.append(table(_MEMORY_HEADERS[:-1], current, empty=""))
     else:
         parts.append(Html("<p class=muted>Not live (deleted, expired or quarantined).</p>"))
     rows: list[list[object]] = []
@@ -351,7 +371,7 @@ def erase_confirm(view: View, app: str, user: str, error: str | None = None) -> 
                 TOKEN_FIELD,
                 view.token,
             ),
-            tag("<p>{}</p>", link(view.user_url(app, user), "Cancel")),
+            tag("<p>{}</p>", link(view.user_url(user_scope(app, user)), "Cancel")),
         ]
     )
     return view.render(f"Erase {user}", body)

@@ -73,7 +73,6 @@ def service(make_memory_service: Callable[..., PostgresMemoryService]) -> Postgr
     return make_memory_service(llm=llm, run_worker=False, guard=QuarantineMarked(), config=config)
 
 
-
 @pytest.fixture
 async def browse(
     service: PostgresMemoryService, session_service: Any

@@ -158,7 +158,10 @@ def _adk_command(name: str) -> click.Command:
     return cli_tools_click.main.commands[name]
 
 
-def _server_command(name: str, what: str) -> click.Command:
+def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Command:
+    """`name` (ADK's command of that name), serving the memory inspector as `inspector` unless
+    told otherwise."""
+
     @click.command(
         name,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
@@ -183,7 +186,7 @@ def _server_command(name: str, what: str) -> click.Command:
         "--memory-inspector",
         "inspector",
         type=click.Choice(INSPECTOR_MODES),
-        default="read-only",
+        default=inspector,
         show_default=True,
         help=(
             f"Serve the memory inspector at {INSPECTOR_PATH}: read-only, writable (approve / "
@@ -220,5 +223,7 @@ def _server_command(name: str, what: str) -> click.Command:
     return command
 
 
-web = _server_command("web", "ADK's dev UI")
-api_server = _server_command("api_server", "ADK's API server")
+# The dev UI is for development, next to the inspector's pages; an API server is often reachable
+# by clients, and lists no users unless asked to.
+web = _server_command("web", "ADK's dev UI", "read-only")
+api_server = _server_command("api_server", "ADK's API server", "off")

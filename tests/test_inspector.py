@@ -235,12 +235,15 @@ async def test_a_write_needs_the_form_token_and_the_inspectors_own_origin(servic
     for bad_token, headers in [
         ("", {}),
         ("wrong", {}),
+        ("é" * 43, {}),  # not ASCII: compared as bytes, refused like any other
         (token, {"origin": "https://evil.example"}),
         (token, {"sec-fetch-site": "cross-site"}),
         (token, {"origin": "null"}),  # what a browser sends from a sandboxed or opaque page
     ]:
         response = await post(client, "/quarantine/approve", bad_token, headers, **fields)
         assert response.status_code == 403, (bad_token, headers)
+    too_big = await post(client, "/quarantine/approve", token, padding="x" * 20_000, **fields)
+    assert too_big.status_code == 413
     assert [q.memory.id for q in await service.list_quarantined(ALICE)] == [held.id]
     # Another router (another process) has its own token, unless both are given one.
     assert token_of(await user_page(browse(writable=True))) != token

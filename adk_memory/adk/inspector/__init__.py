@@ -29,7 +29,9 @@ from urllib.parse import parse_qsl, urlsplit
 from fastapi import APIRouter, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from google.adk.errors.input_validation_error import InputValidationError as AdkInputError
+from google.adk.errors.input_validation_error import (
+    InputValidationError as AdkInputValidationError,
+)
 
 from ...errors import InputValidationError, NotFoundError
 from ...memory.scope import Scope, user_scope, validate_scope
@@ -114,7 +116,7 @@ def inspector_router(
         v = view(request)
         try:
             return html(await build(v))
-        except (InputValidationError, AdkInputError) as error:
+        except AdkInputValidationError as error:  # ours subclass ADK's
             return html(views.problem(v, str(error)), 400)
 
     async def checked_form(request: Request) -> dict[str, str]:
@@ -128,11 +130,15 @@ def inspector_router(
         origin = request.headers.get("origin")
         if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
             raise _Refused(403, "Refused: the form was sent from another origin.")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > _MAX_FORM_BYTES:
+            raise _Refused(413, "Refused: the form is too large.")
         body = await request.body()
         if len(body) > _MAX_FORM_BYTES:
             raise _Refused(413, "Refused: the form is too large.")
         fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
-        if not hmac.compare_digest(fields.get(TOKEN_FIELD, ""), form_token):
+        given = fields.get(TOKEN_FIELD, "").encode()  # bytes: any text compares, in constant time
+        if not hmac.compare_digest(given, form_token.encode()):
             raise _Refused(403, "Refused: the form token is missing or stale; reload the page.")
         for name in ("app", "user"):
             if not fields.get(name):
@@ -146,7 +152,7 @@ def inspector_router(
                 return await act(v, await checked_form(request))
             except _Refused as refused:
                 return html(views.problem(v, str(refused)), refused.status)
-            except (InputValidationError, AdkInputError) as error:
+            except AdkInputValidationError as error:  # ours subclass ADK's
                 return html(views.problem(v, str(error)), 400)
 
         router.add_api_route(path, endpoint, methods=["POST"], include_in_schema=False)

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import TEST_SCHEMA, generic_plan
 from fastapi import FastAPI, Header, HTTPException
 from fastapi.params import Depends
 from google.adk.events.event import Event
@@ -26,7 +27,9 @@ from adk_memory.adk.inspector import inspector_router
 from adk_memory.config import GenerationConfig, MemoryBankConfig
 from adk_memory.errors import InputValidationError
 from adk_memory.memory.guard import GuardAction, GuardVerdict
+from adk_memory.memory.jobs import _OF_SCOPE
 from adk_memory.memory.scope import user_scope
+from adk_memory.memory.store import _QUARANTINED, _SCOPES
 from adk_memory.testing import ScriptedLlm
 
 APP = "shop"
@@ -418,3 +421,17 @@ async def test_a_narrower_scope_of_the_user_has_its_own_page(service, browse):
     bobs = json.dumps({**BOB, "agent": "planner"})
     assert (await get(client, "/user", app=APP, user="alice", scope=bobs)).status_code == 400
     assert (await get(client, "/user", app=APP, user="alice", scope="{")).status_code == 400
+
+
+async def test_the_operators_read_outs_read_indexes_not_whole_tables(service):
+    """The scope walk probes an index that leads with the scope key (either will do); the
+    quarantine queue of every scope reads the partial index of quarantined memories; a scope's
+    generations, the queue's scope index."""
+    await service.create_memory("HOLD me", ALICE)
+    for statement, index in [
+        (_SCOPES, r"Index Only Scan using memories_by_(scope|time)"),
+        (_QUARANTINED, "using memories_quarantined"),
+        (_OF_SCOPE, "using memory_jobs_by_scope"),
+    ]:
+        plan = await generic_plan(service.database, statement.format(schema=TEST_SCHEMA))
+        assert re.search(index, plan), plan

@@ -39,9 +39,9 @@ def tag(template: str, *values: object) -> Html:
     return Html(template.format(*(esc(v) for v in values)))
 
 
-def join(parts: Iterable[object], separator: str = "") -> Html:
+def join(parts: Iterable[object]) -> Html:
     """Values (escaped unless `Html`) one after another."""
-    return Html(separator.join(esc(p) for p in parts))
+    return Html("".join(esc(p) for p in parts))
 
 
 def url(base: str, path: str, **query: str | None) -> str:
@@ -81,14 +81,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, empty: st
     return tag("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)
 
 
+def hidden_fields(fields: Mapping[str, str]) -> Html:
+    """Hidden inputs carrying `fields` in a form."""
+    return join(
+        tag("<input type=hidden name='{}' value='{}'>", name, value)
+        for name, value in fields.items()
+    )
+
+
 def post_form(
     action: str, token: str, fields: Mapping[str, str], label: str, *, danger: bool = False
 ) -> Html:
     """A one-button POST form with hidden `fields` and the form token."""
-    hidden = join(
-        tag("<input type=hidden name='{}' value='{}'>", name, value)
-        for name, value in {**fields, TOKEN_FIELD: token}.items()
-    )
+    hidden = hidden_fields({**fields, TOKEN_FIELD: token})
     button = "<button class=danger>{}</button>" if danger else "<button>{}</button>"
     return tag(
         "<form class=inline method=post action='{}'>{}" + button + "</form>", action, hidden, label
@@ -96,6 +101,7 @@ def post_form(
 
 
 def link(href: str, text: object) -> Html:
+    """A link to `href` (a URL built by `url`) showing `text`."""
     return tag("<a href='{}'>{}</a>", href, text)
 
 
@@ -128,4 +134,5 @@ def stamp(moment: datetime | None) -> str:
 
 
 def number(value: float | None) -> str:
+    """A score, confidence or importance to three decimals ("-": none)."""
     return "-" if value is None else f"{value:.3f}"

@@ -32,6 +32,7 @@ from .markup import (
     Html,
     ago,
     esc,
+    hidden_fields,
     join,
     link,
     number,
@@ -233,16 +234,13 @@ def user_page(
         parts.append(tag("<p class=muted>Scope {}</p>", _scope_text(scope)))
     if note in NOTES:
         parts.append(tag("<p class=note>{}</p>", NOTES[note]))
-    hidden = join(
-        tag("<input type=hidden name='{}' value='{}'>", name, value) for name, value in ids.items()
-    )
     parts.append(
         tag(
             "<form class=bar method=get action='{}'>{}"
             "<input type=search name=q value='{}' placeholder='Search as the agent does'>"
             "<button>Search</button></form>",
             f"{view.base}/user",
-            hidden,
+            hidden_fields(ids),
             query or "",
         )
     )
@@ -361,15 +359,11 @@ def erase_confirm(view: View, app: str, user: str, error: str | None = None) -> 
                 "holds counts only.</p>"
             ),
             tag(
-                "<form method=post action='{}'><input type=hidden name=app value='{}'>"
-                "<input type=hidden name=user value='{}'><input type=hidden name='{}' "
-                "value='{}'><label>Type the user id to confirm: <input type=text name=confirm "
-                "autocomplete=off></label> <button class=danger>Erase</button></form></div>",
+                "<form method=post action='{}'>{}<label>Type the user id to confirm: "
+                "<input type=text name=confirm autocomplete=off></label> "
+                "<button class=danger>Erase</button></form></div>",
                 f"{view.base}/erase",
-                app,
-                user,
-                TOKEN_FIELD,
-                view.token,
+                hidden_fields({"app": app, "user": user, TOKEN_FIELD: view.token}),
             ),
             tag("<p>{}</p>", link(view.user_url(user_scope(app, user)), "Cancel")),
         ]

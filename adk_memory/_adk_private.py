@@ -21,9 +21,18 @@ imports a private ADK module or reads a private ADK attribute.
   (`Session._storage_update_marker`): the revision a session object was loaded at, where ADK's
   own database service keeps it too; the optimistic-concurrency check (`StaleSessionError`)
   compares it with the stored one.
+- `fast_api_app_built(hook)` (`google.adk.cli.fast_api.get_fast_api_app`, as `adk web` and
+  `adk api_server` look it up when they run): the app those commands build and serve, handed to
+  `hook` before it serves, so `adk-memory web` adds the memory inspector's routes next to ADK's
+  dev UI while every ADK option keeps working as ADK documents it. ADK's commands take no
+  routes of their own; the public function is public, the moment they call it is not.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.session import Session
@@ -56,10 +65,32 @@ def set_storage_marker(session: Session, value: str) -> None:
     session._storage_update_marker = value
 
 
+@contextmanager
+def fast_api_app_built(hook: Callable[[Any], None]) -> Iterator[None]:
+    """Inside the block, every app ADK's `get_fast_api_app` builds (the one `adk web` and
+    `adk api_server` serve) goes to `hook` before it is returned. (ADK's server module is
+    imported here, when a server starts: it pulls in FastAPI.)"""
+    from google.adk.cli import fast_api
+
+    build = fast_api.get_fast_api_app
+
+    def built(**kwargs: Any) -> Any:
+        app = build(**kwargs)
+        hook(app)
+        return app
+
+    fast_api.get_fast_api_app = built
+    try:
+        yield
+    finally:
+        fast_api.get_fast_api_app = build
+
+
 __all__ = [
     "OTHER_AGENT_CONTEXT_PREAMBLE",
     "apply_rewinds",
     "extract_json_safe_state_delta",
+    "fast_api_app_built",
     "set_storage_marker",
     "static_prefix_end",
     "storage_marker",

@@ -3,9 +3,10 @@ memory on PostgreSQL (`python -m deploy.main`).
 
 Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
 services built by ADK from those URIs, their pools released at shutdown, client-chosen invocation
-ids honoured only to resume, see `invocations.py`) and serving it on $PORT, with the deployment's
-database and options in the environment the agents' own `configure()` reads. It holds no agent
-code and never sees the database password.
+ids honoured only to resume, see `invocations.py`, the memory inspector when configured, on
+the same services and behind the same front as the API) and serving it on $PORT, with the
+deployment's database and options in the environment the agents' own `configure()` reads. It
+holds no agent code and never sees the database password.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import uvicorn
 from fastapi import FastAPI
 from google.adk.cli.fast_api import get_fast_api_app
 
+from adk_memory.adk.inspector import inspector_router
 from adk_memory.adk.services import collect_services, register
 from adk_memory.env import environment, export
+from adk_memory.memory.service import PostgresMemoryService
 from adk_memory.sessions.service import PostgresSessionService
 
 from .invocations import ResumeOnlyInvocationIds
@@ -50,6 +53,15 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
         )
     [sessions] = [s for s in services if isinstance(s, PostgresSessionService)]
     app.add_middleware(ResumeOnlyInvocationIds, session_service=sessions)
+    if deployment.inspector != "off":
+        [memory] = [s for s in services if isinstance(s, PostgresMemoryService)]
+        inspector = inspector_router(
+            memory,
+            session_service=sessions,
+            writable=deployment.inspector == "writable",
+            token=deployment.inspector_token,
+        )
+        app.include_router(inspector)
     return app
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from google.adk.errors.input_validation_error import InputValidationError
 
+from adk_memory.adk.inspector import INSPECTOR_MODES, InspectorMode
 from adk_memory.adk.services import MEMORY_VARIABLES, SESSION_VARIABLES
 from adk_memory.env import DATABASE_URL_ENV, READ_DATABASE_URL_ENV, REDACT_ENV
 
@@ -47,6 +49,13 @@ PORT_ENV = "PORT"
 """The port to serve on (Cloud Run sets it; default 8080)."""
 WEB_UI_ENV = "ADK_WEB_UI"
 """`true` serves ADK's dev UI too; only behind an authenticating front (IAM, IAP)."""
+
+INSPECTOR_ENV = "ADK_MEMORY_INSPECTOR"
+"""`read-only` or `writable` serves the memory inspector at /memory-inspector, behind the same
+front as the API (IAM/IAP); unset or `off`: not served."""
+INSPECTOR_TOKEN_ENV = "ADK_MEMORY_INSPECTOR_TOKEN"
+"""The inspector's form token (a secret), shared by every instance, so a form one instance
+renders is accepted by whichever instance receives it; required when it is `writable`."""
 
 DEFAULT_AGENTS_DIR = Path(__file__).resolve().parent.parent / "agents"
 """Where the image puts the agents (`/app/agents`)."""
@@ -124,6 +133,7 @@ def _database_url(environ: Mapping[str, str]) -> str:
     )
 
 
+<<<<<<< HEAD
 def _cloud_sql_url(environ: Mapping[str, str], variable: str, instance: str) -> str:
     """The Unix-socket URL of Cloud SQL instance `instance` (named by `variable`)."""
     if instance.count(":") != 2:
@@ -146,6 +156,21 @@ def _read_replica(environ: Mapping[str, str], *layers: dict[str, str]) -> None:
     url = _cloud_sql_url(environ, CLOUD_SQL_READ_INSTANCE_ENV, instance)
     for layer in layers:
         layer["read_url"] = url
+=======
+def _inspector(environ: Mapping[str, str]) -> tuple[InspectorMode, str | None]:
+    """The memory inspector's mode and form token (off unless configured)."""
+    mode = environ.get(INSPECTOR_ENV, "off").strip().lower() or "off"
+    if mode not in INSPECTOR_MODES:
+        raise InputValidationError(
+            f"{INSPECTOR_ENV} must be one of {', '.join(INSPECTOR_MODES)}, not {mode!r}."
+        )
+    token = environ.get(INSPECTOR_TOKEN_ENV) or None
+    if mode == "writable" and token is None:
+        raise InputValidationError(
+            f"A writable inspector needs {INSPECTOR_TOKEN_ENV} (a secret every instance shares)."
+        )
+    return cast(InspectorMode, mode), token
+>>>>>>> i15-insp
 
 
 def _with_query(url: str, options: Mapping[str, str]) -> str:
@@ -164,6 +189,8 @@ class Deployment:
     memory_options: Mapping[str, str] = field(default_factory=dict)
     artifact_uri: str | None = None
     web_ui: bool = False
+    inspector: InspectorMode = "off"
+    inspector_token: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Deployment:
@@ -185,6 +212,7 @@ class Deployment:
         web_ui = environ.get(WEB_UI_ENV, "false").lower()
         if web_ui not in ("true", "false"):
             raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")
+        inspector, inspector_token = _inspector(environ)
         return cls(
             database_url=_database_url(environ),
             agents_dir=environ.get(AGENTS_DIR_ENV, str(DEFAULT_AGENTS_DIR)),
@@ -192,6 +220,8 @@ class Deployment:
             memory_options={**_MEMORY_DEFAULTS, **memory},
             artifact_uri=environ.get(ARTIFACT_URI_ENV) or None,
             web_ui=web_ui == "true",
+            inspector=inspector,
+            inspector_token=inspector_token,
         )
 
     def session_uri(self, **overrides: str) -> str:

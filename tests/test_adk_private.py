@@ -64,3 +64,24 @@ def test_a_session_carries_its_storage_marker() -> None:
     assert storage_marker(session) is None
     set_storage_marker(session, "7")
     assert storage_marker(session) == "7"
+
+
+def test_adks_server_commands_build_their_app_with_get_fast_api_app(tmp_path) -> None:
+    """`adk web` / `adk api_server` look `get_fast_api_app` up in `google.adk.cli.fast_api`
+    when they run: the app that call builds is the one they serve, and reaches the hook."""
+    import inspect
+
+    from google.adk.cli import cli_tools_click, fast_api
+
+    from adk_memory._adk_private import fast_api_app_built
+
+    for command in (cli_tools_click.cli_web, cli_tools_click.cli_api_server):
+        source = inspect.getsource(inspect.unwrap(command.callback))
+        assert "from .fast_api import get_fast_api_app" in source
+        assert "get_fast_api_app(" in source
+    (tmp_path / "agents").mkdir()
+    built: list[object] = []
+    original = fast_api.get_fast_api_app
+    with fast_api_app_built(built.append):
+        app = fast_api.get_fast_api_app(agents_dir=str(tmp_path / "agents"), web=False)
+    assert built == [app] and fast_api.get_fast_api_app is original

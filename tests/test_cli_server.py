@@ -151,3 +151,15 @@ def test_api_server_keeps_its_sessions_in_postgres(
             return [(s.id, s.state.get("k")) for s in listed.sessions]
 
     assert arun(stored) == [(created["id"], "v")]
+
+
+def test_the_memory_inspector_is_read_only_in_web_and_off_in_api_server() -> None:
+    from adk_memory.cli.server import api_server, web
+
+    def default(command: click.Command) -> object:
+        [option] = [p for p in command.params if p.name == "inspector"]
+        return option.default
+
+    assert (default(web), default(api_server)) == ("read-only", "off")
+    result = CliRunner().invoke(main, ["web", "--memory-inspector", "sometimes", "."])
+    assert result.exit_code == 2 and "'read-only', 'writable'" in result.stderr

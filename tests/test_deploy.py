@@ -486,3 +486,42 @@ def test_a_cloud_sql_read_replica_serves_the_apps_reads(deploy):
         settings.Deployment.from_env(
             {"CLOUD_SQL_INSTANCE": "p:r:main", "CLOUD_SQL_READ_INSTANCE": "replica"}
         )
+
+
+# --------------------------------------------------------------------------- memory inspector
+
+
+def test_the_inspector_is_off_unless_configured(deploy):
+    settings = importlib.import_module("deploy.settings")
+    base = {"CLOUD_SQL_INSTANCE": "p:r:i"}
+    assert settings.Deployment.from_env(base).inspector == "off"
+    read_only = settings.Deployment.from_env({**base, "ADK_MEMORY_INSPECTOR": "read-only"})
+    assert (read_only.inspector, read_only.inspector_token) == ("read-only", None)
+    with pytest.raises(InputValidationError, match="must be one of off, read-only, writable"):
+        settings.Deployment.from_env({**base, "ADK_MEMORY_INSPECTOR": "yes"})
+    with pytest.raises(InputValidationError, match="ADK_MEMORY_INSPECTOR_TOKEN"):
+        settings.Deployment.from_env({**base, "ADK_MEMORY_INSPECTOR": "writable"})
+
+
+async def test_the_app_serves_the_inspector_only_when_configured(deploy, environ, restore_imports):
+    main = importlib.import_module("deploy.main")
+    async with serving(main.create_app(environ)) as client:
+        session_id = (await client.post(SESSIONS, json={})).json()["id"]
+        await _say(client, session_id, "I keep bees.")
+        assert (await client.get("/memory-inspector/")).status_code == 404
+
+    read_only = {**environ, "ADK_MEMORY_INSPECTOR": "read-only"}
+    async with serving(main.create_app(read_only)) as client:
+        page = await client.get("/memory-inspector/user", params={"app": APP, "user": USER})
+        assert page.status_code == 200 and "I keep bees." in page.text
+        assert "method=post" not in page.text
+        refused = await client.post(
+            "/memory-inspector/erase", data={"app": APP, "user": USER, "confirm": USER}
+        )
+        assert refused.status_code == 403
+
+    writable = {**read_only, "ADK_MEMORY_INSPECTOR": "writable",
+                "ADK_MEMORY_INSPECTOR_TOKEN": "shared-secret"}  # fmt: skip
+    async with serving(main.create_app(writable)) as client:
+        confirm = await client.get("/memory-inspector/erase", params={"app": APP, "user": USER})
+        assert "value='shared-secret'" in confirm.text

@@ -6,19 +6,24 @@ Owns: turning the database options into the session and memory service URIs that
 `configure()` reads (so the agents' own stacks use the same database: one database, one
 embedded server per command), registering those URI schemes, and handing every other argument
 to ADK's command unchanged (so each `adk web` / `adk api_server` option works as documented by
-ADK). It never starts the server itself and never opens a connection: ADK builds the services,
-which connect (and start the embedded server) on first use.
+ADK), and adding the memory inspector (`adk_memory.adk.inspector`) to the app ADK builds, on the
+very services ADK built from those URIs. It never starts the server itself and never opens a
+connection: ADK builds the services, which connect (and start the embedded server) on first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import click
 from sqlalchemy.engine import make_url
 
-from ..adk.services import EMBEDDED_SCHEME, register
+from .._adk_private import fast_api_app_built
+from ..adk.inspector import INSPECTOR_MODES, INSPECTOR_PATH, InspectorMode, inspector_router
+from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
 from ..env import (
@@ -30,6 +35,8 @@ from ..env import (
     SCHEMA_ENV,
     export,
 )
+from ..memory.service import PostgresMemoryService
+from ..sessions.service import PostgresSessionService
 from .options import (
     Target,
     database_options,
@@ -119,6 +126,31 @@ def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> l
     ]
 
 
+@contextmanager
+def serving_inspector(mode: InspectorMode) -> Iterator[None]:
+    """Inside the block, the app ADK builds gets the memory inspector at `INSPECTOR_PATH`
+    (unless `mode` is off), reading and writing through the services ADK built for the app
+    (the same pools as the agents' runners)."""
+    if mode == "off":
+        yield
+        return
+    with collect_services() as services:
+
+        def mount(app: Any) -> None:
+            memory = [s for s in services if isinstance(s, PostgresMemoryService)]
+            sessions = [s for s in services if isinstance(s, PostgresSessionService)]
+            if memory:
+                router = inspector_router(
+                    memory[0],
+                    session_service=sessions[0] if sessions else None,
+                    writable=mode == "writable",
+                )
+                app.include_router(router)
+
+        with fast_api_app_built(mount):
+            yield
+
+
 def _adk_command(name: str) -> click.Command:
     """ADK's click command, imported only when a server is started (it pulls in FastAPI)."""
     from google.adk.cli import cli_tools_click
@@ -126,7 +158,10 @@ def _adk_command(name: str) -> click.Command:
     return cli_tools_click.main.commands[name]
 
 
-def _server_command(name: str, what: str) -> click.Command:
+def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Command:
+    """`name` (ADK's command of that name), serving the memory inspector as `inspector` unless
+    told otherwise."""
+
     @click.command(
         name,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
@@ -147,6 +182,18 @@ def _server_command(name: str, what: str) -> click.Command:
     )
     @embedding_model_option
     @redact_option
+    @click.option(
+        "--memory-inspector",
+        "inspector",
+        type=click.Choice(INSPECTOR_MODES),
+        default=inspector,
+        show_default=True,
+        help=(
+            f"Serve the memory inspector at {INSPECTOR_PATH}: read-only, writable (approve / "
+            "reject quarantined memories, retry failed generations, erase a user) or off. "
+            "Like ADK's own endpoints it has no authentication: serve it on a trusted network."
+        ),
+    )
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(
@@ -155,6 +202,7 @@ def _server_command(name: str, what: str) -> click.Command:
         memory_model: str | None,
         embedding_model: str | None,
         redact: str,
+        inspector: InspectorMode,
         adk_args: tuple[str, ...],
     ) -> None:
         with user_errors():
@@ -165,11 +213,17 @@ def _server_command(name: str, what: str) -> click.Command:
         adk = _adk_command(name)
         # Named as this command, under the group: ADK's usage line then reads
         # `adk-memory web [OPTIONS] [AGENTS_DIR]`, not this command's usage and ADK's run together.
-        with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
+        with (
+            user_errors(),
+            adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub,
+            serving_inspector(inspector),
+        ):
             adk.invoke(sub)
 
     return command
 
 
-web = _server_command("web", "ADK's dev UI")
-api_server = _server_command("api_server", "ADK's API server")
+# The dev UI is for development, next to the inspector's pages; an API server is often reachable
+# by clients, and lists no users unless asked to.
+web = _server_command("web", "ADK's dev UI", "read-only")
+api_server = _server_command("api_server", "ADK's API server", "off")

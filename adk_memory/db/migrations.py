@@ -274,6 +274,15 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX memories_by_time ON {schema}.memories (scope_key, create_time DESC, id);
     """,
+    # An operator's read-outs (the memory inspector): the quarantine queue of every scope
+    # without a pass over the memories (a partial index of the quarantined ones only, stored
+    # under `memory.store.QUARANTINE_PREFIX`), and one scope's generations without a pass over
+    # the queue (purging a scope's jobs uses it too).
+    """
+    CREATE INDEX memories_quarantined ON {schema}.memories (update_time DESC, id DESC)
+        WHERE starts_with(scope_key, 'quarantine:');
+    CREATE INDEX memory_jobs_by_scope ON {schema}.memory_jobs (scope_key, create_time DESC);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -147,6 +147,14 @@ SELECT id::text, scope::text, status, attempts, max_attempts, error, result::tex
 FROM {schema}.memory_jobs WHERE status = 'dead' ORDER BY update_time DESC LIMIT $1
 """
 
+# One scope's jobs ($1 scope key), newest first, $2 at most: its generations as an operator
+# reviews them.
+_OF_SCOPE = """
+SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
+       create_time, update_time
+FROM {schema}.memory_jobs WHERE scope_key = $1 ORDER BY create_time DESC, id LIMIT $2
+"""
+
 # Finished jobs (done, or dead-lettered with their payload kept for diagnosis) past their
 # retention, a batch at a time.
 _SWEEP = """
@@ -187,7 +195,7 @@ WITH retried AS (
     UPDATE {schema}.memory_jobs
        SET status = 'pending', attempts = 0, run_after = now(), error = NULL,
            update_time = now(), request_id = $2::uuid
-     WHERE id = $1::uuid AND status = 'dead'
+     WHERE id = $1::uuid AND status = 'dead' AND ($3::text IS NULL OR scope_key = $3)
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM retried)
@@ -258,6 +266,7 @@ class JobQueue:
         self._fail = _FAIL.format(schema=schema)
         self._get = _GET.format(schema=schema)
         self._dead = _DEAD.format(schema=schema)
+        self._of_scope = _OF_SCOPE.format(schema=schema)
         self._retry_dead = _RETRY_DEAD.format(schema=schema)
         self._sweep = _SWEEP.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
@@ -353,13 +362,16 @@ class JobQueue:
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
         return int(counts[0])
 
-    async def retry_dead(self, job_id: str) -> bool:
+    async def of_scope(self, scope_key: str, limit: int) -> list[JobRecord]:
+        """A scope's jobs, newest first (whatever their state)."""
+        rows = await self._db.run(lambda conn: conn.fetch(self._of_scope, scope_key, limit))
+        return [_record(r) for r in rows]
+
+    async def retry_dead(self, job_id: str, scope_key: str | None = None) -> bool:
         """Give a dead job a fresh set of tries (after fixing what killed it); False if it was
-        not dead."""
-        request_id = uuid.uuid4()
-        return bool(
-            await self._db.run(lambda conn: conn.fetchval(self._retry_dead, job_id, request_id))
-        )
+        not dead, or (with `scope_key`) is not that scope's."""
+        args = (job_id, uuid.uuid4(), scope_key)
+        return bool(await self._db.run(lambda conn: conn.fetchval(self._retry_dead, *args)))
 
 
 Handler = Callable[[ClaimedJob], Awaitable[None]]

@@ -181,3 +181,28 @@ class QuarantinedMemory(BaseModel):
     memory: Memory
     rule: str
     reason: str
+
+
+class GenerationJob(BaseModel):
+    """One generation of a scope as an operator reviews it (`list_operations`): its state,
+    tries and last error, and how many memories it changed; never its conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    scope: dict[str, str]
+    status: str
+    """pending, running, done or dead (failed for good: `retry_operation` gives it new tries)."""
+    attempts: int
+    max_attempts: int
+    error: str | None = None
+    changes: int = 0
+    create_time: datetime
+    update_time: datetime
+
+
+class ScopePage(BaseModel):
+    """One page of the scopes that have memories; pass `next_page_token` back for the next."""
+
+    scopes: list[dict[str, str]]
+    next_page_token: str | None = None

@@ -5,10 +5,10 @@ calls (add_session_to_memory / add_events_to_memory / add_memory / search_memory
 delete_memory): scope validation, TTLs, every fact redacted and guarded before it is written
 (`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations and the privacy
 operations (purge, erase_user, sweeps, quarantine) are its other two parts (`operations.py`,
-`privacy.py`), on a shared core (`core.py`). With no model configured, sessions are remembered as
-raw events (one memory per event with text, never twice). It never writes SQL itself (the store
-does) and never imports the session service: it reads sessions only through ADK's `Session` and
-`Event` types.
+`privacy.py`), with an operator's read-outs in `inspection.py`, on a shared core (`core.py`).
+With no model configured, sessions are remembered as raw events (one memory per event with
+text, never twice). It never writes SQL itself (the store does) and never imports the session
+service: it reads sessions only through ADK's `Session` and `Event` types.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from .entries import (
     raw_event_memory_id,
     to_memory_entry,
 )
+from .inspection import InspectionOperations
 from .models import (
     Memory,
     MemoryFact,
@@ -88,7 +89,9 @@ def _about_item(index: int | None) -> Iterator[None]:
         raise InputValidationError(f"Item {index}: {error}") from error
 
 
-class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryService):
+class PostgresMemoryService(
+    GenerationOperations, PrivacyOperations, InspectionOperations, BaseMemoryService
+):
     """Long-term memory on PostgreSQL + pgvector, scoped exactly, ranked by hybrid search.
 
     Args:

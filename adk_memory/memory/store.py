@@ -484,6 +484,25 @@ ORDER BY m.update_time DESC, m.id DESC
 LIMIT $8
 """
 
+# The scopes that have memories ($1 containing them, e.g. {"app_name": ...}), in scope-key
+# order after $2 (the previous page's last key; '' from the start), $3 at most: a loose index
+# scan of `memories_by_scope` (one probe per distinct scope, never a pass over the memories).
+# Quarantine keys are walked past, not returned: their scopes are the quarantine queue's.
+_SCOPES = f"""
+WITH RECURSIVE walk(scope_key) AS (
+    (SELECT scope_key FROM {{schema}}.memories WHERE scope_key > $2 ORDER BY scope_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT m.scope_key FROM {{schema}}.memories m
+             WHERE m.scope_key > w.scope_key ORDER BY m.scope_key LIMIT 1)
+      FROM walk w WHERE w.scope_key IS NOT NULL
+)
+SELECT scope_key FROM walk
+WHERE scope_key IS NOT NULL
+  AND CASE WHEN starts_with(scope_key, '{QUARANTINE_PREFIX}') THEN false
+           ELSE scope_key::jsonb @> $1::jsonb END
+LIMIT $3
+"""
+
 _REVISIONS = """
 SELECT id::text, memory_id::text, scope::text, action, fact, extracted_facts, labels::text,
        source_type, source_session_id, source_event_ids, create_time, expire_time
@@ -973,6 +992,7 @@ class MemoryStore:
         self._get = _GET.format(schema=schema)
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
+        self._scopes = _SCOPES.format(schema=schema)
         self._text_candidates = _TEXT_CANDIDATES.format(schema=schema)
         self._search_vectors(EXACT)  # until `prepare_embeddings` says how they are indexed
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
@@ -1227,6 +1247,13 @@ class MemoryStore:
             lambda conn: conn.fetch(self._revisions, scope_key, memory_id), replica=replica
         )
         return [_revision(r) for r in rows]
+
+    async def scopes(self, containing: dict[str, str], after: str, limit: int) -> list[str]:
+        """The keys of the scopes with memories that contain `containing`, in key order after
+        `after` ('' from the start), at most `limit` (an operator's listing)."""
+        args = (json.dumps(containing), after, limit)
+        rows = await self._db.run(lambda conn: conn.fetch(self._scopes, *args))
+        return [row[0] for row in rows]
 
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
         """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN

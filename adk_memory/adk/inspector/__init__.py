@@ -1,0 +1,309 @@
+"""The memory inspector: a small server-rendered web page for operators, as a FastAPI router.
+
+Owns: the routes (pick an app and a user; a user's memories, search with scores, structured
+profiles, quarantine, generation operations, a memory's revision timeline, erasure), reading
+what they show through the memory service's public API (every read names its scope), and the
+rules for writes: refused (403) unless the router was built `writable`, and then only as a POST
+form from the inspector's own origin carrying the router's form token (a cross-site page can
+neither read the token nor send it), each naming the user it acts on, so an id alone never
+approves, retries or erases another user's data. It never writes SQL and keeps no state but
+the token. Pages are plain HTML (`views`, escaped by `markup`): no JavaScript, no CDN.
+
+    from adk_memory.adk.inspector import inspector_router
+    app.include_router(inspector_router(memory_service, writable=False))   # /memory-inspector
+
+`adk-memory web` / `api_server` mount it next to ADK's dev UI (`--memory-inspector`); the
+deploy app mounts it when `ADK_MEMORY_INSPECTOR` says so, behind the service's own front.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.params import Depends
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from google.adk.errors.input_validation_error import (
+    InputValidationError as AdkInputValidationError,
+)
+
+from ...errors import InputValidationError, NotFoundError
+from ...memory.scope import Scope, user_scope, validate_scope
+from ...memory.service import PostgresMemoryService
+from ...sessions.service import PostgresSessionService
+from ..erasure import erase_user
+from . import views
+from .markup import TOKEN_FIELD
+
+INSPECTOR_PATH = "/memory-inspector"
+"""Where the inspector is served by default (next to ADK's `/dev-ui`)."""
+
+InspectorMode = Literal["off", "read-only", "writable"]
+"""How a server offers the inspector: not at all, to look only, or with its write forms."""
+
+INSPECTOR_MODES: tuple[InspectorMode, ...] = ("off", "read-only", "writable")
+
+_PAGE_SIZE = 100
+_LISTED = 50
+"""Quarantined memories, operations and dead letters shown per section."""
+_MAX_FORM_BYTES = 16_384
+
+_HEADERS = {
+    # No script runs, no resource loads, no other site frames the page (its buttons cannot be
+    # clickjacked) and forms post only back here.
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    # same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the
+    # forms, which the origin checks (ours, ADK's) must refuse.
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",  # users' data: never kept by a browser or a proxy
+}
+
+
+class _Refused(Exception):
+    """A request the inspector refuses, with the status and the reason shown."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def inspector_router(
+    memory_service: PostgresMemoryService,
+    *,
+    session_service: PostgresSessionService | None = None,
+    writable: bool = False,
+    token: str | None = None,
+    prefix: str = INSPECTOR_PATH,
+    dependencies: Sequence[Depends] | None = None,
+) -> APIRouter:
+    """The inspector's routes under `prefix`, for `app.include_router(...)`.
+
+    Args:
+      memory_service: what the pages read and the write forms change.
+      session_service: with it, the erase button forgets the user's sessions too (ADK's own
+        and adk-memory's: `adk_memory.adk.erasure.erase_user`); without it, there is no erase
+        button (memory alone would leave the sessions the memories come from).
+      writable: show the write forms (approve / reject, retry, erase) and accept them; off,
+        every POST is refused with 403.
+      token: the form token (any secret string); None: a random one per process. Several
+        processes behind one address must share one, or a form rendered by one is refused by
+        another.
+      dependencies: FastAPI dependencies for every route, e.g. the host app's authentication.
+    """
+    form_token = token or secrets.token_urlsafe(32)
+    router = APIRouter(prefix=prefix, dependencies=list(dependencies or ()))
+
+    def view(request: Request) -> views.View:
+        base = request.scope.get("root_path", "") + prefix
+        return views.View(base, form_token, writable, datetime.now(timezone.utc))
+
+    def html(body: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status, headers=_HEADERS)
+
+    async def shown(request: Request, build: Callable[[views.View], Awaitable[str]]) -> Response:
+        """A page, or the refusal page for bad input (400)."""
+        v = view(request)
+        try:
+            return html(await build(v))
+        except AdkInputValidationError as error:  # ours subclass ADK's
+            return html(views.problem(v, str(error)), 400)
+
+    async def checked_form(request: Request) -> dict[str, str]:
+        """The fields of a write the inspector accepts: writes on, a same-origin browser
+        request (when the browser says where it comes from), and the form token."""
+        if not writable:
+            raise _Refused(403, "The memory inspector is read-only here: writes are not enabled.")
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise _Refused(403, "Refused: the form was not sent from the inspector's own page.")
+        origin = request.headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+            raise _Refused(403, "Refused: the form was sent from another origin.")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > _MAX_FORM_BYTES:
+            raise _Refused(413, "Refused: the form is too large.")
+        body = await request.body()
+        if len(body) > _MAX_FORM_BYTES:
+            raise _Refused(413, "Refused: the form is too large.")
+        fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        given = fields.get(TOKEN_FIELD, "").encode()  # bytes: any text compares, in constant time
+        if not hmac.compare_digest(given, form_token.encode()):
+            raise _Refused(403, "Refused: the form token is missing or stale; reload the page.")
+        for name in ("app", "user"):
+            if not fields.get(name):
+                raise _Refused(400, f"Refused: the form names no {name}.")
+        return fields
+
+    def write(path: str, act: Callable[[views.View, dict[str, str]], Awaitable[Response]]) -> None:
+        async def endpoint(request: Request) -> Response:
+            v = view(request)
+            try:
+                return await act(v, await checked_form(request))
+            except _Refused as refused:
+                return html(views.problem(v, str(refused)), refused.status)
+            except AdkInputValidationError as error:  # ours subclass ADK's
+                return html(views.problem(v, str(error)), 400)
+
+        router.add_api_route(path, endpoint, methods=["POST"], include_in_schema=False)
+
+    def back(v: views.View, scope: Scope, note: str) -> Response:
+        """To the scope's page, saying what happened (303: the browser GETs it)."""
+        return RedirectResponse(v.user_url(scope, note=note), 303)
+
+    @router.get("", include_in_schema=False)
+    async def root(request: Request) -> Response:
+        return RedirectResponse(view(request).base + "/", 307)
+
+    @router.get("/", include_in_schema=False)
+    async def home(
+        request: Request, app: str | None = None, user: str | None = None, after: str | None = None
+    ) -> Response:
+        if app and user:
+            return RedirectResponse(view(request).user_url({"app_name": app, "user_id": user}), 303)
+
+        async def build(v: views.View) -> str:
+            scopes = await memory_service.list_scopes(
+                {"app_name": app} if app else None, page_size=_PAGE_SIZE, page_token=after
+            )
+            quarantined = await memory_service.list_quarantined(None, limit=_LISTED)
+            dead = await memory_service.dead_letters(_LISTED)
+            return views.home(v, app, scopes, quarantined, dead)
+
+        return await shown(request, build)
+
+    @router.get("/user", include_in_schema=False)
+    async def user_page(
+        request: Request,
+        app: str,
+        user: str,
+        scope: str | None = None,
+        q: str | None = None,
+        page: str | None = None,
+        note: str | None = None,
+    ) -> Response:
+        async def build(v: views.View) -> str:
+            chosen = scope_of(app, user, scope)
+            memories = await memory_service.list_memories(
+                chosen, page_size=_PAGE_SIZE, page_token=page
+            )
+            results = None
+            if q and q.strip():  # the agent's retrieval: its settings, its top_k
+                results = await memory_service.retrieve_memories(
+                    chosen, search_query=q, top_k=memory_service.config.retrieval.top_k
+                )
+            return views.user_page(
+                v,
+                chosen,
+                memories=memories,
+                query=q,
+                results=results,
+                profiles=await _profiles(memory_service, app, user),
+                quarantined=await memory_service.list_quarantined(chosen, limit=_LISTED),
+                operations=await memory_service.list_operations(chosen, limit=_LISTED),
+                note=note,
+                erasable=session_service is not None,
+            )
+
+        return await shown(request, build)
+
+    @router.get("/memory", include_in_schema=False)
+    async def memory_page(
+        request: Request, app: str, user: str, id: str, scope: str | None = None
+    ) -> Response:
+        async def build(v: views.View) -> str:
+            chosen = scope_of(app, user, scope)
+            memory = await memory_service.get_memory(id, chosen)
+            revisions = await memory_service.list_revisions(id, chosen)
+            return views.memory_page(v, chosen, memory, revisions)
+
+        return await shown(request, build)
+
+    @router.get("/erase", include_in_schema=False)
+    async def erase_page(request: Request, app: str, user: str) -> Response:
+        if not (writable and session_service is not None):
+            message = "Erasure is not enabled in this inspector."
+            return html(views.problem(view(request), message), 403)
+
+        async def build(v: views.View) -> str:
+            user_scope(app, user)
+            return views.erase_confirm(v, app, user)
+
+        return await shown(request, build)
+
+    async def approve(v: views.View, fields: dict[str, str]) -> Response:
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
+        try:
+            await memory_service.approve_quarantined(fields.get("id", ""), scope)
+        except NotFoundError:
+            return back(v, scope, "not-found")
+        return back(v, scope, "approved")
+
+    async def reject(v: views.View, fields: dict[str, str]) -> Response:
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
+        done = await memory_service.reject_quarantined(fields.get("id", ""), scope)
+        return back(v, scope, "rejected" if done else "not-found")
+
+    async def retry(v: views.View, fields: dict[str, str]) -> Response:
+        scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
+        done = await memory_service.retry_operation(fields.get("id", ""), scope)
+        return back(v, scope, "retried" if done else "not-found")
+
+    async def erase(v: views.View, fields: dict[str, str]) -> Response:
+        app, user = fields["app"], fields["user"]
+        if session_service is None:
+            raise _Refused(403, "Erasure is not enabled in this inspector.")
+        if fields.get("confirm") != user:
+            message = "Not erased: type the user id exactly to confirm."
+            return html(views.erase_confirm(v, app, user, message), 400)
+        counts = await erase_user(
+            app_name=app,
+            user_id=user,
+            session_service=session_service,
+            memory_service=memory_service,
+        )
+        return html(views.erased(v, app, user, counts))
+
+    write("/quarantine/approve", approve)
+    write("/quarantine/reject", reject)
+    write("/operations/retry", retry)
+    write("/erase", erase)
+    return router
+
+
+def scope_of(app: str, user: str, scope: str | None) -> Scope:
+    """The scope a page or a form names: the user's (`app`, `user`), or a narrower one of
+    theirs given whole (`scope`, its canonical text); one that is not the user's is refused."""
+    users = user_scope(app, user)
+    if not scope:
+        return users
+    try:
+        parsed = json.loads(scope)
+    except ValueError as exc:
+        raise InputValidationError(f"Not a scope: {scope!r}.") from exc
+    chosen = validate_scope(parsed)
+    if any(chosen.get(key) != value for key, value in users.items()):
+        raise InputValidationError(f"Scope {scope} is not one of user {user!r} of app {app!r}.")
+    return chosen
+
+
+async def _profiles(service: PostgresMemoryService, app: str, user: str) -> list[Any] | None:
+    """The user's structured profiles when the service has them (`retrieve_profiles`, ADK's
+    Vertex signature); None when it has no such call (the page leaves the section out)."""
+    retrieve = getattr(service, "retrieve_profiles", None)
+    if retrieve is None:
+        return None
+    return list(await retrieve(app_name=app, user_id=user))
+
+
+__all__ = ["INSPECTOR_MODES", "INSPECTOR_PATH", "InspectorMode", "inspector_router"]

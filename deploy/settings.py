@@ -133,7 +133,6 @@ def _database_url(environ: Mapping[str, str]) -> str:
     )
 
 
-<<<<<<< HEAD
 def _cloud_sql_url(environ: Mapping[str, str], variable: str, instance: str) -> str:
     """The Unix-socket URL of Cloud SQL instance `instance` (named by `variable`)."""
     if instance.count(":") != 2:
@@ -156,7 +155,8 @@ def _read_replica(environ: Mapping[str, str], *layers: dict[str, str]) -> None:
     url = _cloud_sql_url(environ, CLOUD_SQL_READ_INSTANCE_ENV, instance)
     for layer in layers:
         layer["read_url"] = url
-=======
+
+
 def _inspector(environ: Mapping[str, str]) -> tuple[InspectorMode, str | None]:
     """The memory inspector's mode and form token (off unless configured)."""
     mode = environ.get(INSPECTOR_ENV, "off").strip().lower() or "off"
@@ -170,7 +170,6 @@ def _inspector(environ: Mapping[str, str]) -> tuple[InspectorMode, str | None]:
             f"A writable inspector needs {INSPECTOR_TOKEN_ENV} (a secret every instance shares)."
         )
     return cast(InspectorMode, mode), token
->>>>>>> i15-insp
 
 
 def _with_query(url: str, options: Mapping[str, str]) -> str:

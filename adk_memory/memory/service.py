@@ -65,6 +65,7 @@ from .models import (
 )
 from .operations import GenerationOperations
 from .privacy import PrivacyOperations
+from .profiles import MemoryProfile, ProfileOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search
@@ -88,7 +89,9 @@ def _about_item(index: int | None) -> Iterator[None]:
         raise InputValidationError(f"Item {index}: {error}") from error
 
 
-class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryService):
+class PostgresMemoryService(
+    GenerationOperations, PrivacyOperations, ProfileOperations, BaseMemoryService
+):
     """Long-term memory on PostgreSQL + pgvector, scoped exactly, ranked by hybrid search.
 
     Args:
@@ -341,6 +344,20 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             return
         store = await self._ready()
         await store.delete(scope_key(checked), check_id(memory_id), None, self._revision_ttl)
+
+    async def retrieve_profiles(
+        self,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        scope: Mapping[str, str] | None = None,
+    ) -> list[MemoryProfile]:
+        """The structured profiles of the user (`app_name`, `user_id`: the call and return shape
+        of ADK's `VertexAiMemoryBankService.retrieve_profiles`) or of a `scope`: one
+        `MemoryProfile` (schema id, field values) per schema with a field set, by schema id.
+        One lookup by the scope's key, no search; expired fields are left out. Generation fills
+        them from `MemoryBankConfig.structured_memory_configs`."""
+        return await self._profiles_of(self._scope_of(app_name, user_id, scope))
 
     @staticmethod
     def _scope_of(

@@ -3,12 +3,12 @@
 Owns: the memory API (create / get / list / update / delete / revisions / retrieve) and ADK's
 calls (add_session_to_memory / add_events_to_memory / add_memory / search_memory /
 delete_memory): scope validation, TTLs, every fact redacted and guarded before it is written
-(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations and the privacy
-operations (purge, erase_user, sweeps, quarantine) are its other two parts (`operations.py`,
-`privacy.py`), on a shared core (`core.py`). With no model configured, sessions are remembered as
-raw events (one memory per event with text, never twice). It never writes SQL itself (the store
-does) and never imports the session service: it reads sessions only through ADK's `Session` and
-`Event` types.
+(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations, the privacy
+operations (purge, erase_user, sweeps, quarantine) and profile reads are its other parts
+(`operations.py`, `privacy.py`, `profiles.py`), on a shared core (`core.py`). With no model
+configured, sessions are remembered as raw events (one memory per event with text, never
+twice). It never writes SQL itself (the store does) and never imports the session service: it
+reads sessions only through ADK's `Session` and `Event` types.
 """
 
 from __future__ import annotations

@@ -11,8 +11,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.llm_agent import LlmAgent
 from google.adk.events.event import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -37,7 +41,7 @@ from adk_memory import (
 )
 from adk_memory.adk.erasure import erase_user
 from adk_memory.config import GenerationConfig
-from adk_memory.testing import ScriptedLlm
+from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "app"
 ALICE = {"app_name": APP, "user_id": "alice"}
@@ -412,9 +416,6 @@ async def test_the_context_block_shows_structured_profiles_without_a_search(
     sessions = make_session_service()
     await generate(service, "alice", "Python, short answers.")
     session = await sessions.create_session(app_name=APP, user_id="alice")
-    from google.adk.agents.callback_context import CallbackContext
-    from google.adk.models.llm_request import LlmRequest
-
     invocation = InvocationContext(
         session_service=sessions, memory_service=service, invocation_id="i", session=session
     )
@@ -438,3 +439,23 @@ async def test_the_context_block_shows_structured_profiles_without_a_search(
     # The profiles' share of the budget bounds them too.
     tight = MemoryContextCallback(preamble="P", max_tokens=40, profile_max_tokens=12)
     assert tight.render([], [], profiles=profiles, now=now).count("user-profile.") == 1
+
+
+async def test_an_agent_calls_load_profiles_behind_a_runner(make, make_session_service):
+    memory_llm = ScriptedLlm([updates(update("tone", "succinct"))])
+    service = make(memory_llm)
+    sessions = make_session_service()
+    await generate(service, "alice", "Short answers.")
+    agent_llm = ScriptedLlm([function_call("load_profiles"), "Noted."])
+    agent = LlmAgent(name="assistant", model=agent_llm, tools=[LoadProfilesTool()])
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions, memory_service=service)
+    for user in ("alice", "bob"):
+        session = await sessions.create_session(app_name=APP, user_id=user)
+        message = types.Content(role="user", parts=[types.Part(text="Hi")])
+        async for _ in runner.run_async(user_id=user, session_id=session.id, new_message=message):
+            pass
+        [reply] = [p.function_response for p in agent_llm.requests[-1].contents[-1].parts or ()]
+        assert reply is not None
+        expected = [{"tone": "succinct"}] if user == "alice" else []
+        assert reply.response == {"profiles": expected}
+        agent_llm.add(function_call("load_profiles"), "Noted.")

@@ -291,6 +291,13 @@ class StructuredMemorySchemaConfig(_Settings):
         """The profile's fields: property name -> the property's schema."""
         return dict(self.json_schema["properties"])
 
+    def field_schema(self, name: str) -> dict[str, Any]:
+        """The schema a value of field `name` is validated against: the property's, with the
+        root's `$schema` and definitions (`$defs`, `definitions`), so its `$ref`s resolve."""
+        shared = ("$schema", "$defs", "definitions")
+        root = {key: self.json_schema[key] for key in shared if key in self.json_schema}
+        return {**root, **self.fields[name]}
+
 
 class StructuredMemoryConfig(_Settings):
     """The structured profiles kept for requests of one shape of scope (or by default), as

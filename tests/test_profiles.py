@@ -41,6 +41,7 @@ from adk_memory import (
 )
 from adk_memory.adk.erasure import erase_user
 from adk_memory.config import GenerationConfig
+from adk_memory.memory.generation.profiles import field_error
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "app"
@@ -459,3 +460,16 @@ async def test_an_agent_calls_load_profiles_behind_a_runner(make, make_session_s
         expected = [{"tone": "succinct"}] if user == "alice" else []
         assert reply.response == {"profiles": expected}
         agent_llm.add(function_call("load_profiles"), "Noted.")
+
+
+def test_a_fields_refs_resolve_against_its_schemas_definitions():
+    schema = StructuredMemorySchemaConfig(
+        id="travel",
+        json_schema={
+            "type": "object",
+            "$defs": {"airport": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+            "properties": {"home_airport": {"$ref": "#/$defs/airport"}},
+        },
+    )
+    assert field_error(schema.field_schema("home_airport"), "LYS") is None
+    assert field_error(schema.field_schema("home_airport"), "Lyon") is not None

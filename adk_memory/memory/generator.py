@@ -299,7 +299,7 @@ class Generator:
             instructions=customization.consolidation_config.instructions,
             now=self._conversation_time(events),
         )
-        specs = {(s.id, name): spec for s in schemas for name, spec in s.fields.items()}
+        specs = {(s.id, name): s.field_schema(name) for s in schemas for name in s.fields}
         kept: list[FieldChange] = []
         refused: list[Screened] = []
         for change in changes:

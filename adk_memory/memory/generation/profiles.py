@@ -127,8 +127,8 @@ def _validated(
                 value = json.loads(update.value_json)
             except ValueError:
                 problem = "value is not JSON"
-        if problem is None and value is not None:
-            error = field_error(spec or {}, value)
+        if problem is None and value is not None and schema is not None:
+            error = field_error(schema.field_schema(update.field), value)
             problem = f"value not valid against the field's schema ({error})" if error else None
         if problem is not None:
             logger.warning("Profile update %s.%s dropped: %s.", *where, problem)

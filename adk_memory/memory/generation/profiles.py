@@ -70,6 +70,11 @@ def _render_schemas(schemas: Sequence[StructuredMemorySchemaConfig]) -> str:
     for schema in schemas:
         lines = [f"### Profile `{schema.id}`"]
         lines += [f"- {name}: {_compact(spec)}" for name, spec in schema.fields.items()]
+        lines += [
+            f"({key}, which the fields' $ref point to: {_compact(schema.json_schema[key])})"
+            for key in ("$defs", "definitions")
+            if key in schema.json_schema
+        ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

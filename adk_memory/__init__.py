@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         DelegationFilterPlugin,
         ForgetMemoryTool,
         LoadMemoryTool,
+        LoadProfilesTool,
         MemoryBlock,
         MemoryContextCallback,
         MemoryContextConfig,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     )
     from .config import (
         AppMemoryConfig,
+        ConsolidationConfig,
         CustomizationConfig,
         CustomTopic,
         DatabaseTimeouts,
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
         ManagedTopic,
         MemoryBankConfig,
         RetrievalConfig,
+        StructuredMemoryConfig,
+        StructuredMemorySchemaConfig,
         TtlConfig,
     )
     from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
@@ -96,6 +100,7 @@ if TYPE_CHECKING:
         RetrievedMemory,
         SourceType,
     )
+    from .memory.profiles import MemoryProfile, ProfileRevision
     from .memory.rendering import neutralise
     from .memory.screen import MemoryRejectedError
     from .memory.service import PostgresMemoryService
@@ -140,6 +145,7 @@ __all__ = [
     "AppMemoryConfig",
     "BudgetPolicy",
     "CompactionConfig",
+    "ConsolidationConfig",
     "CreateMemoryTool",
     "CustomTopic",
     "CustomizationConfig",
@@ -163,6 +169,7 @@ __all__ = [
     "IdleSession",
     "InputValidationError",
     "LoadMemoryTool",
+    "LoadProfilesTool",
     "LocalEmbedder",
     "ManagedTopic",
     "Memory",
@@ -177,6 +184,7 @@ __all__ = [
     "MemoryGenerationPlugin",
     "MemoryGuard",
     "MemoryPage",
+    "MemoryProfile",
     "MemoryRejectedError",
     "MemoryRevision",
     "MemoryStack",
@@ -188,6 +196,7 @@ __all__ = [
     "PostgresMemoryService",
     "PostgresSessionService",
     "PreloadMemoryTool",
+    "ProfileRevision",
     "QuarantinedMemory",
     "RecursiveSummarizationPlugin",
     "Redactor",
@@ -198,6 +207,8 @@ __all__ = [
     "SlidingWindowPlugin",
     "SourceType",
     "StaleSessionError",
+    "StructuredMemoryConfig",
+    "StructuredMemorySchemaConfig",
     "SummarizationError",
     "SweepStats",
     "TokenBudgetPlugin",

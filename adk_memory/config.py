@@ -12,6 +12,8 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any, Literal
 
+from jsonschema import SchemaError
+from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 
@@ -212,6 +214,20 @@ class GenerateMemoriesExample(_Settings):
     """The facts expected from it."""
 
 
+class ConsolidationConfig(_Settings):
+    """How extracted facts are merged into a scope's existing memories (Memory Bank's
+    `consolidation_config`, with two settings of adk-memory's own)."""
+
+    instructions: str = Field(default="", max_length=4000)
+    """Extra instructions appended to the consolidation prompt, e.g. "Keep every past address
+    as its own memory; never merge them". They cannot change what a valid answer is: every
+    decision is still validated in code."""
+
+    disabled_topics: tuple[str, ...] = ()
+    """Topic labels whose facts are never consolidated: each is created as a memory of its own
+    (as with `disable_consolidation`), e.g. a journal topic where every entry counts."""
+
+
 class CustomizationConfig(_Settings):
     """What to remember, for requests of one shape of scope (or by default)."""
 
@@ -221,11 +237,88 @@ class CustomizationConfig(_Settings):
     """The kinds of information to keep; anything else is left out."""
     generate_memories_examples: tuple[GenerateMemoriesExample, ...] = ()
     """Few-shot examples shown to the extraction model."""
+    disable_natural_language_memories: bool = False
+    """Memory Bank's switch: generate no natural-language memories for these scopes, only the
+    structured profiles (`MemoryBankConfig.structured_memory_configs`). Generation then makes
+    one model call per job (the profile's), and no extraction or consolidation call."""
+    consolidation_config: ConsolidationConfig = ConsolidationConfig()
+    """Extra consolidation instructions and the topics never consolidated."""
 
     @field_serializer("scope_keys", when_used="json")
     def _sorted_keys(self, keys: frozenset[str] | None) -> list[str] | None:
         """Sorted in JSON, so one config has one JSON text in every process (a set's order
         follows the process's hash seed), and a stored config is compared by its text."""
+        return None if keys is None else sorted(keys)
+
+
+SCHEMA_ID_PATTERN = r"^[a-z]([a-z0-9-]{0,62})$"
+"""Memory Bank's rule for a schema id: 1 to 63 characters, a lowercase letter first, then
+lowercase letters, digits and hyphens."""
+
+
+class StructuredMemorySchemaConfig(_Settings):
+    """One structured profile: its id and the JSON schema its fields follow (Memory Bank's
+    `StructuredMemoryConfig.SchemaConfig`). Each top-level property of the schema is one field
+    of the profile, kept with its revision history; generation writes only those fields, and
+    only values valid against the property's schema."""
+
+    id: str = Field(pattern=SCHEMA_ID_PATTERN)
+    """The schema id profiles are returned under (`MemoryProfile.schema_id`)."""
+    json_schema: dict[str, Any]
+    """A JSON schema of type `object` with `properties` (one field each, e.g.
+    `{"type": "object", "properties": {"preferred_language": {"type": "string"}}}`); property
+    descriptions tell the model what belongs in each field."""
+    memory_type: Literal["STRUCTURED_PROFILE"] = "STRUCTURED_PROFILE"
+    """Memory Bank's memory type of the schema's memories (profiles are the one kind here)."""
+
+    @model_validator(mode="after")
+    def _valid_schema(self) -> StructuredMemorySchemaConfig:
+        try:
+            validator_for(self.json_schema).check_schema(self.json_schema)
+        except SchemaError as exc:
+            raise ValueError(
+                f"schema {self.id!r} is not a valid JSON schema: {exc.message}"
+            ) from exc
+        properties = self.json_schema.get("properties")
+        if self.json_schema.get("type") != "object" or not isinstance(properties, dict):
+            raise ValueError(f"schema {self.id!r} must be of type object with properties")
+        if not properties or not all(isinstance(p, dict) for p in properties.values()):
+            raise ValueError(f"schema {self.id!r} needs at least one property, each a schema")
+        return self
+
+    @property
+    def fields(self) -> dict[str, dict[str, Any]]:
+        """The profile's fields: property name -> the property's schema."""
+        return dict(self.json_schema["properties"])
+
+    def field_schema(self, name: str) -> dict[str, Any]:
+        """The schema a value of field `name` is validated against: the property's, with the
+        root's `$schema` and definitions (`$defs`, `definitions`), so its `$ref`s resolve."""
+        shared = ("$schema", "$defs", "definitions")
+        root = {key: self.json_schema[key] for key in shared if key in self.json_schema}
+        return {**root, **self.fields[name]}
+
+
+class StructuredMemoryConfig(_Settings):
+    """The structured profiles kept for requests of one shape of scope (or by default), as
+    Memory Bank's `StructuredMemoryConfig`."""
+
+    scope_keys: frozenset[str] | None = None
+    """Applies only to requests whose scope has exactly these keys; None: the default config
+    (the same rule as `CustomizationConfig.scope_keys`)."""
+    schema_configs: tuple[StructuredMemorySchemaConfig, ...] = ()
+    """The profiles: one per schema, per scope."""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> StructuredMemoryConfig:
+        ids = [schema.id for schema in self.schema_configs]
+        if len(ids) != len(set(ids)):
+            raise ValueError("schema_configs must not repeat a schema id")
+        return self
+
+    @field_serializer("scope_keys", when_used="json")
+    def _sorted_keys(self, keys: frozenset[str] | None) -> list[str] | None:
+        """Sorted in JSON, as `CustomizationConfig.scope_keys`."""
         return None if keys is None else sorted(keys)
 
 
@@ -266,12 +359,27 @@ class MemoryBankConfig(_Settings):
     generation: GenerationConfig = GenerationConfig()
     """The generation model and the job queue's retry policy."""
 
+    structured_memory_configs: tuple[StructuredMemoryConfig, ...] = ()
+    """Structured profiles to keep: the config whose `scope_keys` match a request's scope keys
+    exactly, else the one without `scope_keys`; none: no profiles."""
+
     @model_validator(mode="after")
     def _one_per_scope_shape(self) -> MemoryBankConfig:
-        shapes = [c.scope_keys for c in self.customization_configs]
-        if len(shapes) != len(set(shapes)):
-            raise ValueError("customization_configs must not repeat the same scope_keys")
+        for name in ("customization_configs", "structured_memory_configs"):
+            shapes = [c.scope_keys for c in getattr(self, name)]
+            if len(shapes) != len(set(shapes)):
+                raise ValueError(f"{name} must not repeat the same scope_keys")
         return self
+
+    def structured_for(
+        self, scope_keys: frozenset[str]
+    ) -> tuple[StructuredMemorySchemaConfig, ...]:
+        """The profile schemas of a scope with these keys (exact match first, else default)."""
+        for exact in (True, False):
+            for config in self.structured_memory_configs:
+                if config.scope_keys == (scope_keys if exact else None):
+                    return config.schema_configs
+        return ()
 
     def customization_for(self, scope_keys: frozenset[str]) -> CustomizationConfig:
         """The customization for a scope with these keys (exact match first, else default)."""

@@ -20,6 +20,7 @@ from .compaction import (
     fit_to_budget,
     keep_last_turns,
 )
+from .profiles import LoadProfilesTool, load_profiles
 from .services import (
     collect_services,
     memory_service_from_uri,
@@ -57,6 +58,7 @@ __all__ = [
     "DelegationFilterPlugin",
     "ForgetMemoryTool",
     "LoadMemoryTool",
+    "LoadProfilesTool",
     "MemoryBlock",
     "MemoryContextCallback",
     "MemoryContextConfig",
@@ -80,6 +82,7 @@ __all__ = [
     "forget_memory",
     "keep_last_turns",
     "load_memory",
+    "load_profiles",
     "memory_service_from_uri",
     "preload_memory",
     "register",

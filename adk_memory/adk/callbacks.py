@@ -2,8 +2,9 @@
 agent remembers about the user into every model call of a turn.
 
 Owns: finding the invocation's memory service and user scope, retrieving the memories once per
-invocation (a profile of chosen topics plus the ones relevant to the user's message), fitting
-them into a token budget, and rendering them (ages, confidence, template). `preload_memory` in
+invocation (the user's structured profiles, read by key without a search; a profile of chosen
+topics; the memories relevant to the user's message), fitting them into a token budget, and
+rendering them (ages, confidence, template). `preload_memory` in
 `tools.py` is a thin wrapper over the same callback, so both write the same text.
 
 It never writes or deletes a memory, never reads outside the invocation's own app and user (the
@@ -16,12 +17,14 @@ and the model is called without memories.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import string
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from typing import TypeVar
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
@@ -34,6 +37,7 @@ from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
+from ..memory.profiles import MemoryProfile
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
@@ -165,36 +169,50 @@ class ContextMemory:
         )
 
 
+def profile_lines(profiles: Sequence[MemoryProfile]) -> list[str]:
+    """Structured profiles as block lines, one per field: `- schema-id.field: <JSON value>`,
+    `neutralise`d (a stored value is data, whoever wrote it)."""
+    return [
+        f"- {neutralise(f'{p.schema_id}.{name}: {json.dumps(value, ensure_ascii=False)}')}"
+        for p in profiles
+        for name, value in p.profile.items()
+    ]
+
+
 @dataclass(frozen=True)
 class MemoryBlock:
     """What a template renders: the preamble, the profile (memories of the profile topics,
-    newest first) and the memories relevant to the user's message (best first)."""
+    newest first) and the memories relevant to the user's message (best first), and the
+    structured profiles' fields as lines (`profile_lines`)."""
 
     preamble: str
     profile: tuple[ContextMemory, ...]
     relevant: tuple[ContextMemory, ...]
+    profiles: tuple[str, ...] = ()
 
 
 MemoryTemplate = str | Callable[[MemoryBlock], str]
-"""A format string with the fields `{preamble}`, `{profile}` and `{memories}` (each block's
-lines, "" when empty), or a function of the `MemoryBlock` returning the text."""
+"""A format string with the fields `{preamble}`, `{profiles}` (structured profiles),
+`{profile}` and `{memories}` (each block's lines, "" when empty), or a function of the
+`MemoryBlock` returning the text."""
 
-_TEMPLATE_FIELDS = frozenset({"preamble", "profile", "memories"})
+_TEMPLATE_FIELDS = frozenset({"preamble", "profiles", "profile", "memories"})
 
 
-def _section(tag: str, memories: Sequence[ContextMemory]) -> str:
+def _section(tag: str, memories: Sequence[ContextMemory | str]) -> str:
     if not memories:
         return ""
-    lines = "\n".join(m.line for m in memories)
+    lines = "\n".join(m if isinstance(m, str) else m.line for m in memories)
     return f"\n\n<{tag}>\n{lines}\n</{tag}>"
 
 
 def default_template(block: MemoryBlock) -> str:
-    """The preamble, then `<USER_PROFILE>` and `<RELEVANT_MEMORIES>` sections (empty ones left
-    out). The tags mark where remembered text starts and ends, so a stored fact reads as data
-    about the user, not as an instruction."""
+    """The preamble, then `<STRUCTURED_PROFILE>`, `<USER_PROFILE>` and `<RELEVANT_MEMORIES>`
+    sections (empty ones left out), the most stable first. The tags mark where remembered text
+    starts and ends, so a stored fact reads as data about the user, not as an instruction."""
     return (
         block.preamble
+        + _section("STRUCTURED_PROFILE", block.profiles)
         + _section("USER_PROFILE", block.profile)
         + _section("RELEVANT_MEMORIES", block.relevant)
     )
@@ -219,6 +237,7 @@ def _check_template(template: MemoryTemplate | None) -> Callable[[MemoryBlock], 
     def render(block: MemoryBlock) -> str:
         return template.format(
             preamble=block.preamble,
+            profiles="\n".join(block.profiles),
             profile="\n".join(m.line for m in block.profile),
             memories="\n".join(m.line for m in block.relevant),
         )
@@ -226,12 +245,21 @@ def _check_template(template: MemoryTemplate | None) -> Callable[[MemoryBlock], 
     return render
 
 
-def _fit(memories: Iterable[ContextMemory], budget: int) -> list[ContextMemory]:
-    """The memories, in order, that fit `budget` tokens as lines; one that does not fit is
-    skipped, so a long memory does not hide the shorter ones after it."""
-    kept: list[ContextMemory] = []
+_Line = TypeVar("_Line", ContextMemory, str)
+"""A block line: a memory, or a structured profile's field (`profile_lines`)."""
+
+
+def _cost(line: ContextMemory | str) -> int:
+    """A line's tokens, its newline included."""
+    return text_tokens(line if isinstance(line, str) else line.line) + 1
+
+
+def _fit(memories: Iterable[_Line], budget: int) -> list[_Line]:
+    """The memories (or lines), in order, that fit `budget` tokens as lines; one that does not
+    fit is skipped, so a long memory does not hide the shorter ones after it."""
+    kept: list[_Line] = []
     for memory in memories:
-        cost = text_tokens(memory.line) + 1  # the newline
+        cost = _cost(memory)
         if cost <= budget:
             kept.append(memory)
             budget -= cost
@@ -264,6 +292,8 @@ class MemoryContextCallback:
     as it is; then a fixed preamble; then the profile (the newest memories of `profile_topics`,
     up to `PROFILE_LIMIT`, which change only when the profile does); then the memories most
     relevant to the user's message (best first, blending relevance, recency and importance).
+    Before the profile come the user's structured profiles (`structured_profiles`: one line per
+    field, read by the user's key, no search), which change least of all.
     Model providers cache a request's longest unchanged prefix, so the stable parts go first and
     the part that varies from turn to turn goes last; ages are in days, so the text does not
     change between the turns of a day either. Within one invocation (a tool loop makes several
@@ -272,7 +302,8 @@ class MemoryContextCallback:
     relevant memories differ: the price of the system-instruction placement.)
 
     Budget: the whole appended text stays within `max_tokens` (estimated locally, see
-    `tokens.py`); the profile takes at most `profile_max_tokens` of it. Memories that do not fit
+    `tokens.py`); the structured profiles and the profile take at most `profile_max_tokens` of
+    it, the structured profiles first. Memories that do not fit
     are dropped, least relevant (or oldest, in the profile) first. Nothing is appended when there
     is nothing to show.
 
@@ -288,7 +319,8 @@ class MemoryContextCallback:
       max_tokens: budget of the appended text, preamble included.
       profile_topics: topics (labels, `ManagedTopic`s or `CustomTopic`s) whose memories are
         always shown, e.g. `["USER_PERSONAL_INFO", "USER_PREFERENCES"]`; empty: no profile.
-      profile_max_tokens: the profile's share of `max_tokens` (default: half).
+      profile_max_tokens: the profiles' share of `max_tokens` (default: half).
+      structured_profiles: show the user's structured profiles (`retrieve_profiles`).
       template: a format string or a function of `MemoryBlock` (see `MemoryTemplate`).
       preamble: the fixed text in front of the memories.
       timeout: seconds a retrieval may take; None: no limit.
@@ -309,6 +341,7 @@ class MemoryContextCallback:
         preamble: str = DEFAULT_PREAMBLE,
         timeout: float | None = 5.0,
         max_cached_invocations: int = 256,
+        structured_profiles: bool = True,
     ) -> None:
         if memory_service is not None and not isinstance(memory_service, PostgresMemoryService):
             raise InputValidationError("memory_service must be a PostgresMemoryService.")
@@ -337,6 +370,7 @@ class MemoryContextCallback:
             max_tokens // 2 if profile_max_tokens is None else profile_max_tokens
         )
         self.preamble = preamble
+        self.structured_profiles = structured_profiles
         self.timeout = timeout
         self._render = _check_template(template)
         self._max_cached = max_cached_invocations
@@ -371,7 +405,7 @@ class MemoryContextCallback:
 
     async def _build(self, service: PostgresMemoryService, scope: Scope, query: str) -> str:
         try:
-            profile, relevant = await asyncio.wait_for(
+            profile, relevant, structured = await asyncio.wait_for(
                 self._retrieve(service, scope, query), self.timeout
             )
         except Exception:  # any failure: the turn goes on without memories (class docstring)
@@ -381,12 +415,13 @@ class MemoryContextCallback:
                 exc_info=True,
             )
             return ""
-        return self.render(profile, relevant)
+        return self.render(profile, relevant, profiles=structured)
 
     async def _retrieve(
         self, service: PostgresMemoryService, scope: Scope, query: str
-    ) -> tuple[list[Memory], list[RetrievedMemory]]:
-        """The profile memories and the relevant ones, fetched concurrently."""
+    ) -> tuple[list[Memory], list[RetrievedMemory], list[MemoryProfile]]:
+        """The profile memories, the relevant ones and the structured profiles, fetched
+        concurrently."""
 
         async def profile() -> list[Memory]:
             if not self.profile_topics:
@@ -401,7 +436,12 @@ class MemoryContextCallback:
                 return []
             return await service.retrieve_memories(scope, search_query=query, top_k=self.top_k)
 
-        return await asyncio.gather(profile(), relevant())
+        async def structured() -> list[MemoryProfile]:
+            if not self.structured_profiles:
+                return []
+            return await service.retrieve_profiles(scope=scope)
+
+        return await asyncio.gather(profile(), relevant(), structured())
 
     def render(
         self,
@@ -409,26 +449,37 @@ class MemoryContextCallback:
         relevant: Sequence[RetrievedMemory],
         *,
         now: datetime | None = None,
+        profiles: Sequence[MemoryProfile] = (),
     ) -> str:
-        """The text for these memories within the budget ("" if none fit). Public so the
-        formatting can be reused (and tested) without an invocation."""
+        """The text for these memories (and structured `profiles`) within the budget ("" if
+        none fit). Public so the formatting can be reused (and tested) without an invocation."""
         now = now or datetime.now(timezone.utc)
-        shown = _fit((ContextMemory.of(m, now) for m in profile), self.profile_max_tokens)
+        fields = _fit(profile_lines(profiles), self.profile_max_tokens)
+        left = self.profile_max_tokens - sum(_cost(line) for line in fields)
+        shown = _fit((ContextMemory.of(m, now) for m in profile), left)
         in_profile = {m.id for m in shown}
         block = MemoryBlock(preamble=self.preamble, profile=(), relevant=())
         overhead = text_tokens(self._render(block))
-        rest = self.max_tokens - overhead - sum(text_tokens(m.line) + 1 for m in shown)
+        used = sum(_cost(line) for line in fields) + sum(_cost(m) for m in shown)
+        rest = self.max_tokens - overhead - used
         best = (ContextMemory.of(r, now) for r in relevant if r.memory.id not in in_profile)
-        block = replace(block, profile=tuple(shown), relevant=tuple(_fit(best, rest)))
+        block = replace(
+            block,
+            profiles=tuple(fields),
+            profile=tuple(shown),
+            relevant=tuple(_fit(best, rest)),
+        )
         # A template may spend tokens per memory too: drop the least relevant until it fits.
-        while block.profile or block.relevant:
+        while block.profiles or block.profile or block.relevant:
             text = self._render(block)
             if text_tokens(text) <= self.max_tokens:
                 return text
             if block.relevant:
                 block = replace(block, relevant=block.relevant[:-1])
-            else:
+            elif block.profile:
                 block = replace(block, profile=block.profile[:-1])
+            else:
+                block = replace(block, profiles=block.profiles[:-1])
         return ""
 
 

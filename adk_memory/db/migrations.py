@@ -274,7 +274,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX memories_by_time ON {schema}.memories (scope_key, create_time DESC, id);
     """,
-    # An operator's read-outs (the memory inspector): the quarantine queue of every scope
+    # 7: an operator's read-outs (the memory inspector): the quarantine queue of every scope
     # without a pass over the memories (a partial index of the quarantined ones only, stored
     # under `memory.store.QUARANTINE_PREFIX`), and one scope's generations without a pass over
     # the queue (purging a scope's jobs uses it too).
@@ -282,6 +282,46 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX memories_quarantined ON {schema}.memories (update_time DESC, id DESC)
         WHERE starts_with(scope_key, 'quarantine:');
     CREATE INDEX memory_jobs_by_scope ON {schema}.memory_jobs (scope_key, create_time DESC);
+    """,
+    # 8: structured profiles (Memory Bank's `StructuredMemoryConfig`): one row per field of one
+    # schema's profile of one scope, read whole with one equality on the primary key's prefix
+    # (no search). Every change to a field is a revision of its own, kept after the field goes
+    # (as a memory's): the field's history. Values are jsonb (a field is any JSON value its
+    # schema allows; never compared as text).
+    """
+    CREATE TABLE {schema}.memory_profile_fields (
+        scope_key         text        NOT NULL,
+        scope             jsonb       NOT NULL,
+        schema_id         text        NOT NULL,
+        field             text        NOT NULL,
+        value             jsonb       NOT NULL,
+        source_type       text        NOT NULL,
+        source_session_id text,
+        create_time       timestamptz NOT NULL DEFAULT now(),
+        update_time       timestamptz NOT NULL DEFAULT now(),
+        expire_time       timestamptz,
+        PRIMARY KEY (scope_key, schema_id, field)
+    );
+    CREATE INDEX memory_profile_fields_expiry ON {schema}.memory_profile_fields (expire_time)
+        WHERE expire_time IS NOT NULL;
+    CREATE TABLE {schema}.memory_profile_revisions (
+        id                uuid        PRIMARY KEY,
+        scope_key         text        NOT NULL,
+        scope             jsonb       NOT NULL,
+        schema_id         text        NOT NULL,
+        field             text        NOT NULL,
+        action            text        NOT NULL CHECK (action IN ('CREATED', 'UPDATED', 'DELETED')),
+        value             jsonb,
+        labels            jsonb       NOT NULL DEFAULT '{{}}',
+        source_type       text,
+        source_session_id text,
+        create_time       timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expire_time       timestamptz
+    );
+    CREATE INDEX memory_profile_revisions_by_field
+        ON {schema}.memory_profile_revisions (scope_key, schema_id, field, create_time);
+    CREATE INDEX memory_profile_revisions_expiry ON {schema}.memory_profile_revisions (expire_time)
+        WHERE expire_time IS NOT NULL;
     """,
 )
 

@@ -44,6 +44,7 @@ from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
+from .profile_store import ProfileStore
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
@@ -116,6 +117,7 @@ class MemoryServiceCore:
         self._store = MemoryStore(
             self.database, text_search_language=self.config.retrieval.text_search_language
         )
+        self._profiles = ProfileStore(self.database)
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
@@ -162,6 +164,7 @@ class MemoryServiceCore:
         """The generation pipeline for one configuration."""
         return Generator(
             store=self._store,
+            profiles=self._profiles,
             queue=self._jobs,
             llm=llm,
             embed=self._embed,

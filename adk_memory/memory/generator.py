@@ -4,7 +4,9 @@ one transaction.
 Owns: the job payload's shape, the watermark rule (a session's events are turned into memories
 once: a job only sees events after the last one processed for that session and scope), and
 turning model decisions into store writes with provenance. At most two model calls per job
-(extraction, consolidation) whatever the size of the store. It never commits anything outside
+(extraction, consolidation) whatever the size of the store, and one more for the scope's structured
+profiles when it has profile schemas (natural-language memories turned off: that one only); profile
+field changes commit in the same transaction as the memories. It never commits anything outside
 `MemoryStore.apply_generation`, so a worker killed at any point leaves no partial writes and the
 retried job produces the same memories once.
 
@@ -18,6 +20,7 @@ job's result names memory ids and actions, never facts.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
@@ -27,17 +30,21 @@ from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 
-from ..config import MemoryBankConfig
+from ..config import ConsolidationConfig, CustomizationConfig, MemoryBankConfig
 from .generation import (
     ExtractedFact,
+    FieldChange,
     MemoryOperation,
     consolidate,
     conversation_contents,
     extract_facts,
     plain_creates,
+    update_profiles,
 )
+from .generation.profiles import field_error
 from .jobs import ClaimedJob, JobQueue
 from .models import Memory, MemoryAction, SourceType
+from .profile_store import ProfileStore
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryChange, MemoryStore, NewMemory, quarantine_key
 
@@ -109,6 +116,7 @@ class Generator:
         self,
         *,
         store: MemoryStore,
+        profiles: ProfileStore,
         queue: JobQueue,
         llm: BaseLlm,
         embed: Embed,
@@ -118,6 +126,7 @@ class Generator:
     ) -> None:
         self._screen = screen
         self._store = store
+        self._profiles = profiles
         self._queue = queue
         self._llm = llm
         self._embed = embed
@@ -137,17 +146,33 @@ class Generator:
             )
             if events:
                 watermark = (job.scope_key, session_id, events[-1].id, events[-1].timestamp)
-        facts, held, refused = await self._judged(job, await self._facts(job, payload, events))
-        operations = await self._operations(job, facts, bool(payload.get("disable_consolidation")))
+        customization = self._config.customization_for(frozenset(job.scope))
+        conversation = self._conversation(payload, events)
+        extracted = (
+            []
+            if customization.disable_natural_language_memories
+            else await self._facts(job, payload, events, conversation, customization)
+        )
+        facts, held, refused = await self._judged(job, extracted)
+        operations = await self._operations(
+            job,
+            facts,
+            bool(payload.get("disable_consolidation")),
+            customization.consolidation_config,
+        )
         operations, more_held, more_refused = await self._judged_operations(job, operations)
+        profile, profile_refused = await self._profile_changes(
+            job, payload, events, conversation, customization
+        )
         await self._apply(
             job,
             payload,
             operations,
             [*held, *more_held],
-            [*refused, *more_refused],
+            [*refused, *more_refused, *profile_refused],
             events,
             watermark,
+            profile,
         )
 
     async def _judged(
@@ -193,31 +218,104 @@ class Generator:
                 kept.append(op.model_copy(update=update))
         return kept, held, refused
 
+    def _conversation(self, payload: dict[str, Any], events: list[Event]) -> list[types.Content]:
+        """The job's conversation as model contents (none for a facts job)."""
+        if payload["source"] == "facts":
+            return []
+        contents: list[Event | types.Content] = [*events]
+        contents += [types.Content.model_validate(c) for c in payload.get("contents", [])]
+        return conversation_contents(
+            contents, include_function_calls=self._config.generation.include_function_calls
+        )
+
     async def _facts(
-        self, job: ClaimedJob, payload: dict[str, Any], events: list[Event]
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        events: list[Event],
+        conversation: list[types.Content],
+        customization: CustomizationConfig,
     ) -> list[ExtractedFact]:
         if payload["source"] == "facts":
             topic = payload.get("topic", "")  # jobs enqueued before topics were carried
             return [ExtractedFact(fact=f, topic=topic) for f in payload["facts"]]
-        contents: list[Event | types.Content] = [*events]
-        contents += [types.Content.model_validate(c) for c in payload.get("contents", [])]
-        conversation = conversation_contents(
-            contents, include_function_calls=self._config.generation.include_function_calls
-        )
         if not conversation:
             return []
-        customization = self._config.customization_for(frozenset(job.scope))
-        now = datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
-        return await extract_facts(self._llm, conversation, customization, now=now)
+        return await extract_facts(
+            self._llm, conversation, customization, now=self._conversation_time(events)
+        )
+
+    @staticmethod
+    def _conversation_time(events: list[Event]) -> datetime | None:
+        return datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
 
     async def _operations(
-        self, job: ClaimedJob, facts: list[ExtractedFact], disable_consolidation: bool
+        self,
+        job: ClaimedJob,
+        facts: list[ExtractedFact],
+        disable_consolidation: bool,
+        settings: ConsolidationConfig,
     ) -> list[MemoryOperation]:
+        """The facts' operations: created as given with `disable_consolidation` or when their
+        topic is one of `settings.disabled_topics` (a forget request is still consolidated:
+        only consolidation can find what to delete); else consolidated in one model call."""
         if not facts:
             return []
         if disable_consolidation:
             return plain_creates(facts)
-        return await consolidate(self._llm, facts, await self._candidates(job, facts))
+        unmerged = set(settings.disabled_topics)
+        apart = [f for f in facts if f.topic in unmerged and not f.forget]
+        merged = [f for f in facts if f not in apart]
+        operations = plain_creates(apart)
+        if merged:
+            candidates = await self._candidates(job, merged)
+            operations += await consolidate(
+                self._llm, merged, candidates, instructions=settings.instructions
+            )
+        return operations
+
+    async def _profile_changes(
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        events: list[Event],
+        conversation: list[types.Content],
+        customization: CustomizationConfig,
+    ) -> tuple[list[FieldChange], list[Screened]]:
+        """The scope's profile changes from the same material (one model call; none without
+        profile schemas), each value redacted, checked against its field's schema again (the
+        redactor may have changed it) and judged by the guard: (allowed, refused). A value the
+        guard would quarantine is refused too: a profile field has no quarantine."""
+        schemas = self._config.structured_for(frozenset(job.scope))
+        facts = [str(f) for f in payload.get("facts", [])] if payload["source"] == "facts" else []
+        if not schemas or not (conversation or facts):
+            return [], []
+        changes = await update_profiles(
+            self._llm,
+            schemas,
+            await self._profiles.profiles(job.scope_key),
+            conversation=conversation,
+            facts=facts,
+            instructions=customization.consolidation_config.instructions,
+            now=self._conversation_time(events),
+        )
+        specs = {(s.id, name): s.field_schema(name) for s in schemas for name in s.fields}
+        kept: list[FieldChange] = []
+        refused: list[Screened] = []
+        for change in changes:
+            if change.clear:
+                kept.append(change)
+                continue
+            value = self._screen.json(change.value)
+            if field_error(specs[(change.schema_id, change.field)], value) is not None:
+                continue  # redaction made it invalid: the stored value stays
+            text = f"{change.field}: {json.dumps(value, ensure_ascii=False)}"
+            screened = await self._screen.screen(text, job.scope, "generation")
+            if screened.rejected or screened.quarantined:
+                refused.append(screened)
+            else:
+                kept.append(FieldChange(change.schema_id, change.field, value))
+        return kept, refused
 
     async def _candidates(self, job: ClaimedJob, facts: list[ExtractedFact]) -> list[Memory]:
         """The existing memories most similar to each fact: one embedding call and one query
@@ -241,6 +339,7 @@ class Generator:
         refused: list[Screened],
         events: list[Event],
         watermark: tuple[str, str, str, float] | None,
+        profile: list[FieldChange],
     ) -> None:
         ttl = self._config.ttl
         labels = {str(k): str(v) for k, v in (payload.get("revision_labels") or {}).items()}
@@ -311,6 +410,19 @@ class Generator:
         ]
 
         async def complete(conn: Any, applied: list[tuple[MemoryAction, Memory]]) -> None:
+            await self._profiles.apply(
+                conn,
+                scope_key=job.scope_key,
+                scope=job.scope,
+                changes=profile,
+                source=(source, session_id),
+                ttl_seconds=(
+                    created_ttl.total_seconds() if created_ttl else None,
+                    updated_ttl.total_seconds() if updated_ttl else None,
+                ),
+                labels=labels,
+                revision_ttl=self._revision_ttl,
+            )
             # Ids and actions only: the facts stay in the memories (see `JobQueue`).
             result: list[dict[str, Any]] = [
                 {

@@ -1,10 +1,11 @@
 """Forgetting and holding back: the memory service's privacy operations.
 
-Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app) and the erasure
-record, the retention sweeps (expired memories and revisions, finished generation jobs), and the
-operators' review of the quarantine (list, approve, reject). Jobs always go before memories, so
-a generation running for what is being forgotten finds its job gone and writes nothing. "None"
-never means "all" here: every deletion names its scope or its user.
+Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app; structured profiles
+included) and the erasure record, the retention sweeps (expired memories, profile fields and
+revisions, finished generation jobs), and the operators' review of the quarantine (list, approve,
+reject). Jobs always go before memories, so a generation running for what is being forgotten finds
+its job gone and writes nothing. "None" never means "all" here: every deletion names its scope or
+its user.
 """
 
 from __future__ import annotations
@@ -26,31 +27,35 @@ class PrivacyOperations(MemoryServiceCore):
 
     async def purge(self, scope: Mapping[str, str]) -> int:
         """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
-        generation jobs (payloads and results) and its watermarks. Returns rows deleted. The
-        jobs go first, so a generation running for the scope finds its job gone and writes
-        nothing."""
+        generation jobs (payloads and results), its watermarks and its structured profiles
+        (fields and their revisions). Returns rows deleted. The jobs go first, so a generation
+        running for the scope finds its job gone and writes nothing."""
         checked = validate_scope(scope)
         key = scope_key(checked)
         store = await self._ready()
         jobs = await self._jobs.purge(key)
-        return jobs + await store.purge(key)
+        return jobs + await store.purge(key) + sum(await self._profiles.purge(key))
 
     async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
         """Forget one user of one app everywhere in memory: for every scope that contains
         `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
-        `{..., "agent": "a1"}`), its generation jobs, memories (quarantined ones too), revisions
-        and watermarks. Scopes without an `app_name` are not touched. Idempotent: a second call
-        counts zeros; an interrupted one is finished by calling again. Returns counts per kind
-        (`MemoryStack.erase_user` also erases sessions and artifacts and records the erasure)."""
+        `{..., "agent": "a1"}`), its generation jobs, memories (quarantined ones too), revisions,
+        watermarks and structured profiles (fields and their revisions). Scopes without an
+        `app_name` are not touched. Idempotent: a second call counts zeros; an interrupted one
+        is finished by calling again. Returns counts per kind (`MemoryStack.erase_user` also
+        erases sessions and artifacts and records the erasure)."""
         containing = user_scope(app_name, user_id)
         store = await self._ready()
         jobs = await self._jobs.erase(containing)
         memories, revisions, watermarks = await store.erase(containing)
+        fields, field_revisions = await self._profiles.erase(containing)
         return {
             "generation_jobs": jobs,
             "memories": memories,
             "revisions": revisions,
             "watermarks": watermarks,
+            "profile_fields": fields,
+            "profile_revisions": field_revisions,
         }
 
     async def record_erasure(
@@ -64,14 +69,17 @@ class PrivacyOperations(MemoryServiceCore):
     async def sweep_expired(
         self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
     ) -> int:
-        """Delete expired memories (each with a DELETED revision labelled "expired") and expired
-        revisions, in batches; `progress` gets the running count of memories. Returns it.
-        (Finished generation jobs past their retention: `sweep_jobs`.)"""
+        """Delete expired memories and structured-profile fields (each with a DELETED revision
+        labelled "expired") and expired revisions of both, in batches; `progress` gets the
+        running count of memories and fields. Returns it. (Finished generation jobs past their
+        retention: `sweep_jobs`.)"""
         store = await self._ready()
 
         async def step(size: int) -> tuple[int, bool]:
             memories, revisions = await store.sweep(size, self._revision_ttl)
-            return memories, memories == size or revisions == size
+            fields, field_revisions = await self._profiles.sweep(size, self._revision_ttl)
+            full = size in (memories, revisions, fields, field_revisions)
+            return memories + fields, full
 
         return await in_batches(step, batch_size, progress)
 

@@ -3,12 +3,13 @@
 Owns: the memory API (create / get / list / update / delete / revisions / retrieve) and ADK's
 calls (add_session_to_memory / add_events_to_memory / add_memory / search_memory /
 delete_memory): scope validation, TTLs, every fact redacted and guarded before it is written
-(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations and the privacy
-operations (purge, erase_user, sweeps, quarantine) are its other two parts (`operations.py`,
-`privacy.py`), with an operator's read-outs in `inspection.py`, on a shared core (`core.py`).
-With no model configured, sessions are remembered as raw events (one memory per event with
-text, never twice). It never writes SQL itself (the store does) and never imports the session
-service: it reads sessions only through ADK's `Session` and `Event` types.
+(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations, the privacy
+operations (purge, erase_user, sweeps, quarantine) and profile reads are its other parts
+(`operations.py`, `privacy.py`, `profiles.py`), with an operator's read-outs in
+`inspection.py`, on a shared core (`core.py`). With no model configured, sessions are
+remembered as raw events (one memory per event with text, never twice). It never writes SQL
+itself (the store does) and never imports the session service: it reads sessions only through
+ADK's `Session` and `Event` types.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from .models import (
 )
 from .operations import GenerationOperations
 from .privacy import PrivacyOperations
+from .profiles import MemoryProfile, ProfileOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search
@@ -90,7 +92,11 @@ def _about_item(index: int | None) -> Iterator[None]:
 
 
 class PostgresMemoryService(
-    GenerationOperations, PrivacyOperations, InspectionOperations, BaseMemoryService
+    GenerationOperations,
+    PrivacyOperations,
+    ProfileOperations,
+    InspectionOperations,
+    BaseMemoryService,
 ):
     """Long-term memory on PostgreSQL + pgvector, scoped exactly, ranked by hybrid search.
 
@@ -349,6 +355,20 @@ class PostgresMemoryService(
             return
         store = await self._ready()
         await store.delete(scope_key(checked), check_id(memory_id), None, self._revision_ttl)
+
+    async def retrieve_profiles(
+        self,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        scope: Mapping[str, str] | None = None,
+    ) -> list[MemoryProfile]:
+        """The structured profiles of the user (`app_name`, `user_id`: the call and return shape
+        of ADK's `VertexAiMemoryBankService.retrieve_profiles`) or of a `scope`: one
+        `MemoryProfile` (schema id, field values) per schema with a field set, by schema id.
+        One lookup by the scope's key, no search; expired fields are left out. Generation fills
+        them from `MemoryBankConfig.structured_memory_configs`."""
+        return await self._profiles_of(self._scope_of(app_name, user_id, scope))
 
     @staticmethod
     def _scope_of(

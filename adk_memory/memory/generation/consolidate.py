@@ -53,6 +53,15 @@ def _line(text: str) -> str:
     return " ".join(text.split())
 
 
+def app_instructions(instructions: str) -> str:
+    """A prompt section holding an app's extra instructions (`ConsolidationConfig`), "" for
+    none: appended after a prompt's own rules, which it cannot lift (answers are validated in
+    code)."""
+    if not instructions.strip():
+        return ""
+    return f"\n## The application's own instructions\n\n{instructions.strip()}\n"
+
+
 def plain_creates(facts: Sequence[ExtractedFact]) -> list[MemoryOperation]:
     """A CREATE for each fact to remember, without looking at existing memories: for
     `disable_consolidation`, and for a scope with no candidates. Forget requests have nothing
@@ -152,13 +161,16 @@ async def consolidate(
     candidates: Sequence[Memory],
     *,
     timeout: float = 60.0,
+    instructions: str = "",
 ) -> list[MemoryOperation]:
     """How the new facts change the scope's memories, decided in one model call against the
     candidates (the most similar existing memories). A fact already known yields no operation.
 
     With no candidates there is nothing to reconcile, so no model call is made: every fact to
     remember is created. That keeps calls per generation at most one here, however large the
-    store grows.
+    store grows. `instructions`: the scope's extra consolidation instructions
+    (`ConsolidationConfig.instructions`), appended to the prompt; the decisions are validated
+    the same way whatever they say.
     """
     if not facts:
         return []
@@ -166,7 +178,7 @@ async def consolidate(
         return plain_creates(facts)
     plan = await generate_structured(
         llm,
-        system_instruction=load_template("consolidate").template,
+        system_instruction=load_template("consolidate").template + app_instructions(instructions),
         contents=[
             types.Content(role="user", parts=[types.Part(text=_render_input(facts, candidates))])
         ],

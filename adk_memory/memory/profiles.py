@@ -1,0 +1,94 @@
+"""Structured profiles, read: Memory Bank's RetrieveProfiles, and each field's history.
+
+Owns: the memory service's profile reads (`retrieve_profiles`, whose ADK form service.py
+resolves like its other calls), `list_profile_revisions`, and the public types they return
+(`MemoryProfile` has the attributes of Memory Bank's, which ADK's Vertex service returns). A
+lookup is one indexed query on the scope's key: no search, no embedding, no model. It never
+writes a profile (generation does, `generator.py`; purge, erasure and the TTL sweep forget
+them, `privacy.py`) and never reads another scope's fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import SCHEMA_ID_PATTERN
+from ..errors import InputValidationError
+from .core import MemoryServiceCore
+from .models import MemoryAction, SourceType
+from .scope import Scope, scope_key, validate_scope
+
+_FIELD_PATTERN = r"[^\x00]{1,256}"
+"""A field name: a JSON schema property name, any text (bounded)."""
+
+
+class MemoryProfile(BaseModel):
+    """One structured profile of a scope: its schema's id and its fields' current values, as
+    Memory Bank's `MemoryProfile` (ADK's load-profiles tool reads `.profile`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_id: str
+    profile: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProfileRevision(BaseModel):
+    """One change of a profile field: what it was set to (None when cleared) and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    schema_id: str
+    field: str
+    action: MemoryAction
+    value: Any = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    source_type: SourceType | None = None
+    source_session_id: str | None = None
+    create_time: datetime
+
+
+def _check_name(kind: str, value: object, pattern: str) -> str:
+    if not isinstance(value, str) or re.fullmatch(pattern, value) is None:
+        raise InputValidationError(f"{kind} {value!r} is not valid.")
+    return value
+
+
+class ProfileOperations(MemoryServiceCore):
+    """The structured-profile reads of `PostgresMemoryService`."""
+
+    async def _profiles_of(self, scope: Scope) -> list[MemoryProfile]:
+        """`retrieve_profiles` for a validated scope (service.py resolves ADK's form)."""
+        await self._ready()
+        stored = await self._profiles.profiles(scope_key(scope))
+        return [MemoryProfile(schema_id=s, profile=fields) for s, fields in stored.items()]
+
+    async def list_profile_revisions(
+        self, scope: Mapping[str, str], schema_id: str, field: str
+    ) -> list[ProfileRevision]:
+        """A profile field's history in `scope`, oldest first: every value generation set it
+        to (CREATED, UPDATED) and its clearing or expiry (DELETED), within `revision_ttl`."""
+        checked = validate_scope(scope)
+        schema_id = _check_name("schema_id", schema_id, SCHEMA_ID_PATTERN)
+        field = _check_name("field", field, _FIELD_PATTERN)
+        await self._ready()
+        revisions = await self._profiles.revisions(scope_key(checked), schema_id, field)
+        return [
+            ProfileRevision(
+                id=r.id,
+                schema_id=schema_id,
+                field=field,
+                action=r.action,
+                value=r.value,
+                labels=r.labels,
+                source_type=r.source_type,
+                source_session_id=r.source_session_id,
+                create_time=r.create_time,
+            )
+            for r in revisions
+        ]

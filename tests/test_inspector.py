@@ -24,7 +24,13 @@ from google.genai import errors, types
 
 from adk_memory import PostgresMemoryService
 from adk_memory.adk.inspector import inspector_router
-from adk_memory.config import GenerationConfig, MemoryBankConfig
+from adk_memory.config import (
+    CustomizationConfig,
+    GenerationConfig,
+    MemoryBankConfig,
+    StructuredMemoryConfig,
+    StructuredMemorySchemaConfig,
+)
 from adk_memory.errors import InputValidationError
 from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.memory.jobs import _OF_SCOPE
@@ -336,16 +342,39 @@ async def test_one_user_never_reaches_anothers_data_through_the_inspector(servic
     assert [o.id for o in await service.list_operations(BOB)] == [bobs_dead]
 
 
-async def test_structured_profiles_appear_when_the_service_has_them(service, browse):
-    async def retrieve_profiles(*, app_name: str, user_id: str) -> list[dict[str, Any]]:
-        assert (app_name, user_id) == (APP, "alice")
-        return [{"schema_id": "travel", "profile": {"seat": "<b>window</b>", "meals": ["veg"]}}]
-
-    service.retrieve_profiles = retrieve_profiles  # the profiles helper's call, as merged
-    page = await user_page(browse())
-    section = page.split("Structured profiles")[1]
-    assert "travel" in section and "&lt;b&gt;window&lt;/b&gt;" in section
-    assert "[&quot;veg&quot;]" in section
+async def test_a_users_structured_profiles_are_shown_escaped(make_memory_service):
+    """A profile filled by a real (profiles-only) generation is on the user's page, its values
+    escaped; a user without one gets no profile section."""
+    schema = StructuredMemorySchemaConfig(
+        id="travel",
+        json_schema={
+            "type": "object",
+            "properties": {"seat": {"type": "string"}, "meals": {"type": "array"}},
+        },
+    )
+    config = MemoryBankConfig(
+        structured_memory_configs=(StructuredMemoryConfig(schema_configs=(schema,)),),
+        customization_configs=(CustomizationConfig(disable_natural_language_memories=True),),
+        generation=GenerationConfig(max_attempts=1),
+    )
+    answer = {
+        "updates": [
+            {"schema_id": "travel", "field": "seat", "value_json": json.dumps("<b>window</b>")},
+            {"schema_id": "travel", "field": "meals", "value_json": json.dumps(["veg"])},
+        ]
+    }
+    profiled = make_memory_service(
+        llm=ScriptedLlm([json.dumps(answer)]), run_worker=False, config=config
+    )
+    await profiled.generate_memories(session=conversation("s-profile", "alice"))
+    await profiled.worker.run_until_idle()
+    app = FastAPI()
+    app.include_router(inspector_router(profiled))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
+        section = (await user_page(client)).split("Structured profiles")[1]
+        assert "travel" in section and "&lt;b&gt;window&lt;/b&gt;" in section
+        assert "[&quot;veg&quot;]" in section
+        assert "Structured profiles" not in await user_page(client, "bob")
 
 
 async def test_the_host_apps_dependencies_guard_every_route(service, browse):

@@ -23,7 +23,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from fastapi import APIRouter, Request
@@ -208,7 +208,7 @@ def inspector_router(
                 memories=memories,
                 query=q,
                 results=results,
-                profiles=await _profiles(memory_service, app, user),
+                profiles=await memory_service.retrieve_profiles(app_name=app, user_id=user),
                 quarantined=await memory_service.list_quarantined(chosen, limit=_LISTED),
                 operations=await memory_service.list_operations(chosen, limit=_LISTED),
                 note=note,
@@ -295,15 +295,6 @@ def scope_of(app: str, user: str, scope: str | None) -> Scope:
     if any(chosen.get(key) != value for key, value in users.items()):
         raise InputValidationError(f"Scope {scope} is not one of user {user!r} of app {app!r}.")
     return chosen
-
-
-async def _profiles(service: PostgresMemoryService, app: str, user: str) -> list[Any] | None:
-    """The user's structured profiles when the service has them (`retrieve_profiles`, ADK's
-    Vertex signature); None when it has no such call (the page leaves the section out)."""
-    retrieve = getattr(service, "retrieve_profiles", None)
-    if retrieve is None:
-        return None
-    return list(await retrieve(app_name=app, user_id=user))
 
 
 __all__ = ["INSPECTOR_MODES", "INSPECTOR_PATH", "InspectorMode", "inspector_router"]

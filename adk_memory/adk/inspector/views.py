@@ -14,7 +14,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from ...memory.models import (
     GenerateMemoriesOperation,
@@ -26,6 +25,7 @@ from ...memory.models import (
     RetrievedMemory,
     ScopePage,
 )
+from ...memory.profiles import MemoryProfile
 from ...memory.scope import scope_key, user_scope
 from .markup import (
     TOKEN_FIELD,
@@ -184,33 +184,18 @@ _MEMORY_HEADERS = ["Fact", "Topics", "Confidence", "Importance", "Source", "Age"
                    "TTL", "Revisions"]  # fmt: skip
 
 
-def _profiles(profiles: Sequence[Any] | None) -> Html:
-    """Structured profiles (one per schema), when the service has them: each as its fields."""
-    if profiles is None:
+def _profiles(profiles: Sequence[MemoryProfile]) -> Html:
+    """Structured profiles (one per schema with a field set), each as its fields; nothing when
+    the user has none."""
+    if not profiles:
         return Html("")
     parts: list[Html] = [Html("<h2>Structured profiles</h2>")]
-    if not profiles:
-        parts.append(Html("<p class=muted>No profiles.</p>"))
     for profile in profiles:
-        fields = _plain(profile)
-        schema = fields.pop("schema_id", None) or fields.pop("id", None) or "profile"
-        inner = fields.get("profile")
-        values: Mapping[str, Any] = inner if isinstance(inner, Mapping) else fields
         rows = [[name, json.dumps(value, ensure_ascii=False, default=str)]
-                for name, value in sorted(values.items())]  # fmt: skip
-        parts.append(tag("<h3>{}</h3>", schema))
+                for name, value in sorted(profile.profile.items())]  # fmt: skip
+        parts.append(tag("<h3>{}</h3>", profile.schema_id))
         parts.append(table(["Field", "Value"], rows, empty="Empty."))
     return join(parts)
-
-
-def _plain(value: Any) -> dict[str, Any]:
-    """A profile as a dict, whatever shape the service returns it in (a pydantic model, as
-    ADK's Vertex service's `MemoryProfile`, or a mapping)."""
-    if hasattr(value, "model_dump"):
-        return dict(value.model_dump(mode="json", exclude_none=True))
-    if isinstance(value, Mapping):
-        return dict(value)
-    return {"value": str(value)}
 
 
 def user_page(
@@ -220,7 +205,7 @@ def user_page(
     memories: MemoryPage,
     query: str | None,
     results: Sequence[RetrievedMemory] | None,
-    profiles: Sequence[Any] | None,
+    profiles: Sequence[MemoryProfile],
     quarantined: Sequence[QuarantinedMemory],
     operations: Sequence[GenerationJob],
     note: str | None,

@@ -58,6 +58,11 @@ class MemoryFact:
     ttl: timedelta | None = None
     source_type: SourceType = SourceType.BOOTSTRAPPED
     key: str | None = None
+    create_time: datetime | None = None
+    """When the memory is from (None: now): an imported memory keeps its source's times, so
+    recency ranks it as it was ranked there."""
+    update_time: datetime | None = None
+    """When its fact was last set (None: its `create_time`, else now)."""
 
 
 class Memory(BaseModel):

@@ -217,6 +217,8 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
                     importance=item.importance,
                     confidence=item.confidence,
                     source_type=item.source_type,
+                    create_time=item.create_time,
+                    update_time=item.update_time or item.create_time,
                 )
                 batch.append(new if revision_id is None else replace(new, revision_id=revision_id))
         store = await self._ready()

@@ -24,7 +24,9 @@ from adk_memory.adk import vertex_import
 from adk_memory.adk.vertex_records import parse_time
 from adk_memory.adk.vertex_source import Listing, VertexClientPages
 from adk_memory.cli.options import Overrides
-from adk_memory.memory.models import Memory
+from adk_memory.errors import InputValidationError
+from adk_memory.memory.models import Memory, MemoryAction, PastRevision
+from adk_memory.redaction import PiiRedactor
 
 __all__ = ["cli", "fresh_schema"]  # fixtures, used by name
 
@@ -84,7 +86,7 @@ def test_first_import_copies_memories_with_their_fields(cli: Cli, database_url: 
     engine = RecordedAgentEngine()
     done = import_vertex(cli, engine=engine)
     # 7 read: 5 imported, one expired and one structured profile (no fact) skipped.
-    assert counts(done.stdout) == {"memories": [7, 5, 0, 0, 2]}
+    assert counts(done.stdout) == {"memories": [7, 5, 0, 0, 2], "revisions": [2, 2, 0, 0, 0]}
     # Both pages were read, the second with the first's nextPageToken.
     assert (f"{ENGINE}/memories", "page-2-token") in engine.calls
 
@@ -104,11 +106,63 @@ def test_first_import_copies_memories_with_their_fields(cli: Cli, database_url: 
     assert seats.expire_time is None
     peanuts: Memory = found["Alice is allergic to peanuts."]
     assert peanuts.topics == ["health", "USER_PERSONAL_INFO"]
-    assert peanuts.expire_time is not None
+    assert peanuts.expire_time is not None  # the TTL it had left
     assert (
         abs((peanuts.expire_time - datetime(2099, 1, 1, tzinfo=timezone.utc)).total_seconds()) < 60
     )
     assert found["Bob works night shifts."].scope == BOB
+
+
+def test_memory_bank_revisions_join_the_history_at_their_own_times(
+    cli: Cli, database_url: str
+) -> None:
+    import_vertex(cli)
+    history = arun(lambda: read_all(database_url))["revisions"]["Alice prefers window seats."]
+    first, second, created = history
+    assert (first.action.value, first.fact) == ("CREATED", "Alice prefers aisle seats.")
+    assert first.create_time == datetime(2025, 3, 1, 10, 0, 0, 123456, timezone.utc)
+    assert (second.action.value, second.fact) == ("UPDATED", "Alice prefers window seats.")
+    assert second.extracted_facts == ["Alice now wants a window seat."]
+    assert second.labels == {
+        "source": "generate",
+        "imported_from": "vertex",
+        "vertex_revision": f"{ENGINE}/memories/1001/revisions/2",
+    }
+    assert created.action.value == "CREATED" and created.create_time > second.create_time
+    # --no-revisions: memories only, one request fewer per memory.
+    engine = RecordedAgentEngine()
+    cli("migrate")
+    done = import_vertex(cli, "--no-revisions", engine=engine)
+    assert not [path for path, _ in engine.calls if path.endswith("/revisions")]
+    assert "revisions" not in counts(done.stdout)
+
+
+async def test_past_revisions_stay_in_their_memory_and_scope(make_memory_service: Any) -> None:
+    """`import_revisions` adds history to a live memory of the scope named, once per key,
+    redacted; another user's scope (or a bad revision) adds nothing."""
+    memory: PostgresMemoryService = make_memory_service(redactor=PiiRedactor(), run_worker=False)
+    async with memory:
+        tea = await memory.create_memory("Alice likes tea.", ALICE)
+        past = [
+            PastRevision(
+                key="rev/1",
+                fact="Alice liked coffee (alice@example.com).",
+                create_time=datetime(2024, 1, 1, tzinfo=timezone.utc),
+                action=MemoryAction.CREATED,
+                labels={"by": "alice@example.com"},
+            )
+        ]
+        assert await memory.import_revisions(tea.id, BOB, past) == 0
+        assert await memory.list_revisions(tea.id, BOB) == []
+        with pytest.raises(InputValidationError):
+            await memory.import_revisions(tea.id, ALICE, [*past, "not a revision"])  # type: ignore[list-item]
+        assert len(await memory.list_revisions(tea.id, ALICE)) == 1
+        assert await memory.import_revisions(tea.id, ALICE, past) == 1
+        assert await memory.import_revisions(tea.id, ALICE, past) == 0
+        old, _ = await memory.list_revisions(tea.id, ALICE)
+        assert old.create_time == datetime(2024, 1, 1, tzinfo=timezone.utc)
+        assert "alice@example.com" not in f"{old.fact} {old.labels}"
+        assert (await memory.get_memory(tea.id, ALICE)) == tea  # the memory itself unchanged
 
 
 def test_memory_bank_scopes_are_kept_exactly(cli: Cli, database_url: str) -> None:
@@ -133,7 +187,7 @@ def test_running_again_adds_nothing(cli: Cli, database_url: str) -> None:
     before = arun(lambda: read_all(database_url))
     again = import_vertex(cli, "--sessions", "--app", "travel")
     assert counts(again.stdout) == {
-        "memories": [7, 0, 0, 5, 2],
+        "memories": [7, 0, 0, 5, 2],  # no revision read again: each memory has its history
         "sessions": [3, 0, 0, 3, 0],
         "events": [7, 0, 0, 6, 1],
     }
@@ -157,7 +211,8 @@ def test_a_memory_changed_in_memory_bank_since_is_updated(cli: Cli, database_url
     assert counts(again.stdout)["memories"] == [7, 0, 1, 4, 2]
     found = arun(lambda: read_all(database_url))
     history = found["revisions"]["Alice prefers aisle seats now."]
-    assert [r.action.value for r in history] == ["CREATED", "UPDATED"]
+    # Memory Bank's two revisions (at their own times), the import's creation, the update.
+    assert [r.action.value for r in history] == ["CREATED", "UPDATED", "CREATED", "UPDATED"]
     assert history[-1].labels == {"imported_from": "vertex"}
     # And that is the end of it: a third run finds it up to date.
     third = import_vertex(cli, engine=RecordedAgentEngine(edit=edit))
@@ -173,17 +228,22 @@ def test_an_interrupted_import_resumes_where_it_stopped(
         "RETRY",
         vertex_import.RetryPolicy(vertex_import.Backoff(base=0.0, cap=0.0), max_attempts=2),
     )
-    # The connection drops after the first page (3 memories): the second never comes.
+    # The connection drops after the first page (3 memories): Alice's two are written, then
+    # the listing of the first one's revisions fails; Bob's and the second page never come.
     broken = RecordedAgentEngine(fail_after=3)
     stopped = import_vertex(cli, engine=broken, code=1)
     assert_user_error(stopped, "Reading from Vertex AI failed", "ConnectionResetError")
     assert "Run the same command again to resume" in stopped.stderr
-    assert counts(stopped.stdout) == {"memories": [3, 3, 0, 0, 0]}
-    assert len(arun(lambda: read_all(database_url))["memories"]) == 3
+    assert counts(stopped.stdout) == {"memories": [3, 2, 0, 0, 0]}
+    assert len(arun(lambda: read_all(database_url))["memories"]) == 2
 
     resumed = import_vertex(cli)
-    assert counts(resumed.stdout) == {"memories": [7, 2, 0, 3, 2]}
-    assert len(arun(lambda: read_all(database_url))["memories"]) == 5
+    # The rest written, and the history the first run did not get to: nothing twice.
+    assert counts(resumed.stdout) == {"memories": [7, 3, 0, 2, 2], "revisions": [2, 2, 0, 0, 0]}
+    found = arun(lambda: read_all(database_url))
+    assert len(found["memories"]) == 5
+    assert len(found["revisions"]["Alice prefers window seats."]) == 3
+    assert counts(import_vertex(cli).stdout) == {"memories": [7, 0, 0, 5, 2]}
 
 
 def test_since_imports_only_what_changed_since(cli: Cli, database_url: str) -> None:

@@ -37,6 +37,7 @@ from .vertex_records import (
     VertexMemory,
     read_event,
     read_memory,
+    read_revisions,
     read_session,
     write_event,
     write_memory,
@@ -51,6 +52,9 @@ for again, five more times at most; anything else stops the import (run it again
 
 IMPORTED_LABELS = {"imported_from": "vertex"}
 """The labels of the revision an import writes when it updates a memory."""
+
+HISTORY_LABEL = "vertex_revision"
+"""The label naming the Memory Bank revision an imported past revision is (`read_revisions`)."""
 
 
 @dataclass
@@ -70,11 +74,17 @@ class Tally:
 @dataclass
 class ImportReport:
     memories: Tally = field(default_factory=Tally)
+    revisions: Tally = field(default_factory=Tally)
     sessions: Tally = field(default_factory=Tally)
     events: Tally = field(default_factory=Tally)
 
     def rows(self) -> list[tuple[str, Tally]]:
-        return [("memories", self.memories), ("sessions", self.sessions), ("events", self.events)]
+        return [
+            ("memories", self.memories),
+            ("revisions", self.revisions),
+            ("sessions", self.sessions),
+            ("events", self.events),
+        ]
 
 
 Progress = Callable[[int], None]
@@ -101,6 +111,8 @@ class VertexImporter:
         to here (an Agent Engine session has no app name of its own).
       since: only records updated at or after this time (memories by `updateTime`, sessions
         by theirs); None: all.
+      revisions: add each memory's Memory Bank revisions to its history (one more listing per
+        memory: the first time, and again only while it has none here).
     """
 
     def __init__(
@@ -112,6 +124,7 @@ class VertexImporter:
         sessions: PostgresSessionService | None = None,
         app_name: str | None = None,
         since: datetime | None = None,
+        revisions: bool = True,
     ) -> None:
         if sessions is not None and not app_name:
             raise InputValidationError("Importing sessions needs the app they belong to here.")
@@ -123,6 +136,7 @@ class VertexImporter:
         self._sessions = sessions
         self._app_name = app_name or ""
         self._since = since
+        self._revisions = revisions
         self.report = ImportReport()
 
     def _too_old(self, update_time: datetime | None) -> bool:
@@ -154,10 +168,62 @@ class VertexImporter:
                     memory = replace(memory, fact=replace(memory.fact, ttl=ttl))
                     wanted.setdefault(scope_key(memory.scope), []).append(memory)
             for group in wanted.values():
-                await _write_memories(service, group, tally)
+                await self._write_memories(service, group)
             if progress is not None:
                 progress(tally.read)
         return tally
+
+    async def _write_memories(
+        self, service: PostgresMemoryService, group: Sequence[VertexMemory]
+    ) -> None:
+        """One scope's memories of a page: new ones created in one call, changed ones updated,
+        then the history of each that lacks it (new ones, and any an interrupted run created
+        without it)."""
+        tally = self.report.memories
+        scope = group[0].scope
+        ids = {m.name: keyed_ids(scope, m.fact.key or "", m.fact.fact)[0] for m in group}
+        new: list[VertexMemory] = []
+        history: list[VertexMemory] = []
+        for memory in group:
+            here = await service.get_memory(ids[memory.name], scope)
+            if here is None:
+                new.append(memory)
+                continue
+            if memory.update_time is not None and memory.update_time > here.update_time:
+                await _update(service, here, memory, tally)
+            else:
+                tally.present += 1
+            if self._revisions and not await _has_history(service, here):
+                history.append(memory)
+        if new:
+            try:
+                written = await service.create_memories([m.fact for m in new], scope)
+            except MemoryRejectedError:  # the call is all or nothing: the others one by one
+                written = []
+                for memory in new:
+                    try:
+                        written += await service.create_memories([memory.fact], scope)
+                    except MemoryRejectedError:
+                        continue
+            tally.imported += len(written)
+            tally.skipped += len(new) - len(written)
+            created = {m.id for m in written}
+            history += [m for m in new if self._revisions and ids[m.name] in created]
+        for memory in history:
+            await self._import_history(service, ids[memory.name], memory)
+
+    async def _import_history(
+        self, service: PostgresMemoryService, memory_id: str, memory: VertexMemory
+    ) -> None:
+        """The memory's Memory Bank revisions, added to its history at their own times."""
+        records = [
+            r async for page in items(self._pages, Listing.REVISIONS, memory.name) for r in page
+        ]
+        tally = self.report.revisions
+        tally.read += len(records)
+        added = await service.import_revisions(memory_id, memory.scope, read_revisions(records))
+        tally.imported += added
+        tally.present += len(records) - added
 
     # -------------------------------------------------------------------------- sessions
 
@@ -212,34 +278,10 @@ class VertexImporter:
                     yield event
 
 
-async def _write_memories(
-    service: PostgresMemoryService, group: Sequence[VertexMemory], tally: Tally
-) -> None:
-    """One scope's memories of a page: new ones created in one call, changed ones updated."""
-    scope = group[0].scope
-    new: list[VertexMemory] = []
-    for memory in group:
-        memory_id, _ = keyed_ids(scope, memory.fact.key or "", memory.fact.fact)
-        here = await service.get_memory(memory_id, scope)
-        if here is None:
-            new.append(memory)
-        elif memory.update_time is not None and memory.update_time > here.update_time:
-            await _update(service, here, memory, tally)
-        else:
-            tally.present += 1
-    if not new:
-        return
-    try:
-        written = await service.create_memories([m.fact for m in new], scope)
-    except MemoryRejectedError:  # the call is all or nothing: write the others one by one
-        written = []
-        for memory in new:
-            try:
-                written += await service.create_memories([memory.fact], scope)
-            except MemoryRejectedError:
-                continue
-    tally.imported += len(written)
-    tally.skipped += len(new) - len(written)
+async def _has_history(service: PostgresMemoryService, memory: Memory) -> bool:
+    """Whether the memory's Memory Bank history was imported (by an earlier run)."""
+    history = await service.list_revisions(memory.id, memory.scope)
+    return any(HISTORY_LABEL in revision.labels for revision in history)
 
 
 async def _update(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,7 +29,14 @@ from pydantic import ValidationError
 
 from ..config import ManagedTopic
 from ..errors import InputValidationError
-from ..memory.models import Memory, MemoryFact, MemoryRevision, SourceType
+from ..memory.models import (
+    Memory,
+    MemoryAction,
+    MemoryFact,
+    MemoryRevision,
+    PastRevision,
+    SourceType,
+)
 from ..memory.scope import Scope, validate_scope
 
 KEY_PREFIX = "vertex:"
@@ -303,6 +310,31 @@ def write_event(event: Event, session_name: str) -> dict[str, Any]:
     return record
 
 
-def revision_facts(record: Mapping[str, Any]) -> Sequence[str]:
-    """The facts a MemoryRevision says were extracted for it."""
-    return [m["fact"] for m in record.get("extractedMemories") or [] if m.get("fact")]
+def read_revisions(records: Sequence[object]) -> list[PastRevision]:
+    """A memory's MemoryRevision resources as its past revisions, oldest first: the oldest is
+    its creation (CREATED), each later one an UPDATED; labelled with where they came from."""
+    revisions = []
+    for record in records:
+        record, name = _resource(record, "memory revision")
+        what = f"Revision {name}"
+        fact = record.get("fact")
+        if fact is not None and not isinstance(fact, str):
+            raise InputValidationError(f"{what}: fact is not a string.")
+        labels = record.get("labels") or {}
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise InputValidationError(f"{what}: labels are not strings.")
+        extracted = [m.get("fact") for m in record.get("extractedMemories") or []]
+        revisions.append(
+            PastRevision(
+                key=name,
+                fact=fact,
+                create_time=parse_time(record.get("createTime"), f"{what} createTime"),
+                labels={**labels, "imported_from": "vertex", "vertex_revision": name},
+                extracted_facts=[f for f in extracted if isinstance(f, str) and f],
+                expire_time=_optional_time(record, "expireTime", what),
+            )
+        )
+    revisions.sort(key=lambda r: r.create_time)
+    return [
+        replace(r, action=MemoryAction.CREATED) if i == 0 else r for i, r in enumerate(revisions)
+    ]

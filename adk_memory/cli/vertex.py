@@ -88,6 +88,14 @@ def _import_options(command: Any) -> Any:
                 "2025-06-01T12:00:00Z) or how long ago (30d, 12h).",
             ),
             click.option(
+                "--revisions/--no-revisions",
+                "with_revisions",
+                default=True,
+                show_default=True,
+                help="Add each memory's Memory Bank revisions to its history (one more request "
+                "per memory).",
+            ),
+            click.option(
                 "--sessions",
                 "with_sessions",
                 is_flag=True,
@@ -142,6 +150,7 @@ def _import(
     embedding_model: str | None,
     redact: str,
     since: datetime | None,
+    with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
 ) -> None:
@@ -157,7 +166,13 @@ def _import(
     memory = target.memory(embedder=embedder, redactor=redactor, run_worker=False)
     sessions = target.sessions(redactor=redactor) if with_sessions else None
     importer = VertexImporter(
-        pages, engine, memory=memory, sessions=sessions, app_name=app_name, since=since
+        pages,
+        engine,
+        memory=memory,
+        sessions=sessions,
+        app_name=app_name,
+        since=since,
+        revisions=with_revisions,
     )
     resume = "Run the same command again to resume: nothing is imported twice."
     try:
@@ -195,6 +210,7 @@ def import_vertex(
     embedding_model: str | None,
     redact: str,
     since: datetime | None,
+    with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
 ) -> None:
@@ -223,6 +239,7 @@ def import_vertex(
         embedding_model=embedding_model,
         redact=redact,
         since=since,
+        with_revisions=with_revisions,
         with_sessions=with_sessions,
         app_name=app_name,
     )
@@ -237,6 +254,7 @@ def import_vertex_jsonl(
     embedding_model: str | None,
     redact: str,
     since: datetime | None,
+    with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
 ) -> None:
@@ -251,6 +269,7 @@ def import_vertex_jsonl(
         embedding_model=embedding_model,
         redact=redact,
         since=since,
+        with_revisions=with_revisions,
         with_sessions=with_sessions,
         app_name=app_name,
     )

@@ -27,7 +27,14 @@ from ..db.migrations import MEMORY_MIGRATIONS
 from ..db.replies import FIRST_ATTEMPT, recorded
 from ..db.vectors import COVERED, EXACT, QUANTIZED
 from ..errors import InputValidationError
-from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
+from .models import (
+    Memory,
+    MemoryAction,
+    MemoryFilter,
+    MemoryRevision,
+    PastRevision,
+    SourceType,
+)
 from .text import AUTO, SearchText, search_text
 
 _MEMORY_COLUMNS = """
@@ -490,6 +497,24 @@ SELECT id::text, memory_id::text, scope::text, action, fact, extracted_facts, la
 FROM {schema}.memory_revisions
 WHERE scope_key = $1 AND memory_id = $2::uuid AND (expire_time IS NULL OR expire_time > now())
 ORDER BY create_time, id
+"""
+
+# A live memory's past revisions from another system (an import's), with their own times.
+# $1 memory id, $2 scope key (the live memory's: a quarantined or deleted one gets none),
+# $3 revision ids (each once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
+# $7 labels (JSON), $8 create times, $9 expire times.
+_IMPORT_REVISIONS = """
+INSERT INTO {schema}.memory_revisions
+    (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+     create_time, expire_time)
+SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
+       ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb)), s.labels::jsonb,
+       m.source_type, s.create_time, s.expire_time
+FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
+            $9::timestamptz[]) AS s(id, action, fact, extracted, labels, create_time, expire_time)
+JOIN {schema}.memories m ON m.id = $1::uuid AND m.scope_key = $2
+ON CONFLICT (id) DO NOTHING
+RETURNING id
 """
 
 # One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
@@ -973,6 +998,7 @@ class MemoryStore:
         self._get = _GET.format(schema=schema)
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
+        self._import_revisions = _IMPORT_REVISIONS.format(schema=schema)
         self._text_candidates = _TEXT_CANDIDATES.format(schema=schema)
         self._search_vectors(EXACT)  # until `prepare_embeddings` says how they are indexed
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
@@ -1220,6 +1246,25 @@ class MemoryStore:
         """A memory's revisions, oldest first (also after the memory was deleted)."""
         rows = await self._db.run(lambda conn: conn.fetch(self._revisions, scope_key, memory_id))
         return [_revision(r) for r in rows]
+
+    async def import_revisions(
+        self, memory_id: str, scope_key: str, ids: Sequence[str], revisions: Sequence[PastRevision]
+    ) -> int:
+        """Add `revisions` (with the ids `ids`, each written once) to the history of the live
+        memory `memory_id` of `scope_key`; how many were new."""
+        args = (
+            memory_id,
+            scope_key,
+            list(ids),
+            [r.action.value for r in revisions],
+            [r.fact for r in revisions],
+            [_json_list(r.extracted_facts) for r in revisions],
+            [json.dumps(r.labels) for r in revisions],
+            [r.create_time for r in revisions],
+            [r.expire_time for r in revisions],
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._import_revisions, *args))
+        return len(rows)
 
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
         """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from conftest import TEST_SCHEMA
@@ -22,7 +25,7 @@ from vertex_fake import ENGINE, RecordedAgentEngine, memory_record
 from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk import vertex_import
 from adk_memory.adk.vertex_records import parse_time
-from adk_memory.adk.vertex_source import Listing, VertexClientPages
+from adk_memory.adk.vertex_source import Listing, VertexClientPages, items
 from adk_memory.cli.options import Overrides
 from adk_memory.errors import InputValidationError
 from adk_memory.memory.models import Memory, MemoryAction, PastRevision
@@ -476,6 +479,77 @@ def test_a_bad_jsonl_line_writes_nothing(cli: Cli, database_url: str, tmp_path: 
     result = cli("import", "vertex-jsonl", str(source), code=1)
     assert_user_error(result, "Line 2")
     assert arun(lambda: read_all(database_url))["memories"] == {}
+
+
+# ------------------------------------------------------------------- the client adapter
+
+
+class _RecordedApi(BaseHTTPRequestHandler):
+    """The recording served over HTTP on localhost as the REST API serves it: `GET
+    /v1beta1/{parent}/{collection}?pageSize=..&pageToken=..`."""
+
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        path = url.path.split("/v1beta1/", 1)[1]
+        pages = RECORDED.get(path, [{}])
+        token = parse_qs(url.query).get("pageToken", [None])[0]
+        tokens = [page.get("nextPageToken") for page in pages]
+        body = json.dumps(pages[0 if token is None else tokens.index(token) + 1]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _times(value: Any) -> Any:
+    """`value` with RFC 3339 times as datetimes (the client writes fractions its own way)."""
+    if isinstance(value, dict):
+        return {k: _times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_times(v) for v in value]
+    if isinstance(value, str) and len(value) > 19 and value[4] == "-" and value[10] == "T":
+        return parse_time(value, "time")
+    return value
+
+
+def test_the_client_adapter_reads_the_recording_through_the_real_sdk() -> None:
+    """With google-cloud-aiplatform installed: the `vertexai` client, pointed at the recording
+    served on localhost, pages through every listing, and the adapter hands the importer the
+    very records recorded (so the recording is in the API's shape: the client's models forbid
+    unknown fields)."""
+    vertexai = pytest.importorskip("vertexai")
+    from google.oauth2.credentials import Credentials
+
+    server = HTTPServer(("127.0.0.1", 0), _RecordedApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = vertexai.Client(
+            project="test-project",
+            location="us-central1",
+            credentials=Credentials(token="test-token"),
+            http_options={"base_url": f"http://127.0.0.1:{server.server_port}/"},
+        )
+        pages = VertexClientPages("test-project", "us-central1", client=client)
+        for path, recorded in RECORDED.items():
+            parent, collection = path.rsplit("/", 1)
+            listing = {
+                "memories": Listing.MEMORIES,
+                "revisions": Listing.REVISIONS,
+                "sessions": Listing.SESSIONS,
+                "events": Listing.EVENTS,
+            }[collection]
+
+            async def read(listing: Listing = listing, parent: str = parent) -> list[Any]:
+                return [r async for page in items(pages, listing, parent) for r in page]
+
+            served = [r for page in recorded for r in page.get(listing.value, [])]
+            assert _times(arun(read)) == _times(served), path
+    finally:
+        server.shutdown()
 
 
 # ----------------------------------------------------------------------------- real API

@@ -50,6 +50,10 @@ RETRY = RetryPolicy(Backoff(base=1.0, cap=30.0), max_attempts=6)
 """A page the API fails to serve for a transient reason (rate limit, 5xx, timeout) is asked
 for again, five more times at most; anything else stops the import (run it again to resume)."""
 
+BATCH = 1000
+"""Memories read before they are written: a scope's memories in a batch are one write (Memory
+Bank lists by creation time, so a page holds many users' memories, a few each)."""
+
 IMPORTED_LABELS = {"imported_from": "vertex"}
 """The labels of the revision an import writes when it updates a memory."""
 
@@ -145,14 +149,24 @@ class VertexImporter:
     # -------------------------------------------------------------------------- memories
 
     async def import_memories(self, progress: Progress | None = None) -> Tally:
-        """Every memory of the engine (one page at a time, each scope's in one write)."""
+        """Every memory of the engine, written in batches of about `BATCH` (each scope's
+        memories of a batch in one write). Every record of a batch is read before any is
+        written; when reading a page fails, what was read before it is written first."""
         service = self._memory
         if service is None:
             raise InputValidationError("No memory service to import memories into.")
         tally = self.report.memories
-        async for page in items(self._pages, Listing.MEMORIES, self._engine):
+        pending: dict[str, list[VertexMemory]] = {}
+        pages = items(self._pages, Listing.MEMORIES, self._engine)
+        while True:
+            try:
+                page = await anext(pages)
+            except StopAsyncIteration:
+                break
+            except Exception:
+                await self._flush(service, pending)
+                raise
             now = datetime.now(timezone.utc)
-            wanted: dict[str, list[VertexMemory]] = {}
             for record in page:
                 tally.read += 1
                 memory = read_memory(record)
@@ -166,12 +180,21 @@ class VertexImporter:
                 else:
                     ttl = memory.expire_time - now if memory.expire_time is not None else None
                     memory = replace(memory, fact=replace(memory.fact, ttl=ttl))
-                    wanted.setdefault(scope_key(memory.scope), []).append(memory)
-            for group in wanted.values():
-                await self._write_memories(service, group)
+                    pending.setdefault(scope_key(memory.scope), []).append(memory)
+            if sum(map(len, pending.values())) >= BATCH:
+                await self._flush(service, pending)
             if progress is not None:
                 progress(tally.read)
+        await self._flush(service, pending)
         return tally
+
+    async def _flush(
+        self, service: PostgresMemoryService, pending: dict[str, list[VertexMemory]]
+    ) -> None:
+        """Write the memories read and not written yet, and forget them."""
+        for group in pending.values():
+            await self._write_memories(service, group)
+        pending.clear()
 
     async def _write_memories(
         self, service: PostgresMemoryService, group: Sequence[VertexMemory]
@@ -184,8 +207,9 @@ class VertexImporter:
         ids = {m.name: keyed_ids(scope, m.fact.key or "", m.fact.fact)[0] for m in group}
         new: list[VertexMemory] = []
         history: list[VertexMemory] = []
+        live = await service.get_memories(list(ids.values()), scope)
         for memory in group:
-            here = await service.get_memory(ids[memory.name], scope)
+            here = live.get(ids[memory.name])
             if here is None:
                 new.append(memory)
                 continue

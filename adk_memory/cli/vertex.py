@@ -10,6 +10,7 @@ engine). What is imported and how it stays idempotent is `adk_memory.adk.vertex_
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import datetime, timezone
 from typing import IO, Any
 
@@ -56,22 +57,17 @@ class _Since(click.ParamType):
         if isinstance(value, datetime):
             return value
         text = str(value).strip()
-        try:
-            return datetime.now(timezone.utc) - parse_duration(text)
-        except ValueError:
-            pass
-        try:
+        if not text.isdigit():  # a bare number is a year or a typo, never seconds here
+            with suppress(ValueError):
+                return datetime.now(timezone.utc) - parse_duration(text)
+        with suppress(ValueError):
             day = datetime.fromisoformat(text)
-        except ValueError:
-            try:
-                return parse_time(text, "--since")
-            except InputValidationError:
-                self.fail(
-                    f"{value!r} is neither a time (2025-06-01T12:00:00Z) nor a duration (30d).",
-                    param,
-                    ctx,
-                )
-        return day if day.tzinfo else day.replace(tzinfo=timezone.utc)
+            return day if day.tzinfo else day.replace(tzinfo=timezone.utc)
+        with suppress(ValueError):  # what Python < 3.11 does not read: `Z`, 9 digits
+            return parse_time(text, "--since")
+        self.fail(
+            f"{value!r} is neither a time (2025-06-01T12:00:00Z) nor a duration (30d).", param, ctx
+        )
 
 
 def _import_options(command: Any) -> Any:
@@ -308,7 +304,7 @@ async def _export(
 @click.option(
     "--output",
     "-o",
-    type=click.File("w", encoding="utf-8", lazy=True),
+    type=click.File("w", encoding="utf-8", lazy=False),  # created even when nothing is exported
     default="-",
     help="Write to this file instead of stdout.",
 )

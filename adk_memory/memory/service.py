@@ -247,6 +247,18 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         store = await self._ready()
         return await store.get(check_id(memory_id), scope_key(checked))
 
+    async def get_memories(
+        self, memory_ids: Sequence[str], scope: Mapping[str, str]
+    ) -> dict[str, Memory]:
+        """The live memories with these ids in this scope, by id, in one statement (ids that
+        are not live there are left out: never another scope's)."""
+        checked = validate_scope(scope)
+        ids = [check_id(memory_id) for memory_id in memory_ids]
+        if not ids:
+            return {}
+        store = await self._ready()
+        return await store.get_many(ids, scope_key(checked))
+
     async def list_memories(
         self,
         scope: Mapping[str, str] | None = None,

@@ -565,6 +565,13 @@ def test_the_real_client_reads_an_agent_engine(cli: Cli) -> None:
     """Reads (never writes) a real Agent Engine: `ADK_MEMORY_TEST_VERTEX_ENGINE=P/L/ID` with
     Application Default Credentials and google-cloud-aiplatform installed."""
     pytest.importorskip("vertexai")
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    try:
+        google.auth.default()
+    except DefaultCredentialsError:
+        pytest.skip("no Application Default Credentials")
     project, location, engine_id = os.environ[REAL_ENGINE_ENV].split("/")
     pages = VertexClientPages(project, location)
     name = f"projects/{project}/locations/{location}/reasoningEngines/{engine_id}"

@@ -7,10 +7,13 @@ stop: every write is keyed by the record's resource name. A memory is written th
 `create_memories` with the key `vertex:<name>` (redacted and guarded like any write), keeping
 its times and the TTL it has left; read again, a memory already here is left alone, and one
 Memory Bank changed since (a later `updateTime`) is updated in place (an UPDATED revision
-labelled `imported_from: vertex`). A session is created with its id and final state, then its
-events are appended in order; read again, only the events it does not hold yet are appended,
-so an import stopped half way through a session finishes it. A memory deleted here after an
-earlier import is not brought back (counted as skipped). Nothing is ever deleted.
+labelled `imported_from: vertex`). Its Memory Bank revisions join its history at their own
+times (`import_revisions`, keyed by revision name) while it has none of them yet, so a run that
+stopped between a memory and its history completes it. A session is created with its id and
+final state, then its events are appended in order; read again, only the events it does not
+hold yet are appended, so an import stopped half way through a session finishes it. A memory
+deleted here after an earlier import is not brought back (counted as skipped). Nothing is ever
+deleted. A record that cannot be read stops the import before its batch is written.
 
 It never writes SQL (the services do) and reads the source only through `AgentEnginePages`.
 """

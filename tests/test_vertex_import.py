@@ -155,13 +155,13 @@ async def test_past_revisions_stay_in_their_memory_and_scope(make_memory_service
                 labels={"by": "alice@example.com"},
             )
         ]
-        assert await memory.import_revisions(tea.id, BOB, past) == 0
+        assert await memory.import_revisions(BOB, {tea.id: past}) == 0
         assert await memory.list_revisions(tea.id, BOB) == []
         with pytest.raises(InputValidationError):
-            await memory.import_revisions(tea.id, ALICE, [*past, "not a revision"])  # type: ignore[list-item]
+            await memory.import_revisions(ALICE, {tea.id: [*past, "not a revision"]})  # type: ignore[list-item]
         assert len(await memory.list_revisions(tea.id, ALICE)) == 1
-        assert await memory.import_revisions(tea.id, ALICE, past) == 1
-        assert await memory.import_revisions(tea.id, ALICE, past) == 0
+        assert await memory.import_revisions(ALICE, {tea.id: past}) == 1
+        assert await memory.import_revisions(ALICE, {tea.id: past}) == 0
         old, _ = await memory.list_revisions(tea.id, ALICE)
         assert old.create_time == datetime(2024, 1, 1, tzinfo=timezone.utc)
         assert "alice@example.com" not in f"{old.fact} {old.labels}"

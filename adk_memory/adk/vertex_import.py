@@ -20,6 +20,7 @@ It never writes SQL (the services do) and reads the source only through `AgentEn
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,7 @@ from .._retry import Backoff, RetryPolicy, retry_call
 from ..errors import InputValidationError
 from ..memory.entries import keyed_ids
 from ..memory.models import Memory
-from ..memory.scope import scope_key
+from ..memory.scope import Scope, scope_key
 from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
@@ -52,6 +53,9 @@ from .vertex_source import AgentEnginePages, Listing, items
 RETRY = RetryPolicy(Backoff(base=1.0, cap=30.0), max_attempts=6)
 """A page the API fails to serve for a transient reason (rate limit, 5xx, timeout) is asked
 for again, five more times at most; anything else stops the import (run it again to resume)."""
+
+FETCHES = 8
+"""Memories whose revisions are listed at once (the API has no listing across memories)."""
 
 BATCH = 1000
 """Memories read before they are written: a scope's memories in a batch are one write (Memory
@@ -236,21 +240,34 @@ class VertexImporter:
             tally.skipped += len(new) - len(written)
             created = {m.id for m in written}
             history += [m for m in new if self._revisions and ids[m.name] in created]
-        for memory in history:
-            await self._import_history(service, ids[memory.name], memory)
+        if history:
+            await self._import_history(service, scope, {ids[m.name]: m for m in history})
 
     async def _import_history(
-        self, service: PostgresMemoryService, memory_id: str, memory: VertexMemory
+        self, service: PostgresMemoryService, scope: Scope, memories: dict[str, VertexMemory]
     ) -> None:
-        """The memory's Memory Bank revisions, added to its history at their own times."""
-        records = [
-            r async for page in items(self._pages, Listing.REVISIONS, memory.name) for r in page
-        ]
+        """The memories' Memory Bank revisions (listed `FETCHES` at a time), added to their
+        histories at their own times in one write."""
+        limit = asyncio.Semaphore(FETCHES)
+
+        async def listed(memory: VertexMemory) -> list[Mapping[str, Any]]:
+            async with limit:
+                pages = items(self._pages, Listing.REVISIONS, memory.name)
+                return [record async for page in pages for record in page]
+
+        outcomes = await asyncio.gather(
+            *(listed(m) for m in memories.values()), return_exceptions=True
+        )
+        for outcome in outcomes:  # every listing has ended: none is left running
+            if isinstance(outcome, BaseException):
+                raise outcome
+        found = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
         tally = self.report.revisions
-        tally.read += len(records)
-        added = await service.import_revisions(memory_id, memory.scope, read_revisions(records))
+        tally.read += sum(map(len, found))
+        history = {i: read_revisions(r) for i, r in zip(memories, found, strict=True) if r}
+        added = await service.import_revisions(scope, history)
         tally.imported += added
-        tally.present += len(records) - added
+        tally.present += sum(map(len, found)) - added
 
     # -------------------------------------------------------------------------- sessions
 

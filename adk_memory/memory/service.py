@@ -378,33 +378,37 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         return await store.revisions(check_id(memory_id), scope_key(checked))
 
     async def import_revisions(
-        self, memory_id: str, scope: Mapping[str, str], revisions: Sequence[PastRevision]
+        self, scope: Mapping[str, str], history: Mapping[str, Sequence[PastRevision]]
     ) -> int:
-        """Add a live memory's past revisions kept elsewhere (Memory Bank's, on import) to its
-        history, each at its own time, facts and labels redacted; a revision whose key this
-        memory already has is skipped, so adding them again adds nothing. The memory itself is
-        not changed (its history only). Returns how many were added; 0 for a memory that is not
-        live in this scope (never another scope's)."""
+        """Add live memories' past revisions kept elsewhere (Memory Bank's, on import) to their
+        histories (`history`: memory id -> its past revisions), each at its own time, facts and
+        labels redacted, in one statement. A revision whose key its memory already has is
+        skipped, so adding them again adds nothing; the memories themselves are not changed.
+        Returns how many were added; none for a memory that is not live in this scope (never
+        another scope's)."""
         checked = validate_scope(scope)
-        memory_id = check_id(memory_id)
-        ids = []
-        for revision in revisions:
-            if not isinstance(revision, PastRevision) or check_key(revision.key) is None:
-                raise InputValidationError("Each revision must be a PastRevision with a key.")
-            ids.append(str(uuid.uuid5(uuid.UUID(memory_id), revision.key)))
-        kept = [
-            replace(
-                r,
-                fact=self._screen.text(r.fact) if r.fact is not None else None,
-                labels=self._screen.json(dict(r.labels or {})),
-                extracted_facts=self._screen.texts(list(r.extracted_facts)),
-            )
-            for r in revisions
-        ]
+        memory_ids: list[str] = []
+        ids: list[str] = []
+        kept: list[PastRevision] = []
+        for memory_id, revisions in history.items():
+            memory_id = check_id(memory_id)
+            for revision in revisions:
+                if not isinstance(revision, PastRevision) or check_key(revision.key) is None:
+                    raise InputValidationError("Each revision must be a PastRevision with a key.")
+                memory_ids.append(memory_id)
+                ids.append(str(uuid.uuid5(uuid.UUID(memory_id), revision.key)))
+                kept.append(
+                    replace(
+                        revision,
+                        fact=None if revision.fact is None else self._screen.text(revision.fact),
+                        labels=self._screen.json(dict(revision.labels or {})),
+                        extracted_facts=self._screen.texts(list(revision.extracted_facts)),
+                    )
+                )
         if not kept:
             return 0
         store = await self._ready()
-        return await store.import_revisions(memory_id, scope_key(checked), ids, kept)
+        return await store.import_revisions(scope_key(checked), memory_ids, ids, kept)
 
     async def retrieve_memories(
         self,

@@ -499,9 +499,9 @@ WHERE scope_key = $1 AND memory_id = $2::uuid AND (expire_time IS NULL OR expire
 ORDER BY create_time, id
 """
 
-# A live memory's past revisions from another system (an import's), with their own times.
-# $1 memory id, $2 scope key (the live memory's: a quarantined or deleted one gets none),
-# $3 revision ids (each once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
+# Live memories' past revisions from another system (an import's), with their own times.
+# $1 scope key (the live memories': a quarantined or deleted one gets none), $2 memory ids,
+# $3 revision ids (each written once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
 # $7 labels (JSON), $8 create times, $9 expire times.
 _IMPORT_REVISIONS = """
 INSERT INTO {schema}.memory_revisions
@@ -510,9 +510,10 @@ INSERT INTO {schema}.memory_revisions
 SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
        ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb)), s.labels::jsonb,
        m.source_type, s.create_time, s.expire_time
-FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
-            $9::timestamptz[]) AS s(id, action, fact, extracted, labels, create_time, expire_time)
-JOIN {schema}.memories m ON m.id = $1::uuid AND m.scope_key = $2
+FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+            $8::timestamptz[], $9::timestamptz[])
+     AS s(memory_id, id, action, fact, extracted, labels, create_time, expire_time)
+JOIN {schema}.memories m ON m.id = s.memory_id AND m.scope_key = $1
 ON CONFLICT (id) DO NOTHING
 RETURNING id
 """
@@ -1248,13 +1249,17 @@ class MemoryStore:
         return [_revision(r) for r in rows]
 
     async def import_revisions(
-        self, memory_id: str, scope_key: str, ids: Sequence[str], revisions: Sequence[PastRevision]
+        self,
+        scope_key: str,
+        memory_ids: Sequence[str],
+        ids: Sequence[str],
+        revisions: Sequence[PastRevision],
     ) -> int:
-        """Add `revisions` (with the ids `ids`, each written once) to the history of the live
-        memory `memory_id` of `scope_key`; how many were new."""
+        """Add `revisions` (each with its memory's id and its own id, written once) to the
+        histories of live memories of `scope_key`; how many were new."""
         args = (
-            memory_id,
             scope_key,
+            list(memory_ids),
             list(ids),
             [r.action.value for r in revisions],
             [r.fact for r in revisions],

@@ -42,6 +42,11 @@ README = REPO / "README.md"
 SKIPPED = {
     'pip install "adk-memory[embedded]"': "installs from the package index (network)",
     "pytest": "runs this test suite (the suite itself)",
+    'pip install "adk-memory[vertex]"': "installs from the package index (network)",
+    "adk-memory import vertex --project my-project --location us-central1 --agent-engine "
+    "1234567890 --sessions --app my_agent": "calls Vertex AI (network, credentials)",
+    "adk-memory import vertex --project my-project --location us-central1 --agent-engine "
+    "1234567890 --since 1d": "calls Vertex AI (network, credentials)",
 }
 """Commands that are not run, and why."""
 

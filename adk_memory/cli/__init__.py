@@ -45,6 +45,16 @@ _COMMANDS: dict[str, _Entry] = {
         "memories (every scope naming the user, quarantined ones too), revisions, watermarks "
         "and generation jobs.",
     ),
+    "export": _Entry(
+        ".vertex",
+        "export_group",
+        "Export memories and sessions in Vertex AI Agent Engine's shapes (JSON lines).",
+    ),
+    "import": _Entry(
+        ".vertex",
+        "import_group",
+        "Import memories and sessions from Vertex AI Agent Engine (Memory Bank, Sessions).",
+    ),
     "memories": _Entry(
         ".memories",
         "memories",

@@ -141,6 +141,8 @@ class Overrides:
 
     llm: BaseLlm | None = None
     embedder: Embedder | None = None
+    vertex: Any = None
+    """What `import vertex` reads instead of the Agent Engine API (an `AgentEnginePages`)."""
 
 
 @dataclass(frozen=True)

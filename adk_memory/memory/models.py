@@ -58,6 +58,26 @@ class MemoryFact:
     ttl: timedelta | None = None
     source_type: SourceType = SourceType.BOOTSTRAPPED
     key: str | None = None
+    create_time: datetime | None = None
+    """When the memory is from (None: now): an imported memory keeps its source's times, so
+    recency ranks it as it was ranked there."""
+    update_time: datetime | None = None
+    """When its fact was last set (None: its `create_time`, else now)."""
+
+
+@dataclass(frozen=True)
+class PastRevision:
+    """One revision of a memory's history kept elsewhere (Memory Bank's, on import), added
+    with `import_revisions` at its own time. `key` (its name there) makes adding it
+    idempotent: the same key of the same memory is written once."""
+
+    key: str
+    fact: str | None
+    create_time: datetime
+    action: MemoryAction = MemoryAction.UPDATED
+    labels: Mapping[str, str] | None = None
+    extracted_facts: Sequence[str] = ()
+    expire_time: datetime | None = None
 
 
 class Memory(BaseModel):

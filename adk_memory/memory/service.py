@@ -62,6 +62,7 @@ from .models import (
     MemoryFilter,
     MemoryPage,
     MemoryRevision,
+    PastRevision,
     RetrievedMemory,
     SourceType,
 )
@@ -231,6 +232,8 @@ class PostgresMemoryService(
                     importance=item.importance,
                     confidence=item.confidence,
                     source_type=item.source_type,
+                    create_time=item.create_time,
+                    update_time=item.update_time or item.create_time,
                 )
                 batch.append(new if revision_id is None else replace(new, revision_id=revision_id))
         store = await self._ready()
@@ -257,6 +260,18 @@ class PostgresMemoryService(
         checked = validate_scope(scope)
         store = await self._ready()
         return await store.get(check_id(memory_id), scope_key(checked))
+
+    async def get_memories(
+        self, memory_ids: Sequence[str], scope: Mapping[str, str]
+    ) -> dict[str, Memory]:
+        """The live memories with these ids in this scope, by id, in one statement (ids that
+        are not live there are left out: never another scope's)."""
+        checked = validate_scope(scope)
+        ids = [check_id(memory_id) for memory_id in memory_ids]
+        if not ids:
+            return {}
+        store = await self._ready()
+        return await store.get_many(ids, scope_key(checked))
 
     async def list_memories(
         self,
@@ -389,6 +404,39 @@ class PostgresMemoryService(
         checked = validate_scope(scope)
         store = await self._ready()
         return await store.revisions(check_id(memory_id), scope_key(checked), replica=True)
+
+    async def import_revisions(
+        self, scope: Mapping[str, str], history: Mapping[str, Sequence[PastRevision]]
+    ) -> int:
+        """Add live memories' past revisions kept elsewhere (Memory Bank's, on import) to their
+        histories (`history`: memory id -> its past revisions), each at its own time, facts and
+        labels redacted, in one statement. A revision whose key its memory already has is
+        skipped, so adding them again adds nothing; the memories themselves are not changed.
+        Returns how many were added; none for a memory that is not live in this scope (never
+        another scope's)."""
+        checked = validate_scope(scope)
+        memory_ids: list[str] = []
+        ids: list[str] = []
+        kept: list[PastRevision] = []
+        for memory_id, revisions in history.items():
+            memory_id = check_id(memory_id)
+            for revision in revisions:
+                if not isinstance(revision, PastRevision) or check_key(revision.key) is None:
+                    raise InputValidationError("Each revision must be a PastRevision with a key.")
+                memory_ids.append(memory_id)
+                ids.append(str(uuid.uuid5(uuid.UUID(memory_id), revision.key)))
+                kept.append(
+                    replace(
+                        revision,
+                        fact=None if revision.fact is None else self._screen.text(revision.fact),
+                        labels=self._screen.json(dict(revision.labels or {})),
+                        extracted_facts=self._screen.texts(list(revision.extracted_facts)),
+                    )
+                )
+        if not kept:
+            return 0
+        store = await self._ready()
+        return await store.import_revisions(scope_key(checked), memory_ids, ids, kept)
 
     async def retrieve_memories(
         self,

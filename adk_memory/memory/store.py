@@ -27,7 +27,14 @@ from ..db.migrations import MEMORY_MIGRATIONS
 from ..db.replies import FIRST_ATTEMPT, recorded
 from ..db.vectors import COVERED, EXACT, QUANTIZED
 from ..errors import InputValidationError
-from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
+from .models import (
+    Memory,
+    MemoryAction,
+    MemoryFilter,
+    MemoryRevision,
+    PastRevision,
+    SourceType,
+)
 from .text import AUTO, SearchText, search_text
 
 _MEMORY_COLUMNS = """
@@ -509,6 +516,25 @@ SELECT id::text, memory_id::text, scope::text, action, fact, extracted_facts, la
 FROM {schema}.memory_revisions
 WHERE scope_key = $1 AND memory_id = $2::uuid AND (expire_time IS NULL OR expire_time > now())
 ORDER BY create_time, id
+"""
+
+# Live memories' past revisions from another system (an import's), with their own times.
+# $1 scope key (the live memories': a quarantined or deleted one gets none), $2 memory ids,
+# $3 revision ids (each written once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
+# $7 labels (JSON), $8 create times, $9 expire times.
+_IMPORT_REVISIONS = """
+INSERT INTO {schema}.memory_revisions
+    (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+     create_time, expire_time)
+SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
+       ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb)), s.labels::jsonb,
+       m.source_type, s.create_time, s.expire_time
+FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+            $8::timestamptz[], $9::timestamptz[])
+     AS s(memory_id, id, action, fact, extracted, labels, create_time, expire_time)
+JOIN {schema}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+ON CONFLICT (id) DO NOTHING
+RETURNING id
 """
 
 # One statement per search. $1 scope key, $2 query embedding (NULL: full-text only), $3 query
@@ -993,6 +1019,7 @@ class MemoryStore:
         self._list = _LIST.format(schema=schema)
         self._revisions = _REVISIONS.format(schema=schema)
         self._scopes = _SCOPES.format(schema=schema)
+        self._import_revisions = _IMPORT_REVISIONS.format(schema=schema)
         self._text_candidates = _TEXT_CANDIDATES.format(schema=schema)
         self._search_vectors(EXACT)  # until `prepare_embeddings` says how they are indexed
         self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
@@ -1254,6 +1281,29 @@ class MemoryStore:
         args = (json.dumps(containing), after, limit)
         rows = await self._db.run(lambda conn: conn.fetch(self._scopes, *args))
         return [row[0] for row in rows]
+
+    async def import_revisions(
+        self,
+        scope_key: str,
+        memory_ids: Sequence[str],
+        ids: Sequence[str],
+        revisions: Sequence[PastRevision],
+    ) -> int:
+        """Add `revisions` (each with its memory's id and its own id, written once) to the
+        histories of live memories of `scope_key`; how many were new."""
+        args = (
+            scope_key,
+            list(memory_ids),
+            list(ids),
+            [r.action.value for r in revisions],
+            [r.fact for r in revisions],
+            [_json_list(r.extracted_facts) for r in revisions],
+            [json.dumps(r.labels) for r in revisions],
+            [r.create_time for r in revisions],
+            [r.expire_time for r in revisions],
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._import_revisions, *args))
+        return len(rows)
 
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
         """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN

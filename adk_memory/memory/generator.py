@@ -28,6 +28,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 
 from ..config import MemoryBankConfig
+from ..telemetry import count_actions, traced
 from .generation import (
     ExtractedFact,
     MemoryOperation,
@@ -150,6 +151,7 @@ class Generator:
             watermark,
         )
 
+    @traced("generation.guard", database=False)
     async def _judged(
         self, job: ClaimedJob, facts: list[ExtractedFact]
     ) -> tuple[list[ExtractedFact], list[tuple[ExtractedFact, Screened]], list[Screened]]:
@@ -193,6 +195,7 @@ class Generator:
                 kept.append(op.model_copy(update=update))
         return kept, held, refused
 
+    @traced("generation.extract", database=False)
     async def _facts(
         self, job: ClaimedJob, payload: dict[str, Any], events: list[Event]
     ) -> list[ExtractedFact]:
@@ -210,6 +213,7 @@ class Generator:
         now = datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
         return await extract_facts(self._llm, conversation, customization, now=now)
 
+    @traced("generation.consolidate", database=False)
     async def _operations(
         self, job: ClaimedJob, facts: list[ExtractedFact], disable_consolidation: bool
     ) -> list[MemoryOperation]:
@@ -219,6 +223,7 @@ class Generator:
             return plain_creates(facts)
         return await consolidate(self._llm, facts, await self._candidates(job, facts))
 
+    @traced("generation.candidates")
     async def _candidates(self, job: ClaimedJob, facts: list[ExtractedFact]) -> list[Memory]:
         """The existing memories most similar to each fact: one embedding call and one query
         for all the facts. With an embedder, similarity alone decides (full-text OR-matching
@@ -232,6 +237,7 @@ class Generator:
             per_fact=self._config.generation.similar_memories,
         )
 
+    @traced("generation.apply")
     async def _apply(
         self,
         job: ClaimedJob,
@@ -335,4 +341,11 @@ class Generator:
             watermark=watermark,
             revision_ttl=self._revision_ttl,
             complete=complete,
+        )
+        count_actions(
+            created=len(creates) - len(quarantined),
+            updated=len(updates),
+            deleted=len(deletes),
+            quarantined=len(quarantined),
+            rejected=len(refused),
         )

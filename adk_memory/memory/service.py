@@ -29,6 +29,7 @@ from typing_extensions import override
 
 from ..db.batches import in_batches
 from ..errors import InputValidationError, NotFoundError
+from ..telemetry import annotate, traced
 from .checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
@@ -125,6 +126,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
 
     # ------------------------------------------------------------------ Memory Bank-style API
 
+    @traced("memory.create_memory")
     async def create_memory(
         self,
         fact: str,
@@ -158,6 +160,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         [memory] = await self._create_all([item], scope, itemised=False)
         return memory
 
+    @traced("memory.create_memories")
     async def create_memories(
         self, facts: Sequence[str | MemoryFact], scope: Mapping[str, str]
     ) -> list[Memory]:
@@ -238,12 +241,14 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             )
         return memories
 
+    @traced("memory.get_memory")
     async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
         """The live memory with this id in this scope, or None (never another scope's)."""
         checked = validate_scope(scope)
         store = await self._ready()
         return await store.get(check_id(memory_id), scope_key(checked))
 
+    @traced("memory.list_memories")
     async def list_memories(
         self,
         scope: Mapping[str, str] | None = None,
@@ -268,6 +273,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             memories=rows, next_page_token=encode_token(rows[-1]) if more and rows else None
         )
 
+    @traced("memory.update_memory")
     async def update_memory(
         self,
         memory_id: str,
@@ -316,6 +322,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         return memory
 
     @override
+    @traced("memory.delete_memory")
     async def delete_memory(
         self,
         *,
@@ -354,6 +361,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             raise InputValidationError("A scope (or app_name and user_id) is required.")
         return user_scope(app_name, user_id)
 
+    @traced("memory.list_revisions")
     async def list_revisions(
         self, memory_id: str, scope: Mapping[str, str]
     ) -> list[MemoryRevision]:
@@ -362,6 +370,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         store = await self._ready()
         return await store.revisions(check_id(memory_id), scope_key(checked))
 
+    @traced("memory.retrieve_memories")
     async def retrieve_memories(
         self,
         scope: Mapping[str, str],
@@ -402,6 +411,13 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
             top_k=top_k,
             flt=filter,
             now=now or datetime.now(timezone.utc),
+        )
+        annotate(
+            "retrieval",
+            mode=retrieval.mode,
+            candidates=search.candidates,
+            top_k=top_k,
+            time_window=search.window is not None,
         )
         rows = await store.retrieve(search)
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
@@ -449,6 +465,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         calibrated = getattr(self.embedder, "similarity_floor", None)
         return -1.0 if calibrated is None else float(calibrated)
 
+    @traced("memory.reindex_text")
     async def reindex_text(
         self, batch_size: int = 1000, *, progress: Callable[[int], None] | None = None
     ) -> int:
@@ -484,6 +501,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
     # ------------------------------------------------------------------ ADK's memory service
 
     @override
+    @traced("memory.search_memory")
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
@@ -500,6 +518,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         return SearchMemoryResponse(memories=[to_memory_entry(r) for r in results])
 
     @override
+    @traced("memory.add_memory")
     async def add_memory(
         self,
         *,
@@ -558,6 +577,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         await store.insert_many(batch, self._revision_ttl)
 
     @override
+    @traced("memory.add_session_to_memory")
     async def add_session_to_memory(self, session: Session) -> None:
         """Remember the session: in extraction mode, enqueue generation from its new events (the
         turn never waits); in raw-events mode, one memory per event with text."""
@@ -574,6 +594,7 @@ class PostgresMemoryService(GenerationOperations, PrivacyOperations, BaseMemoryS
         )
 
     @override
+    @traced("memory.add_events_to_memory")
     async def add_events_to_memory(
         self,
         *,

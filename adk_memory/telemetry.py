@@ -17,6 +17,7 @@ microseconds (`benchmarks/telemetry_overhead.py`), and the queue depth is never 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -139,6 +140,31 @@ def _counted(value: object) -> int | None:
     return None
 
 
+_provider_set = False
+
+
+def _span(name: str, attributes: dict[str, AttributeValue], **options: Any) -> Any:
+    """A new current span, or with no tracer provider configured, the invalid span and no
+    context change at all: the API's no-op path still costs dozens of calls per span, which
+    the hottest calls (an append, a session read) need not pay for nothing. Once set, a
+    provider stays (the API refuses to replace it), so the check stops at the first yes."""
+    global _provider_set
+    if not _provider_set:
+        provider = trace.get_tracer_provider()
+        _provider_set = not isinstance(
+            provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        )
+        if not _provider_set:
+            return contextlib.nullcontext(trace.INVALID_SPAN)
+    return tracer.start_as_current_span(
+        name,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+        **options,
+    )
+
+
 def _failed(span: Span, error: BaseException, labels: dict[str, AttributeValue]) -> None:
     """Mark `span` failed with the exception's type only (its message may quote user text)."""
     labels[ERROR_TYPE] = type(error).__qualname__
@@ -164,12 +190,7 @@ def traced(name: str, *, database: bool = True) -> Callable[[F], F]:
                 labels[APP_NAME] = app
             attributes = {**labels, **_DATABASE} if database else labels
             started = time.perf_counter()
-            with tracer.start_as_current_span(
-                span_name,
-                attributes=attributes,
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
+            with _span(span_name, attributes) as span:
                 try:
                     value = await fn(*args, **kwargs)
                 except BaseException as error:
@@ -251,12 +272,8 @@ def traced_job(handler: Callable[[J], Awaitable[None]]) -> Callable[[J], Awaitab
         if job.queue_wait is not None:
             attributes["adk_memory.job.queue_wait_s"] = max(job.queue_wait, 0.0)
         started = time.perf_counter()
-        with tracer.start_as_current_span(
-            f"{NAMESPACE}.generation.job",
-            context=otel_context.Context(),
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
+        with _span(
+            f"{NAMESPACE}.generation.job", attributes, context=otel_context.Context()
         ) as span:
             labels["adk_memory.job.outcome"] = "succeeded"
             try:

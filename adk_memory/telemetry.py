@@ -11,8 +11,9 @@ ours nest under, carries the session it served.
 
 It never configures a provider or an exporter: the application does (ADK's `--trace_to_cloud`,
 `maybe_set_otel_providers`, or the OpenTelemetry SDK directly), and our spans go wherever ADK's
-go. With no SDK configured the API's no-op tracer and meter make every call here a few
-microseconds (`benchmarks/telemetry_overhead.py`), and the queue depth is never even queried.
+go. With no tracer provider configured no span is created at all (one check per call), the
+metrics go to the API's no-op meter and the queue depth is never queried: the cost is a
+microsecond or so a call (`benchmarks/telemetry_overhead.py`).
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ outcomes, queue wait and depth, generation actions, cache lookups) are recorded.
 The OpenTelemetry API has one global tracer provider per process, and ADK's tracer binds to it
 for good, so this module installs an SDK provider once, behind a sampler that records only while
 one of these tests runs: before and after them every span is the API's non-recording span, as
-with no SDK at all, and the rest of the suite sees no difference. The meter provider stays
-installed too; its in-memory reader only aggregates (bounded by the SDK's cardinality limit).
+with no SDK at all, and the rest of the suite sees no difference. (When an earlier test built
+ADK's FastAPI app, ADK installed its own provider: the exporter is then added to that one, and
+exports only while these tests run.) The meter provider stays installed too; its in-memory reader
+only aggregates (bounded by the SDK's cardinality limit).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class _Gate(Sampler):
     """Records spans only while open (while a test of this module runs)."""
 
     open = False
+    processor_added = False
+    reader_installed = False
 
     def should_sample(
         self,
@@ -100,21 +104,34 @@ _EXPORTER = InMemorySpanExporter()
 _READER = InMemoryMetricReader()
 
 
+class _GatedProcessor(SimpleSpanProcessor):
+    """Exports finished spans only while the gate is open."""
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if _GATE.open:
+            super().on_end(span)
+
+
 def _install() -> None:
-    """The SDK providers, once per process (the API refuses a second global provider)."""
-    if isinstance(trace.get_tracer_provider(), TracerProvider):
-        return
-    provider = TracerProvider(sampler=_GATE)
-    provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-    trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[_READER]))
+    """The SDK providers and the exporter, once per process (the API refuses a second global
+    provider): ours, or the tracer provider ADK installed when an earlier test built its app."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider(sampler=_GATE)
+        trace.set_tracer_provider(provider)
+    if not _GATE.processor_added:
+        provider.add_span_processor(_GatedProcessor(_EXPORTER))
+        _GATE.processor_added = True
+    if not isinstance(metrics.get_meter_provider(), MeterProvider):
+        metrics.set_meter_provider(MeterProvider(metric_readers=[_READER]))
+        _GATE.reader_installed = True
 
 
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
     _install()
-    if trace.get_tracer_provider().sampler is not _GATE:  # type: ignore[attr-defined]
-        pytest.skip("another tracer provider was installed in this process")
+    if not _GATE.reader_installed:  # a meter provider without our reader came first
+        pytest.skip("another meter provider was installed in this process")
     _EXPORTER.clear()
     _GATE.open = True
     try:
@@ -389,9 +406,9 @@ async def test_the_session_event_cache_reports_hits_and_misses(telemetry, make_s
     assert {s.attributes["adk_memory.app_name"] for s in reads} == {"otel_cache"}
 
 
-async def test_without_an_open_sampler_nothing_is_recorded(make_session_service):
-    """Outside these tests (and with no SDK at all) the spans are the API's non-recording
-    ones: nothing is kept."""
+async def test_outside_these_tests_nothing_is_exported(make_session_service):
+    """Outside these tests the spans are the API's non-recording ones (or, under ADK's own
+    provider, not exported here): the rest of the suite is untouched."""
     _install()
     _EXPORTER.clear()
     sessions = make_session_service()

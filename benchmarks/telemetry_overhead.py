@@ -5,9 +5,9 @@ does not export traces), and with the SDK recording every span and metric.
 Why: every session and memory call runs in a span (`adk_memory/telemetry.py`), so the claim to
 check is that this costs nothing measurable when nobody collects traces, and little when
 somebody does. The baseline calls the very same methods undecorated (`__wrapped__`), on the same
-service and database, so the only difference is the telemetry. Variants are measured in short
-interleaved rounds whose order alternates, so background noise falls on all of them alike; each
-call is timed on its own with `time.perf_counter`, warm-up calls discarded. The SDK variant sends
+service and database, so the only difference is the telemetry. Traced and untraced calls
+alternate call by call, so background noise falls on both alike; each call is timed on its own
+with `time.perf_counter`, warm-up calls discarded. The SDK variant sends
 spans to a `BatchSpanProcessor` whose exporter drops them (what a real exporter's queue costs
 the caller, without the network) and metrics to an in-memory reader. A microbenchmark times the
 decorator alone around a coroutine that does nothing, to give the cost per call in microseconds.
@@ -130,7 +130,8 @@ def baseline(variant: str) -> str:
 async def measure(
     operations: dict[str, Call], traced_variant: str, plan: Plan, results: dict[str, Samples]
 ) -> None:
-    """Interleaved rounds of each operation, traced and untraced, order alternating."""
+    """Rounds of each operation, its traced and untraced calls alternating call by call (which
+    goes first alternating too), so both see the same moment of a busy machine."""
     names = [n for n in operations if not n.endswith("/untraced")]
     for name in names:
         for _ in range(5):  # warm-up
@@ -138,11 +139,9 @@ async def measure(
             await operations[f"{name}/untraced"]()
     for number in range(plan.rounds):
         for name in names:
-            order = [(traced_variant, name), (baseline(traced_variant), f"{name}/untraced")]
-            if number % 2:
-                order.reverse()
-            for variant, key in order:
-                for _ in range(plan.calls_per_round):
+            pair = [(traced_variant, name), (baseline(traced_variant), f"{name}/untraced")]
+            for call in range(plan.calls_per_round):
+                for variant, key in pair if call % 2 else pair[::-1]:
                     started = time.perf_counter()
                     await operations[key]()
                     results[name].add(variant, time.perf_counter() - started)
@@ -213,6 +212,18 @@ def report(results: dict[str, Samples], micro: dict[str, tuple[float, float]]) -
         ["variant", "untraced us", "traced us", "added us"],
         [[v, f"{u:.2f}", f"{t:.2f}", f"{t - u:.2f}"] for v, (u, t) in micro.items()],
     )
+    # What the decorator adds, as a share of each call: steadier than the ratios above on a
+    # busy machine, where two p50s of the same call differ by more than the decorator costs.
+    print("\nThe decorator's cost as a share of each call's untraced p50")
+    shares = []
+    for name, samples in results.items():
+        row = [name]
+        for variant in (NO_SDK, SDK):
+            base = percentile(samples.by_variant[baseline(variant)], 50)
+            added = micro[variant][1] - micro[variant][0]
+            row.append(f"{added / 1e6 / base:.2%}")
+        shares.append(row)
+    table(["operation", NO_SDK, SDK], shares)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,12 +42,7 @@ OPERATION = "adk_memory.operation"
 ERROR_TYPE = "error.type"
 RESULT_COUNT = "adk_memory.result_count"
 
-_DATABASE: dict[str, AttributeValue] = {
-    # `db.system` is the name most backends (Cloud Trace included) still key on; newer semantic
-    # conventions spell it `db.system.name`.
-    "db.system": "postgresql",
-    "db.system.name": "postgresql",
-}
+_DATABASE: dict[str, AttributeValue] = {"db.system": "postgresql"}
 
 _MAX_APP_NAME = 128
 """An app name longer than this is not a key the services accept: it is not recorded."""
@@ -185,11 +180,12 @@ def traced(name: str, *, database: bool = True) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            # The operation is the span's name, and an attribute of the duration metric.
             labels: dict[str, AttributeValue] = {OPERATION: name}
+            attributes: dict[str, AttributeValue] = dict(_DATABASE) if database else {}
             app = find_app(args, kwargs)
             if app is not None:
-                labels[APP_NAME] = app
-            attributes = {**labels, **_DATABASE} if database else labels
+                labels[APP_NAME] = attributes[APP_NAME] = app
             started = time.perf_counter()
             with _span(span_name, attributes) as span:
                 try:

@@ -377,6 +377,29 @@ async def test_a_generation_job_is_traced_and_measured(telemetry, make_memory_se
     await memory.close()
 
 
+async def test_an_in_process_workers_jobs_are_traces_of_their_own(telemetry, make_memory_service):
+    """The in-process worker starts inside the first enqueue's span (its loop inherits that
+    context): its jobs must still not be filed under that turn, nor under each other."""
+    app = "otel_inprocess"
+    llm = ScriptedLlm([extraction("The user likes jazz."), extraction("The user likes tea.")])
+    memory = make_memory_service(llm=llm, run_worker=True)
+    turn = trace.get_tracer("tests").start_as_current_span("turn")
+    with turn as span:
+        first = await memory.generate_memories(
+            session=Session(id="s1", app_name=app, user_id="u", events=[said("jazz", 1.0)])
+        )
+    await memory.wait(first, timeout=30)
+    second = await memory.generate_memories(
+        session=Session(id="s2", app_name=app, user_id="v", events=[said("tea", 1.0)])
+    )
+    await memory.wait(second, timeout=30)
+    jobs = telemetry.named("adk_memory.generation.job")
+    assert len(jobs) == 2 and all(job.parent is None for job in jobs)
+    trace_ids = {job.context.trace_id for job in jobs}
+    assert len(trace_ids) == 2 and span.get_span_context().trace_id not in trace_ids
+    await memory.close()
+
+
 async def test_the_session_event_cache_reports_hits_and_misses(telemetry, make_session_service):
     sessions = make_session_service()
 

@@ -205,6 +205,10 @@ async def test_a_runner_turn_nests_our_spans_under_adks_invocation(
     # The retrieval runs inside the memory-context callback, which runs inside ADK's agent.
     [retrieval] = telemetry.named("adk_memory.memory.retrieve_memories")
     assert ancestors(retrieval, spans)[0] == "adk_memory.memory_context"
+    [context] = telemetry.named("adk_memory.memory_context")
+    assert context.attributes["adk_memory.memory_context.relevant"] == 1
+    assert context.attributes["adk_memory.memory_context.profile"] == 0
+    assert context.attributes["adk_memory.memory_context.reused"] is False
     assert retrieval.attributes["db.system"] == "postgresql"
     assert retrieval.attributes["adk_memory.retrieval.mode"] == "hybrid"
     assert retrieval.attributes["adk_memory.retrieval.top_k"] == 10

@@ -384,6 +384,7 @@ class MemoryContextCallback:
                 exc_info=True,
             )
             return ""
+        annotate("memory_context", profile=len(profile), relevant=len(relevant))
         return self.render(profile, relevant)
 
     async def _retrieve(

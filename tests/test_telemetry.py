@@ -205,6 +205,9 @@ async def test_a_runner_turn_nests_our_spans_under_adks_invocation(
     # The retrieval runs inside the memory-context callback, which runs inside ADK's agent.
     [retrieval] = telemetry.named("adk_memory.memory.retrieve_memories")
     assert ancestors(retrieval, spans)[0] == "adk_memory.memory_context"
+    [window] = telemetry.named("adk_memory.compaction.window")
+    assert window.attributes["adk_memory.compaction.contents"] == 1  # the user's message
+    assert window.attributes["adk_memory.compaction.kept"] == 1
     [context] = telemetry.named("adk_memory.memory_context")
     assert context.attributes["adk_memory.memory_context.relevant"] == 1
     assert context.attributes["adk_memory.memory_context.profile"] == 0

@@ -21,7 +21,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from ...errors import InputValidationError
-from ...telemetry import traced
+from ...telemetry import annotate, traced
 from ..tokens import (
     MEDIA_TOKENS,
     TokenCache,
@@ -239,5 +239,6 @@ class TokenBudgetPlugin(BasePlugin):
             is_summary=summary_test(session.events),
             estimate=estimator.content_tokens,
         )
+        annotate("compaction", contents=len(request.history), kept=len(kept))
         request.replace(llm_request, kept)
         return None

@@ -459,7 +459,7 @@ class Worker:
         self._log_failures = log_failures
         self._redact = redact
         self._handler = traced_job(handler)
-        self._depth = QueueDepth(queue.depth)
+        self._queue_depth = QueueDepth(queue.depth)
         self._prepare = prepare
         self._retry_base_delay = retry_base_delay
         self._lease = lease
@@ -475,7 +475,7 @@ class Worker:
         tables instead of failing on them."""
         if self._prepare is not None:
             await self._prepare()
-        await self._depth.sample()
+        await self._queue_depth.sample()
         job = await self._queue.claim(self._lease)
         if job is None:
             return False

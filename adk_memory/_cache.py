@@ -11,18 +11,31 @@ caller's to put in the key.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
+@dataclass
+class CacheStats:
+    """How many lookups found their value (hits) and how many did not (misses): read by the
+    cache metrics (`adk_memory.telemetry.cache_stats`)."""
+
+    hits: int = 0
+    misses: int = 0
+
+
 class LruCache(Generic[_K, _V]):
     """At most `max_entries` values weighing at most `max_bytes` together (each `put` says what
     its value weighs), the least recently used dropped first. A limit of 0 keeps none; a value
-    heavier than `max_bytes` on its own is not kept."""
+    heavier than `max_bytes` on its own is not kept. `stats`, if given, counts the lookups."""
 
-    def __init__(self, max_entries: int, *, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, max_entries: int, *, max_bytes: int | None = None, stats: CacheStats | None = None
+    ) -> None:
+        self._stats = stats
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self._entries: OrderedDict[_K, tuple[_V, int]] = OrderedDict()
@@ -36,7 +49,11 @@ class LruCache(Generic[_K, _V]):
         """The value remembered for `key`, now the most recently used, or None."""
         entry = self._entries.get(key)
         if entry is None:
+            if self._stats is not None:
+                self._stats.misses += 1
             return None
+        if self._stats is not None:
+            self._stats.hits += 1
         self._entries.move_to_end(key)
         return entry[0]
 

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from google.adk.models import BaseLlm, Gemini
+from google.adk.telemetry.setup import maybe_set_otel_providers
 
 from ._retry import describe
 from ._text import plural
@@ -177,7 +178,11 @@ async def run_worker(
     its tries came to (`summary` words it). Its pool is closed either way. Unless
     `check_credentials` is off, a Gemini model without credentials in `environ` (default: the
     process's environment) is refused before anything connects (`check_model_credentials`).
+    Like ADK's servers, it exports its traces and metrics (generation jobs: `telemetry.py`)
+    when the standard `OTEL_EXPORTER_OTLP_*ENDPOINT` variables are set, unless the process
+    already has a provider (ADK's `maybe_set_otel_providers`).
     """
+    maybe_set_otel_providers()
     service = worker_service(arguments)
     if check_credentials:
         check_model_credentials(service.llm, environment(environ))

@@ -41,6 +41,7 @@ from ..memory.profiles import MemoryProfile
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
+from ..telemetry import annotate, traced
 from .tokens import text_tokens
 
 logger = logging.getLogger(__name__)
@@ -383,12 +384,14 @@ class MemoryContextCallback:
         if text:
             llm_request.append_instructions([text])
 
+    @traced("memory_context", database=False)
     async def text_for(self, context: CallbackContext, llm_request: LlmRequest) -> str:
         """The block for this invocation ("" when there is nothing to show): built on its first
         model call, reused by the later ones (concurrent first calls share one retrieval)."""
         service = memory_service_of(context, self.memory_service)
         key = invocation_key(context)
         task = self._cache.get(key)
+        annotate("memory_context", reused=task is not None)
         if task is None:
             build = self._build(service, scope_of(context), user_query(context, llm_request))
             task = asyncio.ensure_future(build)
@@ -415,6 +418,9 @@ class MemoryContextCallback:
                 exc_info=True,
             )
             return ""
+        annotate(
+            "memory_context", profile=len(profile), relevant=len(relevant), profiles=len(structured)
+        )
         return self.render(profile, relevant, profiles=structured)
 
     async def _retrieve(

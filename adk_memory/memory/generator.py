@@ -31,6 +31,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 
 from ..config import ConsolidationConfig, CustomizationConfig, MemoryBankConfig
+from ..telemetry import count_actions, traced
 from .generation import (
     ExtractedFact,
     FieldChange,
@@ -175,6 +176,7 @@ class Generator:
             profile,
         )
 
+    @traced("generation.guard", database=False)
     async def _judged(
         self, job: ClaimedJob, facts: list[ExtractedFact]
     ) -> tuple[list[ExtractedFact], list[tuple[ExtractedFact, Screened]], list[Screened]]:
@@ -228,6 +230,7 @@ class Generator:
             contents, include_function_calls=self._config.generation.include_function_calls
         )
 
+    @traced("generation.extract", database=False)
     async def _facts(
         self,
         job: ClaimedJob,
@@ -249,6 +252,7 @@ class Generator:
     def _conversation_time(events: list[Event]) -> datetime | None:
         return datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
 
+    @traced("generation.consolidate", database=False)
     async def _operations(
         self,
         job: ClaimedJob,
@@ -274,6 +278,7 @@ class Generator:
             )
         return operations
 
+    @traced("generation.profiles", database=False)
     async def _profile_changes(
         self,
         job: ClaimedJob,
@@ -317,6 +322,7 @@ class Generator:
                 kept.append(FieldChange(change.schema_id, change.field, value))
         return kept, refused
 
+    @traced("generation.candidates")
     async def _candidates(self, job: ClaimedJob, facts: list[ExtractedFact]) -> list[Memory]:
         """The existing memories most similar to each fact: one embedding call and one query
         for all the facts. With an embedder, similarity alone decides (full-text OR-matching
@@ -330,6 +336,7 @@ class Generator:
             per_fact=self._config.generation.similar_memories,
         )
 
+    @traced("generation.apply")
     async def _apply(
         self,
         job: ClaimedJob,
@@ -447,4 +454,11 @@ class Generator:
             watermark=watermark,
             revision_ttl=self._revision_ttl,
             complete=complete,
+        )
+        count_actions(
+            created=len(creates) - len(quarantined),
+            updated=len(updates),
+            deleted=len(deletes),
+            quarantined=len(quarantined),
+            rejected=len(refused),
         )

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 
 from ..errors import InputValidationError
+from ..telemetry import traced
 from .checks import check_count, check_id
 from .core import MemoryServiceCore
 from .models import GenerationJob, ScopePage
@@ -32,6 +33,7 @@ def _token_key(page_token: str) -> str:
 class InspectionOperations(MemoryServiceCore):
     """`list_scopes`, `list_operations` and `retry_operation` of `PostgresMemoryService`."""
 
+    @traced("memory.list_scopes")
     async def list_scopes(
         self,
         containing: Mapping[str, str] | None = None,
@@ -55,6 +57,7 @@ class InspectionOperations(MemoryServiceCore):
             next_page_token=keys[-1] if more and keys else None,
         )
 
+    @traced("memory.list_operations")
     async def list_operations(
         self, scope: Mapping[str, str], *, limit: int = 50
     ) -> list[GenerationJob]:
@@ -78,6 +81,7 @@ class InspectionOperations(MemoryServiceCore):
             for record in await self._jobs.of_scope(key, limit)
         ]
 
+    @traced("memory.retry_operation")
     async def retry_operation(self, operation_id: str, scope: Mapping[str, str]) -> bool:
         """Give a generation of `scope` that failed for good (dead-lettered) a fresh set of
         tries, after fixing what killed it. False if the scope has no such dead operation."""

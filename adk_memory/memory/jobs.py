@@ -38,6 +38,7 @@ import asyncpg
 from .._retry import Backoff, describe, is_permanent
 from ..db.engine import Database
 from ..db.replies import FIRST_ATTEMPT, recorded
+from ..telemetry import QueueDepth, job_failed, traced_job
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ ON CONFLICT (id) DO NOTHING
 _CLAIM = """
 WITH mine AS (
     SELECT j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j.max_attempts,
-           j.config_version
+           j.config_version, extract(epoch FROM now() - j.run_after)::float8
       FROM {schema}.memory_jobs j
      WHERE j.request_id = $2::uuid AND j.status = 'running'
 ), reaped AS (
@@ -98,7 +99,7 @@ WITH mine AS (
       FROM lease
      WHERE j.id = lease.job_id
     RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts,
-              j.max_attempts, j.config_version
+              j.max_attempts, j.config_version, extract(epoch FROM now() - j.run_after)::float8
 )
 SELECT * FROM claimed UNION ALL SELECT * FROM mine
 """
@@ -202,6 +203,14 @@ SELECT EXISTS (SELECT 1 FROM retried)
     OR EXISTS (SELECT 1 FROM {schema}.memory_jobs WHERE id = $1::uuid AND request_id = $2::uuid)
 """
 
+# The queue's depth by state, read through the partial index of active jobs.
+_DEPTH = """
+SELECT count(*) FILTER (WHERE status = 'pending' AND run_after <= now()),
+       count(*) FILTER (WHERE status = 'pending' AND run_after > now()),
+       count(*) FILTER (WHERE status = 'running')
+  FROM {schema}.memory_jobs WHERE status IN ('pending', 'running')
+"""
+
 
 @dataclass(frozen=True)
 class ClaimedJob:
@@ -216,6 +225,8 @@ class ClaimedJob:
     config_version: int | None = None
     """The version of its app's stored configuration the job was enqueued with (see
     `memory.app_config`); None: the worker's own configuration."""
+    queue_wait: float | None = None
+    """Seconds between the job becoming due and this claim (its queue wait, for telemetry)."""
 
 
 @dataclass(frozen=True)
@@ -271,6 +282,7 @@ class JobQueue:
         self._sweep = _SWEEP.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
         self._erase = _ERASE.format(schema=schema)
+        self._depth = _DEPTH.format(schema=schema)
         self.enqueued = asyncio.Event()
         """Set on every enqueue in this process, so an in-process worker wakes at once."""
 
@@ -307,6 +319,7 @@ class JobQueue:
             attempt=row[4],
             max_attempts=row[5],
             config_version=row[6],
+            queue_wait=row[7],
         )
 
     async def complete(
@@ -361,6 +374,12 @@ class JobQueue:
         args = (json.dumps(containing), uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
         return int(counts[0])
+
+    async def depth(self) -> dict[str, int]:
+        """Jobs queued now, by state: ready (due), waiting (backing off before a retry),
+        running (the queue depth metric, `telemetry.QueueDepth`)."""
+        row = await self._db.run(lambda conn: conn.fetchrow(self._depth))
+        return {"ready": row[0], "waiting": row[1], "running": row[2]}
 
     async def of_scope(self, scope_key: str, limit: int) -> list[JobRecord]:
         """A scope's jobs, newest first (whatever their state)."""
@@ -451,7 +470,8 @@ class Worker:
         self._queue = queue
         self._log_failures = log_failures
         self._redact = redact
-        self._handler = handler
+        self._handler = traced_job(handler)
+        self._queue_depth = QueueDepth(queue.depth)
         self._prepare = prepare
         self._retry_base_delay = retry_base_delay
         self._lease = lease
@@ -467,6 +487,7 @@ class Worker:
         tables instead of failing on them."""
         if self._prepare is not None:
             await self._prepare()
+        await self._queue_depth.sample()
         job = await self._queue.claim(self._lease)
         if job is None:
             return False
@@ -484,6 +505,7 @@ class Worker:
                 job.id, error, delay, job.attempt, permanent=is_permanent(exc)
             )
             self.stats.record_failure(status, error)
+            job_failed(status)
             if self._log_failures:
                 log = logger.error if status == "dead" else logger.warning
                 log(

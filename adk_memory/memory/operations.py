@@ -21,6 +21,7 @@ from google.genai import types
 
 from ..config import AppMemoryConfig, MemoryBankConfig
 from ..errors import InputValidationError, NotFoundError
+from ..telemetry import traced
 from .app_config import AppConfigVersion, check_app_name, parse_app_config
 from .checks import MAX_DIRECT_FACTS, check_count, check_id, check_mapping, check_topics
 from .core import MemoryServiceCore
@@ -33,6 +34,7 @@ from .scope import scope_key, user_scope, validate_scope
 class GenerationOperations(MemoryServiceCore):
     """Generation and its operations, for `PostgresMemoryService`."""
 
+    @traced("memory.generate_memories")
     async def generate_memories(
         self,
         *,
@@ -103,6 +105,7 @@ class GenerationOperations(MemoryServiceCore):
         operation = GenerateMemoriesOperation(id=job_id, scope=checked)
         return await self.wait(operation) if wait_for_completion else operation
 
+    @traced("memory.get_operation")
     async def get_operation(
         self, operation_id: str, scope: Mapping[str, str]
     ) -> GenerateMemoriesOperation | None:
@@ -147,6 +150,7 @@ class GenerationOperations(MemoryServiceCore):
             rejected=rejected,
         )
 
+    @traced("memory.wait")
     async def wait(
         self, operation: GenerateMemoriesOperation, *, timeout: float | None = None
     ) -> GenerateMemoriesOperation:
@@ -165,6 +169,7 @@ class GenerationOperations(MemoryServiceCore):
 
         return await asyncio.wait_for(poll(), timeout)
 
+    @traced("memory.revoke_source")
     async def revoke_source(
         self, session_id: str, scope: Mapping[str, str]
     ) -> list[GenerateMemoriesOperation]:
@@ -194,6 +199,7 @@ class GenerationOperations(MemoryServiceCore):
             for i in range(0, len(remaining), MAX_DIRECT_FACTS)
         ]
 
+    @traced("memory.processed_until")
     async def processed_until(
         self, sources: Sequence[tuple[Mapping[str, str], str]]
     ) -> list[float | None]:
@@ -209,6 +215,7 @@ class GenerationOperations(MemoryServiceCore):
         store = await self._ready()
         return await store.processed_until(keys)
 
+    @traced("memory.push_config")
     async def push_config(
         self, app_name: str, config: MemoryBankConfig | Mapping[str, Any]
     ) -> tuple[int, bool]:
@@ -225,6 +232,7 @@ class GenerationOperations(MemoryServiceCore):
         await self._ready()
         return await self._app_configs.publish(app, checked)
 
+    @traced("memory.app_config")
     async def app_config(
         self, app_name: str, version: int | None = None
     ) -> AppConfigVersion | None:
@@ -236,6 +244,7 @@ class GenerationOperations(MemoryServiceCore):
         await self._ready()
         return await self._app_configs.get(app, version)
 
+    @traced("memory.dead_letters")
     async def dead_letters(self, limit: int = 100) -> list[GenerateMemoriesOperation]:
         """Generations that failed for good, newest first, each with its last error."""
         await self._ready()

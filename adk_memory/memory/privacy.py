@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ..db.batches import in_batches
 from ..errors import NotFoundError
+from ..telemetry import traced
 from .checks import check_count, check_id
 from .core import MemoryServiceCore
 from .models import Memory, QuarantinedMemory
@@ -25,6 +26,7 @@ from .store import quarantine_key
 class PrivacyOperations(MemoryServiceCore):
     """`purge`, `erase_user`, the sweeps and the quarantine of `PostgresMemoryService`."""
 
+    @traced("memory.purge")
     async def purge(self, scope: Mapping[str, str]) -> int:
         """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
         generation jobs (payloads and results), its watermarks and its structured profiles
@@ -36,6 +38,7 @@ class PrivacyOperations(MemoryServiceCore):
         jobs = await self._jobs.purge(key)
         return jobs + await store.purge(key) + sum(await self._profiles.purge(key))
 
+    @traced("memory.erase_user")
     async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
         """Forget one user of one app everywhere in memory: for every scope that contains
         `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
@@ -58,6 +61,7 @@ class PrivacyOperations(MemoryServiceCore):
             "profile_revisions": field_revisions,
         }
 
+    @traced("memory.record_erasure")
     async def record_erasure(
         self, app_name: str, counts: Mapping[str, int], start_time: datetime
     ) -> None:
@@ -66,6 +70,7 @@ class PrivacyOperations(MemoryServiceCore):
         store = await self._ready()
         await store.record_erasure(app_name, dict(counts), start_time)
 
+    @traced("memory.sweep_expired")
     async def sweep_expired(
         self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
     ) -> int:
@@ -83,6 +88,7 @@ class PrivacyOperations(MemoryServiceCore):
 
         return await in_batches(step, batch_size, progress)
 
+    @traced("memory.sweep_jobs")
     async def sweep_jobs(
         self, *, batch_size: int = 1000, progress: Callable[[int], None] | None = None
     ) -> int:
@@ -98,6 +104,7 @@ class PrivacyOperations(MemoryServiceCore):
 
         return await in_batches(step, batch_size, progress)
 
+    @traced("memory.list_quarantined")
     async def list_quarantined(
         self, scope: Mapping[str, str] | None = None, *, limit: int = 100
     ) -> list[QuarantinedMemory]:
@@ -115,6 +122,7 @@ class PrivacyOperations(MemoryServiceCore):
             for memory, labels in await store.quarantined(key, limit)
         ]
 
+    @traced("memory.approve_quarantined")
     async def approve_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> Memory:
         """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
         revision labelled `guard: approved`).
@@ -132,6 +140,7 @@ class PrivacyOperations(MemoryServiceCore):
             raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
 
+    @traced("memory.reject_quarantined")
     async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:
         """An operator's rejection: the quarantined memory is deleted (a DELETED revision
         labelled `guard_rejected`). False if there was no such quarantined memory."""

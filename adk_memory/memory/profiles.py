@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import SCHEMA_ID_PATTERN
 from ..errors import InputValidationError
+from ..telemetry import traced
 from .core import MemoryServiceCore
 from .models import MemoryAction, SourceType
 from .scope import Scope, scope_key, validate_scope
@@ -68,6 +69,7 @@ class ProfileOperations(MemoryServiceCore):
         stored = await self._profiles.profiles(scope_key(scope))
         return [MemoryProfile(schema_id=s, profile=fields) for s, fields in stored.items()]
 
+    @traced("memory.list_profile_revisions")
     async def list_profile_revisions(
         self, scope: Mapping[str, str], schema_id: str, field: str
     ) -> list[ProfileRevision]:

@@ -30,6 +30,7 @@ from typing_extensions import override
 
 from ..db.batches import in_batches
 from ..errors import InputValidationError, NotFoundError
+from ..telemetry import annotate, traced
 from .checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
@@ -140,6 +141,7 @@ class PostgresMemoryService(
 
     # ------------------------------------------------------------------ Memory Bank-style API
 
+    @traced("memory.create_memory")
     async def create_memory(
         self,
         fact: str,
@@ -173,6 +175,7 @@ class PostgresMemoryService(
         [memory] = await self._create_all([item], scope, itemised=False)
         return memory
 
+    @traced("memory.create_memories")
     async def create_memories(
         self, facts: Sequence[str | MemoryFact], scope: Mapping[str, str]
     ) -> list[Memory]:
@@ -255,12 +258,14 @@ class PostgresMemoryService(
             )
         return memories
 
+    @traced("memory.get_memory")
     async def get_memory(self, memory_id: str, scope: Mapping[str, str]) -> Memory | None:
         """The live memory with this id in this scope, or None (never another scope's)."""
         checked = validate_scope(scope)
         store = await self._ready()
         return await store.get(check_id(memory_id), scope_key(checked))
 
+    @traced("memory.get_memories")
     async def get_memories(
         self, memory_ids: Sequence[str], scope: Mapping[str, str]
     ) -> dict[str, Memory]:
@@ -273,6 +278,7 @@ class PostgresMemoryService(
         store = await self._ready()
         return await store.get_many(ids, scope_key(checked))
 
+    @traced("memory.list_memories")
     async def list_memories(
         self,
         scope: Mapping[str, str] | None = None,
@@ -297,6 +303,7 @@ class PostgresMemoryService(
             memories=rows, next_page_token=encode_token(rows[-1]) if more and rows else None
         )
 
+    @traced("memory.update_memory")
     async def update_memory(
         self,
         memory_id: str,
@@ -345,6 +352,7 @@ class PostgresMemoryService(
         return memory
 
     @override
+    @traced("memory.delete_memory")
     async def delete_memory(
         self,
         *,
@@ -371,6 +379,7 @@ class PostgresMemoryService(
         store = await self._ready()
         await store.delete(scope_key(checked), check_id(memory_id), None, self._revision_ttl)
 
+    @traced("memory.retrieve_profiles")
     async def retrieve_profiles(
         self,
         *,
@@ -397,6 +406,7 @@ class PostgresMemoryService(
             raise InputValidationError("A scope (or app_name and user_id) is required.")
         return user_scope(app_name, user_id)
 
+    @traced("memory.list_revisions")
     async def list_revisions(
         self, memory_id: str, scope: Mapping[str, str]
     ) -> list[MemoryRevision]:
@@ -405,6 +415,7 @@ class PostgresMemoryService(
         store = await self._ready()
         return await store.revisions(check_id(memory_id), scope_key(checked), replica=True)
 
+    @traced("memory.import_revisions")
     async def import_revisions(
         self, scope: Mapping[str, str], history: Mapping[str, Sequence[PastRevision]]
     ) -> int:
@@ -438,6 +449,7 @@ class PostgresMemoryService(
         store = await self._ready()
         return await store.import_revisions(scope_key(checked), memory_ids, ids, kept)
 
+    @traced("memory.retrieve_memories")
     async def retrieve_memories(
         self,
         scope: Mapping[str, str],
@@ -478,6 +490,13 @@ class PostgresMemoryService(
             top_k=top_k,
             flt=filter,
             now=now or datetime.now(timezone.utc),
+        )
+        annotate(
+            "retrieval",
+            mode=retrieval.mode,
+            candidates=search.candidates,
+            top_k=top_k,
+            time_window=search.window is not None,
         )
         rows = await store.retrieve(search, replica=True)
         return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
@@ -525,6 +544,7 @@ class PostgresMemoryService(
         calibrated = getattr(self.embedder, "similarity_floor", None)
         return -1.0 if calibrated is None else float(calibrated)
 
+    @traced("memory.reindex_text")
     async def reindex_text(
         self, batch_size: int = 1000, *, progress: Callable[[int], None] | None = None
     ) -> int:
@@ -560,6 +580,7 @@ class PostgresMemoryService(
     # ------------------------------------------------------------------ ADK's memory service
 
     @override
+    @traced("memory.search_memory")
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
@@ -576,6 +597,7 @@ class PostgresMemoryService(
         return SearchMemoryResponse(memories=[to_memory_entry(r) for r in results])
 
     @override
+    @traced("memory.add_memory")
     async def add_memory(
         self,
         *,
@@ -634,6 +656,7 @@ class PostgresMemoryService(
         await store.insert_many(batch, self._revision_ttl)
 
     @override
+    @traced("memory.add_session_to_memory")
     async def add_session_to_memory(self, session: Session) -> None:
         """Remember the session: in extraction mode, enqueue generation from its new events (the
         turn never waits); in raw-events mode, one memory per event with text."""
@@ -650,6 +673,7 @@ class PostgresMemoryService(
         )
 
     @override
+    @traced("memory.add_events_to_memory")
     async def add_events_to_memory(
         self,
         *,

@@ -23,6 +23,7 @@ from .._cache import LruCache
 from .._json import dump_json, sanitise
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
+from ..telemetry import cache_stats
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -137,7 +138,9 @@ class EventCache:
     """
 
     def __init__(self, max_events: int, max_bytes: int) -> None:
-        self._decoded: LruCache[str, Event] = LruCache(max_events, max_bytes=max_bytes)
+        self._decoded: LruCache[str, Event] = LruCache(
+            max_events, max_bytes=max_bytes, stats=cache_stats("session.events")
+        )
 
     def load(self, texts: Sequence[str] | None) -> list[Event]:
         """Events for stored JSON texts, in the same order."""

@@ -42,6 +42,7 @@ from ..errors import (
     StaleSessionError,
 )
 from ..redaction import Redactor
+from ..telemetry import traced
 from ..uri import announce, check_uri_alone, without_agents_dir
 from . import codec
 from .freshness import WrittenRevisions
@@ -208,6 +209,7 @@ class PostgresSessionService(BaseSessionService):
         self.session_ttl = session_ttl
 
     @override
+    @traced("session.create_session")
     async def create_session(
         self,
         *,
@@ -244,6 +246,7 @@ class PostgresSessionService(BaseSessionService):
         return _to_session(app_name, row, [])
 
     @override
+    @traced("session.get_session")
     async def get_session(
         self,
         *,
@@ -277,6 +280,7 @@ class PostgresSessionService(BaseSessionService):
         return _to_session(app_name, row, self._events.load(row.event_texts))
 
     @override
+    @traced("session.list_sessions")
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
@@ -288,6 +292,7 @@ class PostgresSessionService(BaseSessionService):
         return ListSessionsResponse(sessions=[_to_session(app_name, row, []) for row in rows])
 
     @override
+    @traced("session.delete_session")
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session and its events; deleting a missing session is a no-op."""
         _check_key("app_name", app_name)
@@ -298,6 +303,7 @@ class PostgresSessionService(BaseSessionService):
             if self._written is not None:
                 self._written.deleted(app_name, user_id, session_id)
 
+    @traced("session.erase_user")
     async def erase_user(self, *, app_name: str, user_id: str) -> dict[str, int]:
         """Forget one user of one app: every session with its events (compaction summaries
         included) and the user's state, in one statement; counts per kind. Idempotent (a second
@@ -317,6 +323,7 @@ class PostgresSessionService(BaseSessionService):
         }
 
     @override
+    @traced("session.get_user_state")
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """The user's state with raw (unprefixed) keys; {} when none was stored."""
         _check_key("app_name", app_name)
@@ -324,6 +331,7 @@ class PostgresSessionService(BaseSessionService):
         return codec.load_state(await self._store.user_state(app_name, user_id))
 
     @override
+    @traced("session.append_event")
     async def append_event(self, session: Session, event: Event) -> Event:
         """Persist `event` and apply it to `session`, atomically.
 
@@ -410,6 +418,7 @@ class PostgresSessionService(BaseSessionService):
             raise StaleSessionError(_STALE_MESSAGE)
         return event
 
+    @traced("session.sweep_expired_sessions")
     async def sweep_expired_sessions(
         self,
         *,
@@ -431,6 +440,7 @@ class PostgresSessionService(BaseSessionService):
 
         return await in_batches(step, batch_size, progress)
 
+    @traced("session.list_idle_sessions")
     async def list_idle_sessions(
         self,
         idle_for: timedelta,

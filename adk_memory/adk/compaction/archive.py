@@ -42,6 +42,7 @@ from typing_extensions import override
 from ..._cache import LruCache
 from ...errors import InputValidationError
 from ...redaction import Redactor, redact_json
+from ...telemetry import traced
 from ..tokens import CachedEstimator, PayloadKey, TokenCache
 
 ARTIFACT_PREFIX = "tool_result_"
@@ -147,6 +148,7 @@ class ToolResultArchivePlugin(BasePlugin):
         self._tokens = TokenCache(cache_size)
 
     @override
+    @traced("compaction.archive", database=False)
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:

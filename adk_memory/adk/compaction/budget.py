@@ -21,6 +21,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from ...errors import InputValidationError
+from ...telemetry import annotate, traced
 from ..tokens import (
     MEDIA_TOKENS,
     TokenCache,
@@ -222,6 +223,7 @@ class TokenBudgetPlugin(BasePlugin):
         )
         self._tokens = TokenCache()
 
+    @traced("compaction.budget", database=False)
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
@@ -237,5 +239,6 @@ class TokenBudgetPlugin(BasePlugin):
             is_summary=summary_test(session.events),
             estimate=estimator.content_tokens,
         )
+        annotate("compaction", contents=len(request.history), kept=len(kept))
         request.replace(llm_request, kept)
         return None

@@ -23,6 +23,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
+from ...telemetry import traced
 from ._turns import is_relay
 
 _ATTRIBUTION = re.compile(r"\[(?P<author>[^\]\n]+)\] (?P<said>said:|thought:)?")
@@ -99,6 +100,7 @@ class DelegationFilterPlugin(BasePlugin):
         super().__init__(name)
         self.keep_other_agents_replies = keep_other_agents_replies
 
+    @traced("compaction.delegation", database=False)
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:

@@ -58,6 +58,7 @@ from ..._retry import Backoff, RetryPolicy, not_permanent, retry_call
 from ...errors import AdkMemoryError, InputValidationError
 from ...memory.generation import resolve_llm
 from ...redaction import Redactor, redact_content
+from ...telemetry import traced
 from ..tokens import content_tokens
 
 logger = logging.getLogger(__name__)
@@ -296,6 +297,7 @@ class RecursiveSummarizationPlugin(BasePlugin):
         for key in list(self._ready):
             await self._flush(key)
 
+    @traced("compaction.summarize_idle_sessions")
     async def summarize_idle_sessions(
         self,
         session_service: BaseSessionService,
@@ -421,6 +423,7 @@ class RecursiveSummarizationPlugin(BasePlugin):
         finally:
             self._tasks.pop(key, None)
 
+    @traced("compaction.summarize", database=False)
     async def _summarize(
         self, plan: _Plan
     ) -> tuple[EventCompaction, types.GenerateContentResponseUsageMetadata | None]:

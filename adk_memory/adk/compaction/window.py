@@ -19,6 +19,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from ...errors import InputValidationError
+from ...telemetry import annotate, traced
 from ._turns import (
     RequestHistory,
     SummaryTest,
@@ -86,6 +87,7 @@ class SlidingWindowPlugin(BasePlugin):
         self.turns = turns
         self.pin_first_user_message = pin_first_user_message
 
+    @traced("compaction.window", database=False)
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
@@ -97,5 +99,6 @@ class SlidingWindowPlugin(BasePlugin):
             pin_first_user_message=self.pin_first_user_message,
             is_summary=summary_test(callback_context.session.events),
         )
+        annotate("compaction", contents=len(request.history), kept=len(kept))
         request.replace(llm_request, kept)
         return None

@@ -22,6 +22,7 @@ from google.genai import types
 from pydantic import BaseModel, ValidationError
 
 from ...errors import AdkMemoryError
+from ...telemetry import annotate, traced
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -79,6 +80,7 @@ async def _final_response(llm: BaseLlm, request: LlmRequest) -> LlmResponse | No
     return final
 
 
+@traced("generation.model_call", database=False)
 async def generate_structured(
     llm: BaseLlm,
     *,
@@ -104,6 +106,7 @@ async def generate_structured(
             temperature=0,
         ),
     )
+    annotate("model", name=llm.model, schema=schema.__name__)
     try:
         response = await asyncio.wait_for(_final_response(llm, request), timeout)
     except asyncio.TimeoutError as exc:  # an alias of TimeoutError only from Python 3.11

@@ -453,12 +453,13 @@ async def test_a_narrower_scope_of_the_user_has_its_own_page(service, browse):
 
 
 async def test_the_operators_read_outs_read_indexes_not_whole_tables(service):
-    """The scope walk probes an index that leads with the scope key (either will do); the
+    """The scope walk probes an index that leads with the scope key (any will do: the vector
+    covering index too, once an embedder has made it); the
     quarantine queue of every scope reads the partial index of quarantined memories; a scope's
     generations, the queue's scope index."""
     await service.create_memory("HOLD me", ALICE)
     for statement, index in [
-        (_SCOPES, r"Index Only Scan using memories_by_(scope|time)"),
+        (_SCOPES, r"Index Only Scan using memories_(by_scope|by_time|scope_vectors)"),
         (_QUARANTINED, "using memories_quarantined"),
         (_OF_SCOPE, "using memory_jobs_by_scope"),
     ]:

@@ -274,6 +274,13 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX memories_by_time ON {schema}.memories (scope_key, create_time DESC, id);
     """,
+    # trust-weighted confidence: each revision keeps the memory's confidence after its change
+    # (a corroboration or a blocked contradiction changes confidence alone), so a memory's
+    # history says how sure it was and why. NULL for revisions written before.
+    """
+    ALTER TABLE {schema}.memory_revisions ADD COLUMN confidence float8
+        CHECK (confidence BETWEEN 0 AND 1);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

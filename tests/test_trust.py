@@ -345,3 +345,20 @@ def test_cli_prune_names_its_scope(database_url, make_memory_service):
             return await service.get_memory(memory_id, ALICE) is None
 
     assert asyncio.run(gone())
+
+
+async def test_a_blocked_claim_derives_nothing_when_its_session_is_revoked(build):
+    talk = build()
+    crm = await talk.service.create_memory(LISBON, ALICE, confidence=0.9)
+    assert await talk.say(ALICE, "s1", extraction(BERLIN, "explicit"), plan(update(crm.id))) == []
+    assert await talk.service.revoke_source("s1", ALICE) == []
+    kept = await talk.service.get_memory(crm.id, ALICE)
+    assert kept is not None and kept.fact == LISBON  # never derived from s1: not revoked
+
+
+async def test_an_unknown_source_type_writes_nothing(build):
+    talk = build()
+    with pytest.raises(InputValidationError):
+        await talk.service.generate_memories(facts=[BERLIN], scope=ALICE, source_type="rumour")
+    assert await talk.service.worker.run_until_idle() == 0
+    assert (await talk.service.list_memories(ALICE)).memories == []

@@ -99,12 +99,13 @@ class GenerationOperations(MemoryServiceCore):
             if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
             source = "tool" if "tool" in options["metadata"] else "api"
-            screened = await self._screen_all(facts or (), checked, source, direct=True)
-            payload = facts_payload([s.fact for s in screened], topic or "", options)
             try:
-                payload["fact_source"] = fact_source(SourceType(source_type))
+                kind = fact_source(SourceType(source_type))
             except ValueError as exc:
                 raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
+            screened = await self._screen_all(facts or (), checked, source, direct=True)
+            payload = facts_payload([s.fact for s in screened], topic or "", options)
+            payload["fact_source"] = kind
         await self._ready()
         job_id = await self._jobs.enqueue(
             scope_key(checked),

@@ -49,7 +49,9 @@ class MemoryOperation(BaseModel):
 class _Decision(BaseModel):
     action: Literal["CREATE", "UPDATE", "DELETE", "CONFIRM"]
     fact_numbers: list[int] = Field(description="The numbers of the new facts it accounts for.")
-    target_id: str | None = Field(default=None, description="Existing memory id (UPDATE, DELETE).")
+    target_id: str | None = Field(
+        default=None, description="Existing memory id (UPDATE, DELETE, CONFIRM)."
+    )
     fact: str | None = Field(default=None, description="The memory's new text (CREATE, UPDATE).")
 
 
@@ -184,6 +186,7 @@ def _validated(
 def _operation(
     decision: _Decision, text: str | None, target: str | None, sources: list[ExtractedFact]
 ) -> MemoryOperation:
+    """A decision as an operation, with the provenance of the facts it accounts for."""
     return MemoryOperation(
         action=decision.action,
         fact=text,

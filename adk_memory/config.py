@@ -1,8 +1,8 @@
 """Typed settings for the memory service, one documented field at a time.
 
-Owns: the knobs users turn (TTLs, retrieval weights, text-search language, topics, database
-timeouts) and their validation, so a bad setting fails when the service is built, not in the
-middle of a turn, and the shape an app's configuration is stored and shared in
+Owns: the knobs users turn (TTLs, retrieval weights, text-search language, topics, trust and
+confidence, database timeouts) and their validation, so a bad setting fails when the service is
+built, not in the middle of a turn, and the shape an app's configuration is stored and shared in
 (`AppMemoryConfig`). It never reads the environment or touches the database.
 """
 
@@ -88,6 +88,12 @@ class RetrievalConfig(_Settings):
 
     importance_weight: float = Field(default=0.1, ge=0)
     """Weight of a memory's importance (0..1; 0.5 when unknown)."""
+
+    confidence_weight: float = Field(default=0.0, ge=0)
+    """Weight of a memory's effective confidence (0..1: its confidence decayed by
+    `TrustConfig.confidence_half_life` since it was last updated or corroborated; 0.5 when
+    unknown). Off (0) by default, so scores and the floors calibrated on them stay as they
+    were; 0.1 weighs confidence as much as importance."""
 
     rrf_k: int = Field(default=5, ge=1)
     """Reciprocal-rank-fusion constant: a result at rank r in a list adds 1 / (rrf_k + r).
@@ -343,6 +349,64 @@ class GenerationConfig(_Settings):
     diagnosis, until then."""
 
 
+_SOURCE_TYPES = frozenset({"bootstrapped", "user_input", "implicit", "agent", "tool_output"})
+"""`memory.models.SourceType`'s values (this module imports nothing of the service's)."""
+
+
+class TrustConfig(_Settings):
+    """How a memory's provenance weighs (`adk_memory.memory.trust`): sources rank bootstrapped >
+    explicit user input > implicit conversation > tool output, conflicts are resolved by the
+    strategy below (enforced in code after the consolidation model answers), corroboration
+    raises confidence, contradiction lowers it, and confidence decays with age."""
+
+    conflict_strategy: Literal["trust", "recency"] = "trust"
+    """`trust`: a change from a less trusted source never updates or deletes a more trusted
+    memory unless it is corroborated (an independent source, another session, made the same
+    kind of change before); sources of equal trust: the newer wins. `recency`: the newer always
+    wins (the model's decision stands), as before provenance counted."""
+
+    initial_confidence: dict[str, float] = Field(
+        default_factory=lambda: {
+            "bootstrapped": 0.9,
+            "user_input": 0.8,
+            "implicit": 0.6,
+            "agent": 0.6,
+            "tool_output": 0.4,
+        }
+    )
+    """The confidence a generated memory starts with, by its source type (`SourceType` values;
+    a type left out starts at 0.5). A direct write keeps the confidence it is given (None:
+    unknown, never shown or pruned)."""
+
+    corroboration_boost: float = Field(default=0.3, ge=0, le=1)
+    """How far an independent corroboration moves confidence towards 1: c + boost * (1 - c)."""
+
+    contradiction_penalty: float = Field(default=0.3, ge=0, le=1)
+    """How far a contradiction (a change the trust rule blocked) lowers confidence:
+    c * (1 - penalty)."""
+
+    confidence_half_life: timedelta | None = timedelta(days=180)
+    """Effective confidence halves every this long since the memory was last updated or
+    corroborated; computed when read (no write sweeps it). None: no decay."""
+
+    prune_threshold: float = Field(default=0.2, ge=0, le=1)
+    """`prune_memories` deletes memories whose effective confidence is below this..."""
+
+    prune_min_age: timedelta = Field(default=timedelta(days=30), ge=timedelta(0))
+    """...and that were not updated or corroborated for at least this long."""
+
+    @model_validator(mode="after")
+    def _valid(self) -> TrustConfig:
+        if self.confidence_half_life is not None and self.confidence_half_life <= timedelta(0):
+            raise ValueError("confidence_half_life must be a positive duration (None: no decay)")
+        for name, value in self.initial_confidence.items():
+            if name not in _SOURCE_TYPES:
+                raise ValueError(f"initial_confidence: {name!r} is not a source type")
+            if not 0 <= value <= 1:
+                raise ValueError(f"initial_confidence[{name!r}] must be between 0 and 1")
+        return self
+
+
 class MemoryBankConfig(_Settings):
     """Everything that shapes a memory bank: TTLs, retrieval, and generation."""
 
@@ -362,6 +426,9 @@ class MemoryBankConfig(_Settings):
     structured_memory_configs: tuple[StructuredMemoryConfig, ...] = ()
     """Structured profiles to keep: the config whose `scope_keys` match a request's scope keys
     exactly, else the one without `scope_keys`; none: no profiles."""
+
+    trust: TrustConfig = TrustConfig()
+    """Provenance: conflict strategy, confidence's rises, falls, decay and pruning."""
 
     @model_validator(mode="after")
     def _one_per_scope_shape(self) -> MemoryBankConfig:

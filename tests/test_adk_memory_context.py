@@ -129,7 +129,7 @@ async def test_a_preference_from_one_session_is_in_the_next_sessions_system_inst
         await ask(runner, "alice", "Book my seat on the flight to Tokyo.")
         instruction = system(llm.requests[0])
         assert instruction.startswith(plain + "\n\n" + DEFAULT_PREAMBLE)
-        assert f"- {PREFERENCE_FACT} (today)" in instruction
+        assert f"- {PREFERENCE_FACT} (today, confidence 0.60)" in instruction  # implied
         assert "<RELEVANT_MEMORIES>" in instruction and "<USER_PROFILE>" not in instruction
 
         # Another user of the same app: nothing appended at all.

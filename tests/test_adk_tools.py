@@ -14,7 +14,7 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryBankConfig
+from adk_memory import MemoryAction, MemoryBankConfig, SourceType
 from adk_memory.adk.callbacks import DEFAULT_PREAMBLE
 from adk_memory.adk.tools import (
     CreateMemoryTool,
@@ -63,7 +63,9 @@ async def test_create_memory_updates_a_contradicting_memory_instead_of_duplicati
     memory_llm = ScriptedLlm()
     memory = make_memory_service(llm=memory_llm, embedder=HashEmbedder(64))
     try:
-        seat = await memory.create_memory(WINDOW, ALICE, topics=["USER_PREFERENCES"])
+        seat = await memory.create_memory(  # saved by this tool in an earlier conversation
+            WINDOW, ALICE, topics=["USER_PREFERENCES"], source_type=SourceType.IMPLICIT
+        )
         await memory.create_memory(WINDOW, BOB)
         memory_llm.add(
             plan(

@@ -40,7 +40,7 @@ class Model:
     def answer(self, request: LlmRequest) -> str:
         text = json.dumps([c.model_dump(mode="json") for c in request.contents])
         if "fact_numbers" in str(request.config.system_instruction) or "fact_numbers" in text:
-            fact = re.search(r"1\. \(\w+\) (The user likes \w+\.)", text)
+            fact = re.search(r"1\. \(\w+, source: \w+\) (The user likes \w+\.)", text)
             assert fact is not None, text
             decision = {"action": "CREATE", "fact_numbers": [1], "fact": fact[1]}
             return json.dumps({"operations": [decision]})

@@ -54,8 +54,11 @@ def extraction(*facts: str, forget: tuple[str, ...] = ()) -> str:
     return json.dumps({"facts": rows})
 
 
-NEW_FACT = re.compile(r"^(\d+)\. \((\w+)(, FORGET)?\) (.*)$", re.MULTILINE)
-CANDIDATE = re.compile(r"^- id: (\S+) \| topics: .* \| updated: \S+ \| (.*)$", re.MULTILINE)
+NEW_FACT = re.compile(r"^(\d+)\. \((\w+), source: \w+(, FORGET)?\) (.*)$", re.MULTILINE)
+CANDIDATE = re.compile(
+    r"^- id: (\S+) \| topics: .* \| updated: \S+ \| source: \w+ \| confidence: \S+ \| (.*)$",
+    re.MULTILINE,
+)
 
 
 def consolidation_input(request: LlmRequest) -> tuple[list[tuple[int, str, bool]], dict[str, str]]:

@@ -365,11 +365,11 @@ async def test_consolidation_prompt_and_request():
     assert request.config.response_schema is not None
     assert "FORGET" in system_text(request) and "UPDATE" in system_text(request)
     text = request.contents[0].parts[0].text
-    assert "1. (USER_PERSONAL_INFO) The user lives in Berlin." in text
-    assert "2. (EXPLICIT_INSTRUCTIONS, FORGET) The user's dog" in text
+    assert "1. (USER_PERSONAL_INFO, source: implicit) The user lives in Berlin." in text
+    assert "2. (EXPLICIT_INSTRUCTIONS, source: implicit, FORGET) The user's dog" in text
     assert (
-        "id: m-paris | topics: USER_PERSONAL_INFO | updated: 2025-03-01 | The user lives in Paris."
-        in text
+        "id: m-paris | topics: USER_PERSONAL_INFO | updated: 2025-03-01 | source: bootstrapped | "
+        "confidence: unknown | The user lives in Paris." in text
     )
 
 
@@ -413,6 +413,7 @@ async def test_create_update_and_delete():
             target_id="m-dog",
             topic="EXPLICIT_INSTRUCTIONS",
             extracted_facts=("The user's dog",),
+            forget=True,
         ),
     ]
 

@@ -12,7 +12,7 @@ from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryBankConfig, NoGuard
+from adk_memory import MemoryAction, MemoryBankConfig, NoGuard, SourceType
 from adk_memory.config import GenerationConfig
 from adk_memory.testing import ScriptedLlm
 
@@ -78,8 +78,14 @@ async def test_a_session_becomes_memories_in_the_background(make):
 async def test_consolidation_updates_and_deletes_existing_memories(make):
     llm = ScriptedLlm()
     service = make(llm)
-    seat = await service.create_memory("The user prefers window seats.", SCOPE)
-    tea = await service.create_memory("The user drinks green tea.", SCOPE)
+    # Said in an earlier conversation: the newer conversation wins (`test_trust.py` for data
+    # the application bootstrapped, which a conversation cannot overwrite on its own).
+    seat = await service.create_memory(
+        "The user prefers window seats.", SCOPE, source_type=SourceType.IMPLICIT
+    )
+    tea = await service.create_memory(
+        "The user drinks green tea.", SCOPE, source_type=SourceType.IMPLICIT
+    )
     llm.add(
         extraction("The user now prefers aisle seats.", "The user stopped drinking tea."),
         plan(

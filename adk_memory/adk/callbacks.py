@@ -165,7 +165,10 @@ class ContextMemory:
             time=time,
             age=describe_age(time, now),
             topics=tuple(neutralise(topic) for topic in memory.topics),
-            confidence=memory.confidence,
+            # As of the read (decayed), when the service set it; else as stored.
+            confidence=memory.confidence
+            if memory.effective_confidence is None
+            else memory.effective_confidence,
             score=found.score if isinstance(found, RetrievedMemory) else None,
         )
 

@@ -32,7 +32,7 @@ from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
 from ..errors import InputValidationError
 from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
-from ..memory.models import MemoryAction
+from ..memory.models import MemoryAction, SourceType
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope
 from ..memory.service import PostgresMemoryService
@@ -203,7 +203,11 @@ class CreateMemoryTool(_MemoryTool):
             if self.consolidate and service.llm is not None:
                 return await self._consolidate(service, scope, fact, topic, metadata)
             memory = await service.create_memory(
-                fact, scope, topics=[topic] if topic else None, metadata=metadata
+                fact,
+                scope,
+                topics=[topic] if topic else None,
+                metadata=metadata,
+                source_type=SourceType.IMPLICIT,  # the agent's choice, not the app's own data
             )
         except InputValidationError as exc:  # a MemoryRejectedError says the guard's reason
             return _error(exc)
@@ -228,6 +232,7 @@ class CreateMemoryTool(_MemoryTool):
             scope=scope,
             metadata=metadata,
             revision_labels={"tool": self.name},
+            source_type=SourceType.IMPLICIT,
         )
         try:
             operation = await service.wait(operation, timeout=self.timeout)

@@ -59,11 +59,13 @@ _COMMANDS: dict[str, _Entry] = {
         ".memories",
         "memories",
         "Read memories (list, show, revisions, export), import them (import), rebuild their "
-        "full-text index (reindex); review quarantined ones (quarantine).",
+        "full-text index (reindex); review quarantined ones (quarantine); forget those no "
+        "longer believed (prune).",
         children=(
             (".quarantine", "quarantine"),
             (".ingest", "import_memories"),
             (".ingest", "reindex"),
+            (".prune", "prune"),
         ),
     ),
     "migrate": _Entry(

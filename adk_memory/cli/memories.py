@@ -5,7 +5,7 @@ by them. A scope is matched exactly, as the memory service matches it, so `--app
 shows that user's memories and nobody else's; reading across users takes the explicit
 `--all-users` (`--app` alone is a usage error saying so, not an empty listing). It never
 writes: no command here creates, changes or deletes a memory (`memories import` and `memories
-reindex` live in `ingest.py`).
+reindex` live in `ingest.py`, `memories prune` in `prune.py`).
 """
 
 from __future__ import annotations
@@ -136,7 +136,8 @@ async def _memories(
 @click.group()
 def memories() -> None:
     """Read memories (list, show, revisions, export), import them (import), rebuild their
-    full-text index (reindex); review quarantined ones (quarantine)."""
+    full-text index (reindex); review quarantined ones (quarantine); forget those no longer
+    believed (prune)."""
 
 
 async def _list(

@@ -323,6 +323,13 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX memory_profile_revisions_expiry ON {schema}.memory_profile_revisions (expire_time)
         WHERE expire_time IS NOT NULL;
     """,
+    # 9: trust-weighted confidence: each revision keeps the memory's confidence after its change
+    # (a corroboration or a blocked contradiction changes confidence alone), so a memory's
+    # history says how sure it was and why. NULL for revisions written before.
+    """
+    ALTER TABLE {schema}.memory_revisions ADD COLUMN confidence float8
+        CHECK (confidence BETWEEN 0 AND 1);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -43,7 +43,8 @@ reported at once, with its location, e.g. ``cases[3].conversation[1].role``):
   each has at least one part; a text part's text is not blank. Other parts (`inline_data`,
   `file_data`) are allowed and reach the model as themselves.
 - `existing_memories` are stored in the case's scope (as `create_memory` would) before the
-  conversation is turned into memories.
+  conversation is turned into memories, as memories of an earlier conversation (source type
+  `implicit`), so the trust rule lets the conversation update them as a newer one would.
 - `expected_memories` is the scope's whole memory *after* the conversation: the new facts, the
   existing memories that stay (an update's new version, not its old one) and nothing that was
   asked to be forgotten. An empty list means nothing should be remembered (small talk, or a
@@ -143,7 +144,7 @@ from pydantic import (
 from ..config import GenerationConfig
 from ..env import environment, gemini_credentials
 from ..memory.generation import generate_structured, resolve_llm
-from ..memory.models import MemoryAction
+from ..memory.models import MemoryAction, SourceType
 from ..memory.service import PostgresMemoryService
 from . import _datasets
 from ._datasets import DatasetError, DatasetScope, Fact, Text
@@ -707,7 +708,7 @@ async def _run_case(
     await service.purge(scope)  # what a killed run may have left (same scope)
     try:
         for fact in case.existing_memories:
-            await service.create_memory(fact, scope)
+            await service.create_memory(fact, scope, source_type=SourceType.IMPLICIT)
         error: str | None = None
         actions: list[MemoryAction] = []
         started = time.perf_counter()

@@ -16,6 +16,10 @@ removes; every fact the model extracts or writes is redacted and judged by the g
 is consolidated or stored (a rejected one is dropped and reported without its text, a
 quarantined one is stored under quarantine and never consolidated into a live memory). The
 job's result names memory ids and actions, never facts.
+
+Trust: each fact carries its source, and `trust.enforce` rules on conflicts between sources
+after the model answers (a less trusted source cannot overwrite a more trusted memory, whatever
+the model says) and sets each write's source type and confidence.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from google.genai import types
 
 from ..config import ConsolidationConfig, CustomizationConfig, MemoryBankConfig
 from ..telemetry import count_actions, traced
+from . import trust
 from .generation import (
     ExtractedFact,
     FieldChange,
@@ -165,10 +170,18 @@ class Generator:
         profile, profile_refused = await self._profile_changes(
             job, payload, events, conversation, customization
         )
+        decisions = await trust.enforce(
+            self._store,
+            job.scope_key,
+            operations,
+            source_id=session_id,
+            trust=self._config.trust,
+            now=datetime.now(timezone.utc),
+        )
         await self._apply(
             job,
             payload,
-            operations,
+            decisions,
             [*held, *more_held],
             [*refused, *more_refused, *profile_refused],
             events,
@@ -214,7 +227,10 @@ class Generator:
             if screened.rejected:
                 refused.append(screened)
             elif screened.quarantined:
-                held.append((ExtractedFact(fact=screened.fact, topic=op.topic or ""), screened))
+                quarantined = ExtractedFact(
+                    fact=screened.fact, topic=op.topic or "", source=op.source
+                )
+                held.append((quarantined, screened))
             else:
                 update = {"fact": screened.fact, "extracted_facts": extracted}
                 kept.append(op.model_copy(update=update))
@@ -241,7 +257,8 @@ class Generator:
     ) -> list[ExtractedFact]:
         if payload["source"] == "facts":
             topic = payload.get("topic", "")  # jobs enqueued before topics were carried
-            return [ExtractedFact(fact=f, topic=topic) for f in payload["facts"]]
+            source = payload.get("fact_source", "bootstrapped")
+            return [ExtractedFact(fact=f, topic=topic, source=source) for f in payload["facts"]]
         if not conversation:
             return []
         return await extract_facts(
@@ -329,31 +346,43 @@ class Generator:
         would rank nearly every memory of a big scope: they all mention "the user"); without,
         full-text search does."""
         texts = [f.fact for f in facts]
-        return await self._store.candidates(
+        found = await self._store.candidates(
             job.scope_key,
             facts=texts,
             embeddings=await self._embed(texts, "query"),
             per_fact=self._config.generation.similar_memories,
         )
+        now = datetime.now(timezone.utc)  # the model is shown each one's effective confidence
+        return [trust.with_effective(m, self._config.trust, now) for m in found]
 
     @traced("generation.apply")
     async def _apply(
         self,
         job: ClaimedJob,
         payload: dict[str, Any],
-        operations: list[MemoryOperation],
+        decisions: trust.Decisions,
         held: list[tuple[ExtractedFact, Screened]],
         refused: list[Screened],
         events: list[Event],
         watermark: tuple[str, str, str, float] | None,
         profile: list[FieldChange],
     ) -> None:
+        operations = [op for op, _ in decisions.applied]
+        provenance = {id(op): known for op, known in decisions.applied}
+
+        def of(op: MemoryOperation) -> trust.Provenance:
+            return provenance.get(id(op)) or trust.created(op, self._config.trust)
+
         ttl = self._config.ttl
         labels = {str(k): str(v) for k, v in (payload.get("revision_labels") or {}).items()}
         metadata = dict(payload.get("metadata") or {})
         session_id = payload.get("session_id")
         event_ids = [e.id for e in events]
-        source = SourceType.BOOTSTRAPPED if payload["source"] == "facts" else SourceType.USER_INPUT
+        source = (  # a profile field's source (a memory's is its operation's: `trust`)
+            SourceType(payload.get("fact_source", SourceType.BOOTSTRAPPED))
+            if payload["source"] == "facts"
+            else SourceType.USER_INPUT
+        )
         # A quarantined fact is created as a memory of its own, under the scope's quarantine key.
         to_create: list[tuple[MemoryOperation, Screened | None]] = [
             (op, None) for op in operations if op.action == "CREATE"
@@ -361,7 +390,11 @@ class Generator:
         to_create += [
             (
                 MemoryOperation(
-                    action="CREATE", fact=f.fact, topic=f.topic, extracted_facts=(f.fact,)
+                    action="CREATE",
+                    fact=f.fact,
+                    topic=f.topic,
+                    extracted_facts=(f.fact,),
+                    source=f.source,
                 ),
                 s,
             )
@@ -380,7 +413,8 @@ class Generator:
                 fact=op.fact or "",
                 topics=[op.topic] if op.topic else [],
                 metadata=metadata,
-                source_type=source,
+                confidence=of(op).confidence,
+                source_type=of(op).source_type,
                 source_session_id=session_id,
                 source_event_ids=event_ids,
                 embedding=embedding.get(id(op)),
@@ -401,8 +435,9 @@ class Generator:
                     embedding=embedding.get(id(op)),
                     ttl_seconds=updated_ttl.total_seconds() if updated_ttl else None,
                     extracted_facts=op.extracted_facts,
-                    labels=labels,
-                    source_type=source,
+                    labels={**labels, **of(op).labels},
+                    confidence=of(op).confidence,
+                    source_type=of(op).source_type,
                     source_session_id=session_id,
                     source_event_ids=event_ids,
                 ),
@@ -410,11 +445,29 @@ class Generator:
             for op in operations
             if op.action == "UPDATE"
         ]
+        updates += [
+            (
+                note.memory_id,
+                job.scope_key,
+                MemoryChange(
+                    confidence=note.confidence,
+                    extracted_facts=note.extracted_facts,
+                    labels={**labels, **note.labels},
+                    source_type=note.source_type,
+                    source_session_id=session_id,
+                    source_event_ids=event_ids,
+                    touch=note.touch,
+                ),
+            )
+            for note in decisions.notes
+        ]
         deletes = [
-            (op.target_id or "", job.scope_key, op.extracted_facts, labels)
+            (op.target_id or "", job.scope_key, op.extracted_facts, {**labels, **of(op).labels})
             for op in operations
             if op.action == "DELETE"
         ]
+
+        noted = {note.memory_id for note in decisions.notes}
 
         async def complete(conn: Any, applied: list[tuple[MemoryAction, Memory]]) -> None:
             await self._profiles.apply(
@@ -430,7 +483,8 @@ class Generator:
                 labels=labels,
                 revision_ttl=self._revision_ttl,
             )
-            # Ids and actions only: the facts stay in the memories (see `JobQueue`).
+            # Ids and actions only: the facts stay in the memories (see `JobQueue`). A change of
+            # confidence alone (`trust.ConfidenceNote`) changed no fact: its revision says it.
             result: list[dict[str, Any]] = [
                 {
                     "action": action.value,
@@ -438,6 +492,7 @@ class Generator:
                     "quarantined": memory.id in quarantined,
                 }
                 for action, memory in applied
+                if memory.id not in noted
             ]
             result += [
                 {"action": "REJECTED", "rule": s.verdict.rule, "reason": s.verdict.reason}

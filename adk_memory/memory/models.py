@@ -24,16 +24,21 @@ class MemoryAction(str, Enum):
 
 
 class SourceType(str, Enum):
-    """Where a memory's information came from (provenance)."""
+    """Where a memory's information came from (provenance). Trust ranks them (`memory.trust`):
+    bootstrapped > explicit user input > implicit conversation (IMPLICIT, AGENT) > tool output.
+    """
 
     BOOTSTRAPPED = "bootstrapped"
-    """Written directly by the application (create_memory, add_memory, imports)."""
+    """Written directly by the application (create_memory, add_memory, imports, direct facts)."""
     USER_INPUT = "user_input"
-    """Said by the user."""
+    """Stated explicitly by the user (about themselves, or as an instruction)."""
     TOOL_OUTPUT = "tool_output"
     """Returned by a tool."""
     AGENT = "agent"
-    """Said or decided by the agent."""
+    """Said or decided by the agent (a remembered raw event of the agent's)."""
+    IMPLICIT = "implicit"
+    """Inferred from a conversation: implied rather than stated, an agent's statement the
+    user accepted, or a fact the agent chose to save (`CreateMemoryTool`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,10 @@ class Memory(BaseModel):
     quarantined: bool = False
     """Held back by the memory guard: stored, never retrieved or shown to a model until an
     operator approves it."""
+    effective_confidence: float | None = None
+    """`confidence` as of the read: decayed by `TrustConfig.confidence_half_life` since the
+    memory was last updated or corroborated (None when its confidence is unknown). Set by the
+    service on the memories it returns; this is what the model is shown."""
 
 
 class RetrievedMemory(BaseModel):
@@ -134,6 +143,9 @@ class MemoryRevision(BaseModel):
     source_event_ids: list[str] = Field(default_factory=list)
     create_time: datetime
     expire_time: datetime | None = None
+    confidence: float | None = None
+    """The memory's stored confidence after the change (None: unknown, or a revision written
+    before revisions kept it)."""
 
 
 class MemoryFilter(BaseModel):

@@ -27,8 +27,15 @@ from .checks import MAX_DIRECT_FACTS, check_count, check_id, check_mapping, chec
 from .core import MemoryServiceCore
 from .generator import contents_payload, facts_payload, session_payload
 from .jobs import JobRecord
-from .models import GeneratedMemory, GenerateMemoriesOperation, GuardedFact, MemoryAction
+from .models import (
+    GeneratedMemory,
+    GenerateMemoriesOperation,
+    GuardedFact,
+    MemoryAction,
+    SourceType,
+)
 from .scope import scope_key, user_scope, validate_scope
+from .trust import fact_source
 
 
 class GenerationOperations(MemoryServiceCore):
@@ -50,6 +57,7 @@ class GenerationOperations(MemoryServiceCore):
         wait_for_completion: bool = False,
         metadata: Mapping[str, Any] | None = None,
         revision_labels: Mapping[str, str] | None = None,
+        source_type: SourceType = SourceType.BOOTSTRAPPED,
     ) -> GenerateMemoriesOperation:
         """Turn one source into memories of `scope`, in the background (Memory Bank's
         GenerateMemories). Exactly one source: a `session` (optionally only its events between
@@ -57,7 +65,10 @@ class GenerationOperations(MemoryServiceCore):
         `contents` (events or `types.Content`, a delta; images, audio and files reach the model),
         or up to 5 pre-extracted `facts` to consolidate (with the memory `topic` they are
         about, if known: extraction gives the others theirs). `scope` defaults to the session's
-        user. Returns at once with an operation to poll, unless `wait_for_completion`."""
+        user. Returns at once with an operation to poll, unless `wait_for_completion`.
+        `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
+        the application's own data by default); a conversation's facts get theirs from
+        extraction."""
         if self.llm is None:
             raise InputValidationError("Memory generation needs a model: pass llm=... .")
         if sum(source is not None for source in (session, contents, facts)) != 1:
@@ -90,8 +101,13 @@ class GenerationOperations(MemoryServiceCore):
             if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
             source = "tool" if "tool" in options["metadata"] else "api"
+            try:
+                kind = fact_source(SourceType(source_type))
+            except ValueError as exc:
+                raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
             screened = await self._screen_all(facts or (), checked, source, direct=True)
             payload = facts_payload([s.fact for s in screened], topic or "", options)
+            payload["fact_source"] = kind
         await self._ready()
         job_id = await self._jobs.enqueue(
             scope_key(checked),
@@ -195,6 +211,7 @@ class GenerationOperations(MemoryServiceCore):
                 facts=remaining[i : i + MAX_DIRECT_FACTS],
                 scope=checked,
                 revision_labels={"reason": "regenerated_after_revocation"},
+                source_type=SourceType.IMPLICIT,  # what remains was said, not bootstrapped
             )
             for i in range(0, len(remaining), MAX_DIRECT_FACTS)
         ]

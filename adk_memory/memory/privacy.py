@@ -2,21 +2,22 @@
 
 Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app; structured profiles
 included) and the erasure record, the retention sweeps (expired memories, profile fields and
-revisions, finished generation jobs), and the operators' review of the quarantine (list, approve,
-reject). Jobs always go before memories, so a generation running for what is being forgotten finds
-its job gone and writes nothing. "None" never means "all" here: every deletion names its scope or
-its user.
+revisions, finished generation jobs, and pruning memories no longer believed: `prune_memories`),
+and the operators' review of the quarantine (list, approve, reject). Jobs always go before
+memories, so a generation running for what is being forgotten finds its job gone and writes
+nothing. "None" never means "all" here: every deletion names its scope or its user.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..db.batches import in_batches
-from ..errors import NotFoundError
+from ..errors import InputValidationError, NotFoundError
 from ..telemetry import traced
-from .checks import check_count, check_id
+from .app_config import check_app_name
+from .checks import check_count, check_id, check_unit
 from .core import MemoryServiceCore
 from .models import Memory, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
@@ -149,3 +150,54 @@ class PrivacyOperations(MemoryServiceCore):
         key = quarantine_key(scope_key(checked))
         labels = {"reason": "guard_rejected"}
         return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0
+
+    async def prune_memories(
+        self,
+        app_name: str,
+        *,
+        user_id: str | None = None,
+        all_users: bool = False,
+        threshold: float | None = None,
+        min_age: timedelta | None = None,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Forget what is no longer believed: delete the live memories of one user of the app
+        (`user_id`: every scope containing the app and user), or of all its users
+        (`all_users=True`, asked for by name), whose effective confidence (`memory.trust`) is
+        below `threshold` and that were not updated or corroborated for `min_age`. The trust
+        settings (these defaults: `prune_threshold`, `prune_min_age`; the half-life) are those
+        of the app's latest stored configuration (the policy every worker of the app follows),
+        else this service's. Each memory goes with a DELETED revision labelled
+        `reason: low_confidence`. Memories of unknown confidence are never pruned, nor
+        quarantined ones. In batches; `progress` gets the running count. Returns it."""
+        if (user_id is None) == (not all_users):
+            raise InputValidationError("Pass a user_id, or all_users=True (not both).")
+        containing = (
+            user_scope(app_name, user_id)
+            if user_id is not None
+            else {"app_name": check_app_name(app_name)}
+        )
+        store = await self._ready()
+        stored = await self._app_configs.get(containing["app_name"])
+        trust = stored.config.trust if stored is not None else self.config.trust
+        threshold = check_unit(
+            "threshold", trust.prune_threshold if threshold is None else threshold
+        )
+        min_age = trust.prune_min_age if min_age is None else min_age
+        if not isinstance(min_age, timedelta) or min_age < timedelta(0):
+            raise InputValidationError("min_age must be a duration of 0 or more.")
+        half_life = trust.confidence_half_life
+
+        async def step(size: int) -> tuple[int, bool]:
+            deleted = await store.prune(
+                containing,
+                threshold=threshold or 0.0,
+                min_age_seconds=min_age.total_seconds(),
+                half_life_seconds=half_life.total_seconds() if half_life else None,
+                batch_size=size,
+                revision_ttl=self._revision_ttl,
+            )
+            return deleted, deleted == size
+
+        return await in_batches(step, batch_size, progress)

@@ -74,6 +74,7 @@ from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search
 from .temporal import find_window
+from .trust import with_effective
 
 logger = logging.getLogger(__name__)
 
@@ -253,6 +254,7 @@ class PostgresMemoryService(
                 raise NotFoundError(
                     f"Memory {new.id} was deleted before its creation was confirmed."
                 )
+            memory = self._believed(memory)
             memories.append(
                 memory.model_copy(update={"quarantined": True}) if kept.quarantined else memory
             )
@@ -263,7 +265,8 @@ class PostgresMemoryService(
         """The live memory with this id in this scope, or None (never another scope's)."""
         checked = validate_scope(scope)
         store = await self._ready()
-        return await store.get(check_id(memory_id), scope_key(checked))
+        memory = await store.get(check_id(memory_id), scope_key(checked))
+        return None if memory is None else self._believed(memory)
 
     @traced("memory.get_memories")
     async def get_memories(
@@ -276,7 +279,8 @@ class PostgresMemoryService(
         if not ids:
             return {}
         store = await self._ready()
-        return await store.get_many(ids, scope_key(checked))
+        found = await store.get_many(ids, scope_key(checked))
+        return {memory_id: self._believed(m) for memory_id, m in found.items()}
 
     @traced("memory.list_memories")
     async def list_memories(
@@ -300,7 +304,8 @@ class PostgresMemoryService(
         more = len(rows) > page_size
         rows = rows[:page_size]
         return MemoryPage(
-            memories=rows, next_page_token=encode_token(rows[-1]) if more and rows else None
+            memories=[self._believed(m) for m in rows],
+            next_page_token=encode_token(rows[-1]) if more and rows else None,
         )
 
     @traced("memory.update_memory")
@@ -349,7 +354,7 @@ class PostgresMemoryService(
         memory = await store.update(memory_id, scope_key(checked), change, self._revision_ttl)
         if memory is None:
             raise NotFoundError(f"No memory {memory_id} in scope {checked}.")
-        return memory
+        return self._believed(memory)
 
     @override
     @traced("memory.delete_memory")
@@ -461,9 +466,9 @@ class PostgresMemoryService(
     ) -> list[RetrievedMemory]:
         """Memories of exactly `scope`. With a query: the `top_k` most relevant, best first
         (hybrid vector + full-text, and the memories of a time the query names, blended with
-        recency and importance). Without: all of them, newest first (score 0). `now`: what
-        relative times in the query ("last week") are read against, in its timezone (naive:
-        UTC); default the clock, in UTC."""
+        recency, importance and effective confidence). Without: all of them, newest first
+        (score 0). `now`: what relative times in the query ("last week") are read against, in
+        its timezone (naive: UTC); default the clock, in UTC."""
         checked = validate_scope(scope)
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
@@ -499,7 +504,11 @@ class PostgresMemoryService(
             time_window=search.window is not None,
         )
         rows = await store.retrieve(search, replica=True)
-        return [RetrievedMemory(memory=m, distance=d, score=s) for m, d, s in rows]
+        return [RetrievedMemory(memory=self._believed(m), distance=d, score=s) for m, d, s in rows]
+
+    def _believed(self, memory: Memory) -> Memory:
+        """`memory` with its effective confidence as of now, as every read returns it."""
+        return with_effective(memory, self.config.trust, datetime.now(timezone.utc))
 
     def _search(
         self,
@@ -534,6 +543,8 @@ class PostgresMemoryService(
             use_text=retrieval.mode != "vector",
             floors=(self._similarity_floor(), retrieval.min_text_relevance),
             window=(window.start, window.end) if window else None,
+            confidence_weight=retrieval.confidence_weight,
+            confidence_half_life_seconds=seconds(self.config.trust.confidence_half_life),
         )
 
     def _similarity_floor(self) -> float:

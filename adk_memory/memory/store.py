@@ -155,6 +155,18 @@ def _term_queries(terms: str) -> str:
     return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
 
 
+def _effective_confidence(half_life: str) -> str:
+    """SQL for a memory `m`'s effective confidence: its stored confidence halved every
+    `half_life` seconds (a parameter; NULL: no decay) since it was last updated or corroborated
+    (`update_time`); NULL when its confidence is unknown. The one definition retrieval and
+    pruning share (`trust.effective_confidence` is its Python twin, for what a model is shown).
+    """
+    return (
+        f"m.confidence * coalesce(power(0.5, extract(epoch FROM now() - m.update_time) "
+        f"/ {half_life}::float8), 1)"
+    )
+
+
 def _revision_of_m(
     action: str,
     *,
@@ -163,6 +175,8 @@ def _revision_of_m(
     labels: str,
     ttl: str,
     source_type: str = "m.source_type",
+    source_session: str = "m.source_session_id",
+    source_events: str = "m.source_event_ids",
     rows: str = "m",
 ) -> str:
     """The CTE body that records one revision per row of `m` (the rows a statement just
@@ -176,10 +190,11 @@ def _revision_of_m(
     return f"""
     INSERT INTO {{schema}}.memory_revisions
         (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
-         source_session_id, source_event_ids, expire_time)
+         source_session_id, source_event_ids, expire_time, confidence)
     SELECT {revision_id}, m.id, {_real_key("m.scope_key")}, m.scope, '{action}', m.fact,
            {extracted},
-           {labels}, {source_type}, m.source_session_id, m.source_event_ids, {_expiry(ttl)}
+           {labels}, {source_type}, {source_session}, {source_events}, {_expiry(ttl)},
+           m.confidence
     FROM {rows}"""
 
 
@@ -287,7 +302,9 @@ SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
 # $10 ttl seconds (NULL: keep the expiry), $11 extracted facts, $12 labels,
 # $13 revision ttl seconds, $14 source type, $15 source session, $16 source events,
 # $17 revision id (the write's token: its replay changes nothing and returns the memory),
-# $18 and $19 the new fact's searchable words and bigrams (`text.search_text`).
+# $18 and $19 the new fact's searchable words and bigrams (`text.search_text`), $20 whether the
+# update time and provenance move (false for a blocked contradiction: the memory's confidence
+# alone changes; the revision records the contradicting source).
 _UPDATE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m
@@ -299,9 +316,14 @@ WITH m AS (
            embedding = CASE WHEN $3 IS NULL THEN m.embedding ELSE $8::vector END,
            fts = CASE WHEN $3 IS NULL THEN m.fts
                       ELSE {_fts("$9", words="$18", grams="$19")} END,
-           source_session_id = coalesce($15, m.source_session_id),
-           source_event_ids = coalesce($16::text[], m.source_event_ids),
-           update_time = now(),
+           source_type = CASE WHEN $20::boolean THEN coalesce($14, m.source_type)
+                              ELSE m.source_type END,
+           source_session_id = CASE WHEN $20::boolean THEN coalesce($15, m.source_session_id)
+                                    ELSE m.source_session_id END,
+           source_event_ids = CASE WHEN $20::boolean
+                                   THEN coalesce($16::text[], m.source_event_ids)
+                                   ELSE m.source_event_ids END,
+           update_time = CASE WHEN $20::boolean THEN now() ELSE m.update_time END,
            expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
                               ELSE {_expiry("$10")} END
      WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
@@ -316,6 +338,8 @@ WITH m AS (
         labels="$12::jsonb",
         ttl="$13",
         source_type="coalesce($14, m.source_type)",
+        source_session="coalesce($15, m.source_session_id)",
+        source_events="coalesce($16::text[], m.source_event_ids)",
     )
 }
 )
@@ -360,7 +384,9 @@ FOR UPDATE
 """
 
 # Memories of a scope that any revision traces to session $2, each with the facts extracted from
-# other sources over its history (what remains to regenerate it from).
+# other sources over its history (what remains to regenerate it from). A claim the trust rule
+# blocked (`trust: blocked`) derived nothing: it neither ties a memory to its session nor is
+# regenerated.
 _DERIVED_FROM = """
 SELECT m.id::text,
        coalesce(array_agg(DISTINCT f.fact) FILTER (WHERE f.fact IS NOT NULL), '{{}}')
@@ -368,10 +394,12 @@ FROM {schema}.memories m
 LEFT JOIN {schema}.memory_revisions r
        ON r.scope_key = m.scope_key AND r.memory_id = m.id
       AND r.source_session_id IS DISTINCT FROM $2
+      AND r.labels->>'trust' IS DISTINCT FROM 'blocked'
 LEFT JOIN LATERAL unnest(r.extracted_facts) AS f(fact) ON true
 WHERE m.scope_key = $1
   AND EXISTS (SELECT 1 FROM {schema}.memory_revisions x
-               WHERE x.scope_key = $1 AND x.memory_id = m.id AND x.source_session_id = $2)
+               WHERE x.scope_key = $1 AND x.memory_id = m.id AND x.source_session_id = $2
+                 AND x.labels->>'trust' IS DISTINCT FROM 'blocked')
 GROUP BY m.id
 """
 
@@ -512,7 +540,7 @@ LIMIT $3
 
 _REVISIONS = """
 SELECT id::text, memory_id::text, scope::text, action, fact, extracted_facts, labels::text,
-       source_type, source_session_id, source_event_ids, create_time, expire_time
+       source_type, source_session_id, source_event_ids, create_time, expire_time, confidence
 FROM {schema}.memory_revisions
 WHERE scope_key = $1 AND memory_id = $2::uuid AND (expire_time IS NULL OR expire_time > now())
 ORDER BY create_time, id
@@ -543,7 +571,8 @@ RETURNING id
 # full-text search takes part (the vector search does when $2 is given), $17 query bigrams,
 # $18 the cosine-similarity floor of vector candidates, $19 the text-relevance floor of
 # full-text candidates, $20/$21 the start and end of the time window the query names (NULL: it
-# names none; `temporal.find_window`).
+# names none; `temporal.find_window`), $22 the confidence weight, $23 the confidence half-life
+# in seconds (NULL: no decay; `_effective_confidence`).
 # Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
 # a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
 # the scope (a speaker's name on every turn counts for little, a rare word for much), with
@@ -639,7 +668,8 @@ FROM (
                  + (CASE WHEN $16 THEN 1 ELSE 0 END)
                  + (CASE WHEN $20::timestamptz IS NULL THEN 0 ELSE 1 END))
          + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
-         + $10 * coalesce(m.importance, 0.5) AS score
+         + $10 * coalesce(m.importance, 0.5)
+         + $22::float8 * coalesce({_effective_confidence("$23")}, 0.5) AS score
       FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
      ORDER BY score DESC, m.id
      LIMIT $6) m
@@ -863,6 +893,50 @@ WITH gone AS (
 SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
 """
 
+# Pruning (`MemoryStore.prune`): up to $5 live memories of the scopes containing $1 (an app, or
+# an app's user) whose effective confidence (half-life $3 seconds, NULL: none) is below $4 and
+# that were not updated or corroborated for $2 seconds, deleted with a labelled DELETED revision
+# ($6 revision ttl). A memory of unknown confidence is never pruned, nor a quarantined one (the
+# operator's). Scopes are matched on their JSON, as erasure does: pruning is rare maintenance.
+_PRUNE = f"""
+WITH m AS (
+    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
+        SELECT m.ctid FROM {{schema}}.memories m
+         WHERE m.scope @> $1::jsonb AND NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
+           AND m.confidence IS NOT NULL
+           AND m.update_time < now() - make_interval(secs => $2::float8)
+           AND {_effective_confidence("$3")} < $4::float8
+         LIMIT $5))
+    RETURNING m.*
+), r AS (
+{
+    _revision_of_m(
+        "DELETED",
+        revision_id="gen_random_uuid()",
+        extracted="'{{}}'::text[]",
+        labels=''''{{"reason": "low_confidence"}}'::jsonb''',
+        ttl="$6",
+    )
+}
+)
+SELECT count(*) FROM m
+"""
+
+# What the trust rule needs of a scope's ($1) memories ($2 ids): per memory, the sources (a
+# session id, or for a write without one, its revision's id: a source of its own) that wrote
+# or corroborated it, and those whose change to it was blocked (revisions labelled
+# `trust: blocked`).
+_TRUST_HISTORY = """
+SELECT r.memory_id::text,
+       array_agg(DISTINCT coalesce(r.source_session_id, r.id::text))
+           FILTER (WHERE r.labels->>'trust' IS DISTINCT FROM 'blocked'),
+       array_agg(DISTINCT coalesce(r.source_session_id, r.id::text))
+           FILTER (WHERE r.labels->>'trust' = 'blocked')
+FROM {schema}.memory_revisions r
+WHERE r.scope_key = $1 AND r.memory_id = ANY($2::uuid[])
+GROUP BY r.memory_id
+"""
+
 
 @dataclass(frozen=True)
 class NewMemory:
@@ -915,6 +989,9 @@ class Search:
     use_text: bool = True
     floors: tuple[float, float] = (-1.0, 0.0)
     window: tuple[datetime, datetime] | None = None
+    confidence_weight: float = 0.0
+    confidence_half_life_seconds: float | None = None
+    """Effective confidence's half-life (None: no decay)."""
 
 
 @dataclass(frozen=True)
@@ -935,6 +1012,9 @@ class MemoryChange:
     source_event_ids: Sequence[str] | None = None
     revision_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     """The UPDATED revision's id: the update's token for its replay (see `NewMemory`)."""
+    touch: bool = True
+    """Whether the update time moves (recency, decay's start); False for a change of confidence
+    alone that confirms nothing (a blocked contradiction)."""
 
 
 def _vector(values: Sequence[float] | None) -> str | None:
@@ -987,6 +1067,7 @@ def _revision(row: asyncpg.Record) -> MemoryRevision:
         source_event_ids=list(row[9]),
         create_time=row[10],
         expire_time=row[11],
+        confidence=row[12],
     )
 
 
@@ -1031,6 +1112,8 @@ class MemoryStore:
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
         self._processed_until = _PROCESSED_UNTIL.format(schema=schema)
+        self._prune = _PRUNE.format(schema=schema)
+        self._trust_history = _TRUST_HISTORY.format(schema=schema)
 
     def _searchable(self, text: str) -> SearchText:
         """`text` as this store indexes and queries it (its configuration, or the detected
@@ -1169,6 +1252,7 @@ class MemoryStore:
             change.revision_id,
             words,
             grams,
+            change.touch,
         )
 
     async def update(
@@ -1324,6 +1408,8 @@ class MemoryStore:
             query.grams,
             *search.floors,
             *(search.window or (None, None)),
+            search.confidence_weight,
+            search.confidence_half_life_seconds,
         )
         return self._retrieve[search.flt is not None], args
 
@@ -1470,3 +1556,38 @@ class MemoryStore:
             lambda conn: conn.fetchval(self._sweep_revisions, batch_size)
         )
         return int(memories), int(revisions)
+
+    async def prune(
+        self,
+        containing: dict[str, str],
+        *,
+        threshold: float,
+        min_age_seconds: float,
+        half_life_seconds: float | None,
+        batch_size: int,
+        revision_ttl: float | None,
+    ) -> int:
+        """Delete up to `batch_size` live memories of the scopes containing `containing` whose
+        effective confidence is below `threshold` and that were not updated or corroborated for
+        `min_age_seconds`, each with a DELETED revision labelled `reason: low_confidence`; how
+        many went. Safe to run again: it deletes only what still qualifies."""
+        args = (
+            json.dumps(containing),
+            min_age_seconds,
+            half_life_seconds,
+            threshold,
+            batch_size,
+            revision_ttl,
+        )
+        return int(await self._db.run(lambda conn: conn.fetchval(self._prune, *args)))
+
+    async def trust_history(
+        self, scope_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """For each of the scope's memories among `memory_ids` (one query): the sources that
+        wrote or corroborated it, and those whose change to it the trust rule blocked."""
+        if not memory_ids:
+            return {}
+        ids = list(memory_ids)
+        rows = await self._db.run(lambda conn: conn.fetch(self._trust_history, scope_key, ids))
+        return {r[0]: (frozenset(r[1] or ()), frozenset(r[2] or ())) for r in rows}

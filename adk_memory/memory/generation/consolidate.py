@@ -1,8 +1,10 @@
 """Consolidation: one model call that merges new facts into a scope's existing memories.
 
 Owns: the consolidation prompt, the shape of the model's decisions, and their validation into
-`MemoryOperation`s (CREATE / UPDATE / DELETE against the candidates it was shown). It never
-touches the store: the caller fetched the candidates and applies the operations.
+`MemoryOperation`s (CREATE / UPDATE / DELETE / CONFIRM against the candidates it was shown,
+each with the most trusted source of its facts). It never touches the store, and never decides
+a conflict by trust: the caller fetched the candidates, has `memory.trust` enforce its rule on
+the operations, and applies them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..checks import MAX_FACT_LENGTH
 from ..models import Memory
 from ..rendering import neutralise
+from ..trust import FactSource, fact_source, strongest
 from .extract import ExtractedFact
 from .llm import GenerationOutputError, generate_structured
 from .templates import load_template
@@ -27,21 +30,28 @@ class MemoryOperation(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    action: Literal["CREATE", "UPDATE", "DELETE"]
+    action: Literal["CREATE", "UPDATE", "DELETE", "CONFIRM"]
+    """CONFIRM: the new facts say what the target memory already says (a corroboration)."""
     fact: str | None = None
     """The memory's text after the change (CREATE and UPDATE)."""
     target_id: str | None = None
-    """The existing memory changed (UPDATE and DELETE)."""
+    """The existing memory changed (UPDATE, DELETE and CONFIRM)."""
     topic: str | None = None
     """The topic of the new fact behind the change."""
     extracted_facts: tuple[str, ...] = ()
     """The extracted facts that led to the change (for the revision's `extracted_facts`)."""
+    source: FactSource = "implicit"
+    """The most trusted source of those facts (`ExtractedFact.source`)."""
+    forget: bool = False
+    """A DELETE the user asked for (a forget request): never blocked by trust."""
 
 
 class _Decision(BaseModel):
-    action: Literal["CREATE", "UPDATE", "DELETE"]
+    action: Literal["CREATE", "UPDATE", "DELETE", "CONFIRM"]
     fact_numbers: list[int] = Field(description="The numbers of the new facts it accounts for.")
-    target_id: str | None = Field(default=None, description="Existing memory id (UPDATE, DELETE).")
+    target_id: str | None = Field(
+        default=None, description="Existing memory id (UPDATE, DELETE, CONFIRM)."
+    )
     fact: str | None = Field(default=None, description="The memory's new text (CREATE, UPDATE).")
 
 
@@ -74,7 +84,13 @@ def plain_creates(facts: Sequence[ExtractedFact]) -> list[MemoryOperation]:
             continue
         seen.add(text.casefold())
         operations.append(
-            MemoryOperation(action="CREATE", fact=text, topic=item.topic, extracted_facts=(text,))
+            MemoryOperation(
+                action="CREATE",
+                fact=text,
+                topic=item.topic,
+                extracted_facts=(text,),
+                source=item.source,
+            )
         )
     return operations
 
@@ -84,17 +100,29 @@ def _render_input(facts: Sequence[ExtractedFact], candidates: Sequence[Memory]) 
     and new facts are shown `neutralise`d, as to every model: one line each, no tag or role
     marker that could pass as an instruction."""
     new_facts = "\n".join(
-        f"{n}. ({f.topic}{', FORGET' if f.forget else ''}) {neutralise(f.fact)}"
+        f"{n}. ({f.topic}, source: {f.source}{', FORGET' if f.forget else ''}) {neutralise(f.fact)}"
         for n, f in enumerate(facts, 1)
     )
     existing = "\n".join(
         f"- id: {m.id} | topics: {', '.join(map(neutralise, m.topics)) or 'none'} | "
-        f"updated: {m.update_time:%Y-%m-%d} | {neutralise(m.fact)}"
+        f"updated: {m.update_time:%Y-%m-%d} | source: {fact_source(m.source_type)} | "
+        f"confidence: {_confidence(m)} | {neutralise(m.fact)}"
         for m in candidates
     )
     return load_template("consolidate_input").substitute(
         new_facts=new_facts, existing_memories=existing
     )
+
+
+def _confidence(memory: Memory) -> str:
+    """A candidate's confidence as the model is told it: effective (decayed) when the caller
+    set it, else as stored; "unknown" when never set."""
+    value = (
+        memory.effective_confidence
+        if memory.effective_confidence is not None
+        else memory.confidence
+    )
+    return "unknown" if value is None else f"{value:.2f}"
 
 
 def _sources(decision: _Decision, facts: Sequence[ExtractedFact]) -> list[ExtractedFact]:
@@ -118,11 +146,16 @@ def _validated(
     targeted: dict[str, str] = {}
     created: set[str] = set()
     operations: list[MemoryOperation] = []
+    confirmed: list[MemoryOperation] = []
     for decision in plan.operations:
         sources = _sources(decision, facts)
         forget = any(s.forget for s in sources)
         action, target = decision.action, (decision.target_id or "").strip()
         text = _line(decision.fact or "")
+        if action == "CONFIRM":  # a forget request confirming a memory means nothing: dropped
+            if target in ids and not forget:
+                confirmed.append(_operation(decision, None, target, sources))
+            continue
         if forget and action != "DELETE":
             raise GenerationOutputError(f"a forget request can only DELETE, not {action}")
         if action == "DELETE" and target not in ids and all(s.forget for s in sources):
@@ -144,15 +177,34 @@ def _validated(
         else:
             targeted[target] = action
         operations.append(
-            MemoryOperation(
-                action=action,
-                fact=None if action == "DELETE" else text,
-                target_id=None if action == "CREATE" else target,
-                topic=sources[0].topic,
-                extracted_facts=tuple(s.fact for s in sources),
+            _operation(
+                decision,
+                None if action == "DELETE" else text,
+                None if action == "CREATE" else target,
+                sources,
             )
         )
+    # A memory is confirmed once, and not when another operation changes it.
+    for op in confirmed:
+        if op.target_id not in targeted:
+            targeted[op.target_id or ""] = "CONFIRM"
+            operations.append(op)
     return operations
+
+
+def _operation(
+    decision: _Decision, text: str | None, target: str | None, sources: list[ExtractedFact]
+) -> MemoryOperation:
+    """A decision as an operation, with the provenance of the facts it accounts for."""
+    return MemoryOperation(
+        action=decision.action,
+        fact=text,
+        target_id=target,
+        topic=sources[0].topic,
+        extracted_facts=tuple(s.fact for s in sources),
+        source=strongest(s.source for s in sources),
+        forget=any(s.forget for s in sources),
+    )
 
 
 async def consolidate(

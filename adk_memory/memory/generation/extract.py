@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ...config import CustomizationConfig, GenerateMemoriesExample
 from ...errors import InputValidationError
 from ..checks import MAX_FACT_LENGTH
+from ..trust import FactSource
 from .llm import generate_structured
 from .templates import load_template
 from .topics import render_topics, topic_label, unique_topics
@@ -46,6 +47,11 @@ class ExtractedFact(BaseModel):
     topic: str = Field(description="The label of the topic the fact fits.")
     forget: bool = Field(
         default=False, description="True when the user asked to forget this information."
+    )
+    source: FactSource = Field(
+        default="implicit",
+        description="explicit: the user stated it; implicit: implied, or the agent's words the "
+        "user accepted; tool: from a tool's output.",
     )
 
 
@@ -199,7 +205,13 @@ def _cleaned(
         if key in seen:
             continue
         seen.add(key)
-        kept.append(ExtractedFact(fact=text, topic=topic or item.topic.strip(), forget=item.forget))
+        # A conversation never yields the application's own (bootstrapped) data.
+        source: FactSource = "implicit" if item.source == "bootstrapped" else item.source
+        kept.append(
+            ExtractedFact(
+                fact=text, topic=topic or item.topic.strip(), forget=item.forget, source=source
+            )
+        )
     return kept
 
 

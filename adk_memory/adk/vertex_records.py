@@ -149,7 +149,10 @@ def read_memory(record: object) -> VertexMemory | None:
             key=KEY_PREFIX + name,
             topics=_topics(record, what),
             metadata=_metadata(record, what),
-            source_type=SourceType.BOOTSTRAPPED,
+            # Memory Bank keeps no provenance and most of its memories were extracted from
+            # conversations: as bootstrapped data, no later correction by the user could
+            # change them (`memory.trust`).
+            source_type=SourceType.IMPLICIT,
             create_time=create_time,
             update_time=update_time or create_time,
         ),

@@ -44,6 +44,7 @@ from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
+from .procedure_jobs import ProcedureGenerator
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
@@ -155,8 +156,8 @@ class MemoryServiceCore:
     def _make_generator(
         self, llm: BaseLlm, config: MemoryBankConfig, screen: FactScreen
     ) -> Generator:
-        """The generation pipeline for one configuration."""
-        return Generator(
+        """The generation pipeline for one configuration (procedure jobs included)."""
+        return ProcedureGenerator(
             store=self._store,
             queue=self._jobs,
             llm=llm,

@@ -10,9 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+MemoryType = Literal["fact", "procedure"]
+"""What a memory is: a fact about its scope (the user), or a procedure (a playbook: how a kind of
+task was done well, learned from successful sessions, anonymised, kept at app level)."""
 
 
 class MemoryAction(str, Enum):
@@ -83,6 +87,8 @@ class Memory(BaseModel):
     quarantined: bool = False
     """Held back by the memory guard: stored, never retrieved or shown to a model until an
     operator approves it."""
+    memory_type: MemoryType = "fact"
+    """A fact, or a procedure (`learn_procedure`); each kind is only found by asking for it."""
 
 
 class RetrievedMemory(BaseModel):
@@ -127,6 +133,9 @@ class MemoryFilter(BaseModel):
     """Memories whose metadata contains these key/value pairs (JSON containment)."""
     updated_after: datetime | None = None
     updated_before: datetime | None = None
+    memory_type: MemoryType | None = None
+    """The kind of memories (None: facts). Facts and procedures are kept apart, so a search
+    returns one kind only."""
 
 
 class MemoryPage(BaseModel):

@@ -18,22 +18,22 @@ from .checks import check_count, check_id
 from .core import MemoryServiceCore
 from .models import Memory, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
-from .store import quarantine_key
+from .store import procedure_key, quarantine_key
 
 
 class PrivacyOperations(MemoryServiceCore):
     """`purge`, `erase_user`, the sweeps and the quarantine of `PostgresMemoryService`."""
 
     async def purge(self, scope: Mapping[str, str]) -> int:
-        """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
-        generation jobs (payloads and results) and its watermarks. Returns rows deleted. The
-        jobs go first, so a generation running for the scope finds its job gone and writes
-        nothing."""
+        """Forget a scope entirely: its memories (quarantined ones and procedures too), their
+        revisions, its generation jobs (payloads and results) and its watermarks. Returns rows
+        deleted. The jobs go first, so a generation running for the scope finds its job gone
+        and writes nothing."""
         checked = validate_scope(scope)
         key = scope_key(checked)
         store = await self._ready()
         jobs = await self._jobs.purge(key)
-        return jobs + await store.purge(key)
+        return jobs + await store.purge(key) + await store.purge(procedure_key(key))
 
     async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
         """Forget one user of one app everywhere in memory: for every scope that contains

@@ -1,0 +1,263 @@
+"""Procedural memory on a real Postgres with a scripted model: playbooks learned from a
+successful session (API, tool, feedback plugin), anonymised, kept at app level, consolidated with
+revisions, kept apart from facts, and shown in their own section of the memory-context block."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from google.adk.events.event import Event
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from adk_memory import MemoryAction, MemoryFilter
+from adk_memory.errors import InputValidationError
+from adk_memory.memory.procedure_jobs import app_scope
+from adk_memory.testing import HashEmbedder, ScriptedLlm
+
+APP = "travel"
+ALICE, BOB = "alice-7731", "bob-2210"
+ALICE_SCOPE = {"app_name": APP, "user_id": ALICE}
+BOB_SCOPE = {"app_name": APP, "user_id": BOB}
+APP_SCOPE = {"app_name": APP}
+PROCEDURES = MemoryFilter(memory_type="procedure")
+
+NAME, EMAIL, PHONE = "Alice Liddell", "alice.liddell@example.com", "+44 20 7946 0958"
+IDENTIFIERS = (ALICE, NAME, "Alice", "Liddell", EMAIL, PHONE)
+
+
+def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
+    role = "user" if author == "user" else "model"
+    return Event(
+        author=author,
+        invocation_id="inv",
+        timestamp=ts,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+def rebooking_session(user: str = ALICE, session_id: str = "s1") -> Session:
+    """A successful rebooking, full of the user's identifiers (in the text and the state)."""
+    return Session(
+        id=session_id,
+        app_name=APP,
+        user_id=user,
+        state={"user:name": NAME},
+        events=[
+            said(f"Hi, I'm {NAME} ({user}). My flight was cancelled. Reach me at {EMAIL}."),
+            said("Sure. What is your booking reference?", "agent", 2.0),
+            said(f"XK42PL. Or call {PHONE}.", ts=3.0),
+            said("Rebooked you on the 18:05, same day, no fee.", "agent", 4.0),
+            said("Perfect, thank you!", ts=5.0),
+        ],
+    )
+
+
+def playbooks(*items: dict[str, Any]) -> str:
+    return json.dumps({"playbooks": list(items)})
+
+
+LEAKY_PLAYBOOK = {  # a model that ignores its instruction: every identifier comes back
+    "task": f"Rebook a cancelled flight for {NAME}",
+    "when_to_use": f"When a user such as {ALICE} says their flight was cancelled",
+    "steps": [
+        "Ask for the booking reference",
+        "Search flights on the same day first",
+        f"Confirm by e-mail to {EMAIL} or phone {PHONE}",
+    ],
+    "pitfalls": ["Alice nearly paid a change fee: waive it for cancellations"],
+}
+CLEAN_PLAYBOOK = {
+    "task": "Rebook a cancelled flight",
+    "when_to_use": "The user says their flight was cancelled",
+    "steps": ["Ask for the booking reference", "Search flights on the same day first"],
+    "pitfalls": [],
+}
+
+
+def plan(*operations: dict[str, Any]) -> str:
+    return json.dumps({"operations": list(operations)})
+
+
+def request_text(llm: ScriptedLlm, index: int) -> str:
+    request = llm.requests[index]
+    texts = [str(request.config.system_instruction or "")]
+    texts += [p.text or "" for c in request.contents for p in c.parts or ()]
+    return "\n".join(texts)
+
+
+def assert_anonymous(text: str) -> None:
+    for identifier in IDENTIFIERS:
+        assert identifier.casefold() not in text.casefold(), identifier
+
+
+@pytest.fixture
+def make(make_memory_service):
+    def build(llm: ScriptedLlm, **options: Any):
+        options.setdefault("embedder", HashEmbedder())
+        return make_memory_service(llm=llm, **options)
+
+    return build
+
+
+async def procedures_of(service) -> list:
+    return (await service.list_memories(APP_SCOPE, filter=PROCEDURES)).memories
+
+
+async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(make):
+    llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])
+    service = make(llm, run_worker=False)
+    operation = await service.learn_procedure(rebooking_session(), outcome=f"{NAME} was happy")
+    assert not operation.done and llm.requests == []  # queued: the turn never waits
+    assert operation.scope == ALICE_SCOPE  # the job (and its conversation) is Alice's
+    assert await service.worker.run_until_idle() == 1
+
+    # The model never saw who it was (anonymised before the call, the user id included).
+    assert_anonymous(request_text(llm, 0))
+    [procedure] = await procedures_of(service)
+    assert procedure.memory_type == "procedure"
+    assert procedure.scope == APP_SCOPE
+    assert procedure.topics == ["procedure"]
+    assert procedure.fact.startswith("Task: Rebook a cancelled flight for the user.")
+    assert "Steps: 1) Ask for the booking reference; 2) Search flights" in procedure.fact
+    # Nothing that identifies the user survives, even what the model wrote back.
+    assert_anonymous(procedure.model_dump_json())
+    assert procedure.source_session_id is None and procedure.source_event_ids == []
+    [revision] = await service.procedure_revisions(APP, procedure.id)
+    assert_anonymous(revision.model_dump_json())
+
+
+async def test_procedures_and_facts_are_never_returned_for_each_other(make):
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm)
+    await service.create_memory("The app's rebooking desk opens at 8:00.", APP_SCOPE)
+    await service.create_memory("Alice's flight to Rome was cancelled.", ALICE_SCOPE)
+    await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+
+    query = "rebook a cancelled flight"
+    facts = await service.retrieve_memories(APP_SCOPE, search_query=query, top_k=10)
+    assert [r.memory.memory_type for r in facts] == ["fact"]
+    assert [m.memory_type for m in (await service.list_memories(APP_SCOPE)).memories] == ["fact"]
+    found = await service.retrieve_memories(
+        APP_SCOPE, search_query=query, top_k=10, filter=PROCEDURES
+    )
+    assert [r.memory.memory_type for r in found] == ["procedure"]
+    assert found[0].memory.fact.startswith("Task: Rebook a cancelled flight.")
+    # ADK's own search (the user's facts) never returns a procedure.
+    search = await service.search_memory(app_name=APP, user_id=ALICE, query=query)
+    assert [e.content.parts[0].text for e in search.memories] == [
+        "Alice's flight to Rome was cancelled."
+    ]
+    with pytest.raises(InputValidationError):
+        await service.list_memories(None, filter=PROCEDURES)
+
+
+async def test_a_better_playbook_updates_the_old_one_and_keeps_its_revisions(make):
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm)
+    first = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    [created] = first.generated_memories
+    assert created.action is MemoryAction.CREATED
+
+    better = {
+        **CLEAN_PLAYBOOK,
+        "steps": [*CLEAN_PLAYBOOK["steps"], "Waive the change fee for cancellations"],
+    }
+    improved = (
+        "Task: Rebook a cancelled flight. When to use: The user says their flight was "
+        "cancelled. Steps: 1) Ask for the booking reference; 2) Search flights on the same day "
+        "first; 3) Waive the change fee for cancellations."
+    )
+    llm.add(
+        playbooks(better),
+        plan(
+            {
+                "action": "UPDATE",
+                "fact_numbers": [1],
+                "target_id": created.memory_id,
+                "fact": improved,
+            }
+        ),
+    )
+    second = await service.learn_procedure(rebooking_session(BOB, "s2"), wait_for_completion=True)
+    [updated] = second.generated_memories
+    assert updated.action is MemoryAction.UPDATED
+    assert updated.memory_id == created.memory_id
+    assert updated.memory.fact == improved
+    # The consolidation saw the old playbook and was told how to merge playbooks.
+    consolidation = request_text(llm, 2)
+    assert "playbooks" in consolidation and created.memory.fact in consolidation
+    [procedure] = await procedures_of(service)
+    assert procedure.fact == improved
+    revisions = await service.procedure_revisions(APP, procedure.id)
+    assert [r.action for r in revisions] == [MemoryAction.CREATED, MemoryAction.UPDATED]
+    assert revisions[0].fact == created.memory.fact
+    # Its revisions are not reachable as a fact's.
+    assert await service.list_revisions(procedure.id, APP_SCOPE) == []
+
+
+async def test_learning_never_carries_the_users_facts_and_others_see_only_the_procedure(make):
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm)
+    await service.create_memory("The user's passport number is 123456789.", ALICE_SCOPE)
+    await service.create_memory("The user is afraid of flying.", ALICE_SCOPE)
+    learned = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+
+    # The job's model calls saw the conversation only: none of Alice's memories.
+    assert len(llm.requests) == 1
+    assert "passport" not in request_text(llm, 0)
+    assert "afraid" not in request_text(llm, 0)
+    # Bob finds the app's procedure for his task, and nothing of Alice.
+    query = "my flight was cancelled, rebook it"
+    found = await service.retrieve_memories(
+        app_scope(APP), search_query=query, top_k=10, filter=PROCEDURES
+    )
+    assert [r.memory.memory_type for r in found] == ["procedure"]
+    assert_anonymous(found[0].memory.model_dump_json())
+    assert await service.retrieve_memories(BOB_SCOPE, search_query="passport flying") == []
+    # Alice's procedure job is hers: another user cannot read it.
+    assert await service.get_operation(learned.id, BOB_SCOPE) is None
+    assert await service.get_operation(learned.id, APP_SCOPE) is None
+
+
+async def test_erasing_the_user_removes_a_queued_job_but_not_the_apps_procedures(make):
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm, run_worker=False)
+    await service.learn_procedure(rebooking_session())
+    await service.worker.run_until_idle()
+    queued = await service.learn_procedure(rebooking_session(session_id="s2"))
+    counts = await service.erase_user(APP, ALICE)
+    assert counts["generation_jobs"] == 2  # the finished one and the queued one
+    assert await service.get_operation(queued.id, ALICE_SCOPE) is None
+    assert await service.worker.run_until_idle() == 0
+    assert len(await procedures_of(service)) == 1  # anonymous: not Alice's data
+    # Purging the app's scope forgets its procedures too.
+    assert await service.purge(APP_SCOPE) >= 2  # the procedure and its revision
+    assert await procedures_of(service) == []
+
+
+async def test_delete_procedure_and_bad_input(make, make_memory_service):
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm)
+    operation = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    memory_id = operation.generated_memories[0].memory_id
+    assert not await service.delete_procedure("other-app", memory_id)  # another app's: kept
+    assert len(await procedures_of(service)) == 1
+    assert await service.delete_procedure(APP, memory_id)
+    assert await procedures_of(service) == []
+    assert [r.action for r in await service.procedure_revisions(APP, memory_id)] == [
+        MemoryAction.CREATED,
+        MemoryAction.DELETED,
+    ]
+    for bad in (
+        {"session": "s1"},
+        {"session": rebooking_session(), "identifiers": "Alice"},
+        {"session": rebooking_session(), "outcome": 3},
+    ):
+        with pytest.raises(InputValidationError):
+            await service.learn_procedure(**bad)
+    with pytest.raises(InputValidationError):
+        await make_memory_service(run_worker=False).learn_procedure(rebooking_session())
+    assert await service.worker.run_until_idle() == 0  # nothing was queued

@@ -8,14 +8,24 @@ import json
 from typing import Any
 
 import pytest
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.apps import App
 from google.adk.events.event import Event
+from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryFilter
+from adk_memory import (
+    MemoryAction,
+    MemoryContextCallback,
+    MemoryContextPlugin,
+    MemoryFilter,
+    ProcedureFeedbackPlugin,
+    RememberHowTool,
+)
 from adk_memory.errors import InputValidationError
 from adk_memory.memory.procedure_jobs import app_scope
-from adk_memory.testing import HashEmbedder, ScriptedLlm
+from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel"
 ALICE, BOB = "alice-7731", "bob-2210"
@@ -261,3 +271,124 @@ async def test_delete_procedure_and_bad_input(make, make_memory_service):
     with pytest.raises(InputValidationError):
         await make_memory_service(run_worker=False).learn_procedure(rebooking_session())
     assert await service.worker.run_until_idle() == 0  # nothing was queued
+
+
+# ------------------------------------------------------------------ ADK: tool, plugin, block
+
+
+def agent_runner(
+    agent_llm: ScriptedLlm, session_service, memory_service, *, tools=(), plugins=()
+) -> Runner:
+    agent = LlmAgent(name="agent", model=agent_llm, tools=list(tools))
+    return Runner(
+        app=App(name=APP, root_agent=agent, plugins=list(plugins)),
+        session_service=session_service,
+        memory_service=memory_service,
+    )
+
+
+async def ask(runner, user: str, session_id: str, text: str, **options: Any) -> list[Event]:
+    message = types.Content(role="user", parts=[types.Part(text=text)])
+    return [
+        e
+        async for e in runner.run_async(
+            user_id=user, session_id=session_id, new_message=message, **options
+        )
+    ]
+
+
+async def test_the_agent_remembers_how_with_the_tool(make, make_session_service):
+    memory_llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])
+    service = make(memory_llm, run_worker=False)
+    sessions = make_session_service()
+    agent_llm = ScriptedLlm(
+        [
+            "Rebooked you on the 18:05, no fee.",
+            function_call("remember_how", what_went_well="same-day search, fee waived"),
+            "Glad it worked!",
+        ]
+    )
+    runner = agent_runner(agent_llm, sessions, service, tools=[RememberHowTool()])
+    session = await sessions.create_session(app_name=APP, user_id=ALICE, state={"user:name": NAME})
+    await ask(runner, ALICE, session.id, f"I'm {NAME}, {EMAIL}: my flight was cancelled")
+    events = await ask(runner, ALICE, session.id, "Perfect, thanks!")
+    [reply] = [r for e in events for r in e.get_function_responses()]
+    assert reply.response["status"] == "queued"
+    assert memory_llm.requests == []  # the turn did not wait for the model
+
+    assert await service.worker.run_until_idle() == 1
+    learned = request_text(memory_llm, 0)
+    assert "same-day search, fee waived" in learned and "flight was cancelled" in learned
+    assert_anonymous(learned)
+    [procedure] = await procedures_of(service)
+    assert_anonymous(procedure.model_dump_json())
+    [revision] = await service.procedure_revisions(APP, procedure.id)
+    assert revision.labels == {"tool": "remember_how"}
+
+
+async def test_a_positive_rating_learns_a_procedure_through_the_plugin(make, make_session_service):
+    memory_llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(memory_llm, run_worker=False)
+    sessions = make_session_service()
+    agent_llm = ScriptedLlm(["Rebooked on the 18:05.", "Thanks!", "Sorry to hear.", "Noted."])
+    runner = agent_runner(agent_llm, sessions, service, plugins=[ProcedureFeedbackPlugin()])
+    session = await sessions.create_session(app_name=APP, user_id=ALICE)
+    await ask(runner, ALICE, session.id, "My flight was cancelled, please rebook")
+    await ask(runner, ALICE, session.id, "Great", state_delta={"feedback": 5})
+    other = await sessions.create_session(app_name=APP, user_id=ALICE)
+    await ask(runner, ALICE, other.id, "Hm", state_delta={"feedback": 2})  # not positive
+    await ask(runner, ALICE, other.id, "ok", state_delta={"feedback": "meh"})
+
+    assert await service.worker.run_until_idle() == 1  # the 5-star session only
+    assert "please rebook" in request_text(memory_llm, 0)
+    [procedure] = await procedures_of(service)
+    [revision] = await service.procedure_revisions(APP, procedure.id)
+    assert revision.labels == {"feedback": "5"}
+    plugin = ProcedureFeedbackPlugin()
+    assert [plugin.is_positive(v) for v in (True, 4, "Thumbs_Up", 3.5, False, "bad")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+
+
+async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_personal(
+    make, make_session_service
+):
+    memory_llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])
+    service = make(memory_llm)
+    await service.create_memory("The user's passport number is 123456789.", ALICE_SCOPE)
+    await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    sessions = make_session_service()
+    agent_llm = ScriptedLlm(["On it.", "On it."])
+    callback = MemoryContextCallback(procedure_max_tokens=200)
+    runner = agent_runner(agent_llm, sessions, service, plugins=[MemoryContextPlugin(callback)])
+    session = await sessions.create_session(app_name=APP, user_id=BOB)
+    await ask(runner, BOB, session.id, "My flight got cancelled, can you rebook it?")
+
+    instruction = str(agent_llm.requests[0].config.system_instruction)
+    section = instruction.split("<PROCEDURES>\n", 1)[1].split("\n</PROCEDURES>", 1)[0]
+    note, line = section.split("\n")
+    assert "playbooks" in note
+    assert line.startswith("- Task: Rebook a cancelled flight for the user.")
+    assert "<RELEVANT_MEMORIES>" not in instruction  # Bob has no memories; Alice's are hers
+    assert "passport" not in instruction
+    assert_anonymous(instruction)
+
+    # Its own share: none (and no search) when it is 0, trimmed to the share otherwise.
+    off = MemoryContextCallback(service, procedure_max_tokens=0)
+    assert off.procedure_max_tokens == 0
+    found = await service.retrieve_memories(
+        APP_SCOPE, search_query="flight cancelled", filter=PROCEDURES
+    )
+    assert "<PROCEDURES>" not in off.render([], [], procedures=found)
+    tight = MemoryContextCallback(service, max_tokens=1000, procedure_max_tokens=30)
+    assert "<PROCEDURES>" not in tight.render([], [], procedures=found)  # the note alone fits
+    roomy = MemoryContextCallback(service, max_tokens=1000)
+    assert roomy.procedure_max_tokens == 250
+    assert "<PROCEDURES>" in roomy.render([], [], procedures=found)
+    with pytest.raises(InputValidationError):
+        MemoryContextCallback(max_tokens=100, procedure_max_tokens=101)

@@ -20,6 +20,7 @@ from .compaction import (
     fit_to_budget,
     keep_last_turns,
 )
+from .procedures import ProcedureFeedbackPlugin, RememberHowTool
 from .services import (
     collect_services,
     memory_service_from_uri,
@@ -65,7 +66,9 @@ __all__ = [
     "MemoryStack",
     "MemoryTemplate",
     "PreloadMemoryTool",
+    "ProcedureFeedbackPlugin",
     "RecursiveSummarizationPlugin",
+    "RememberHowTool",
     "SlidingWindowPlugin",
     "SummarizationError",
     "SweepStats",

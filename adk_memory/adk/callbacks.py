@@ -2,7 +2,8 @@
 agent remembers about the user into every model call of a turn.
 
 Owns: finding the invocation's memory service and user scope, retrieving the memories once per
-invocation (a profile of chosen topics plus the ones relevant to the user's message), fitting
+invocation (a profile of chosen topics, the ones relevant to the user's message, and the app's
+procedures for a task like it, each kind in its own section with its own share), fitting
 them into a token budget, and rendering them (ages, confidence, template). `preload_memory` in
 `tools.py` is a thin wrapper over the same callback, so both write the same text.
 
@@ -34,6 +35,7 @@ from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
+from ..memory.procedure_jobs import app_scope
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
@@ -51,6 +53,12 @@ DEFAULT_PREAMBLE = (
 MAX_QUERY_CHARS = 2000
 """How much of the user's message is used as the search query: enough to find what it is about,
 and a pasted document does not make every turn's retrieval slow."""
+
+PROCEDURES_NOTE = (
+    "How tasks like this one were done well before (playbooks learned from this app's "
+    "successful conversations, not about this user); follow one when it fits the request."
+)
+"""The fixed first line of the procedures section: they are the app's know-how, not facts."""
 
 PROFILE_LIMIT = 50
 """Most memories the profile block reads (newest first) before the budget trims them: more than
@@ -168,34 +176,37 @@ class ContextMemory:
 @dataclass(frozen=True)
 class MemoryBlock:
     """What a template renders: the preamble, the profile (memories of the profile topics,
-    newest first) and the memories relevant to the user's message (best first)."""
+    newest first), the memories relevant to the user's message (best first) and the app's
+    procedures for a task like it (best first)."""
 
     preamble: str
     profile: tuple[ContextMemory, ...]
     relevant: tuple[ContextMemory, ...]
+    procedures: tuple[ContextMemory, ...] = ()
 
 
 MemoryTemplate = str | Callable[[MemoryBlock], str]
-"""A format string with the fields `{preamble}`, `{profile}` and `{memories}` (each block's
-lines, "" when empty), or a function of the `MemoryBlock` returning the text."""
+"""A format string with the fields `{preamble}`, `{profile}`, `{memories}` and `{procedures}`
+(each block's lines, "" when empty), or a function of the `MemoryBlock` returning the text."""
 
-_TEMPLATE_FIELDS = frozenset({"preamble", "profile", "memories"})
+_TEMPLATE_FIELDS = frozenset({"preamble", "profile", "memories", "procedures"})
 
 
-def _section(tag: str, memories: Sequence[ContextMemory]) -> str:
+def _section(tag: str, memories: Sequence[ContextMemory], note: str = "") -> str:
     if not memories:
         return ""
-    lines = "\n".join(m.line for m in memories)
+    lines = "\n".join([note] * bool(note) + [m.line for m in memories])
     return f"\n\n<{tag}>\n{lines}\n</{tag}>"
 
 
 def default_template(block: MemoryBlock) -> str:
-    """The preamble, then `<USER_PROFILE>` and `<RELEVANT_MEMORIES>` sections (empty ones left
-    out). The tags mark where remembered text starts and ends, so a stored fact reads as data
-    about the user, not as an instruction."""
+    """The preamble, then `<USER_PROFILE>`, `<PROCEDURES>` and `<RELEVANT_MEMORIES>` sections
+    (empty ones left out). The tags mark where remembered text starts and ends, so a stored fact
+    reads as data about the user, not as an instruction."""
     return (
         block.preamble
         + _section("USER_PROFILE", block.profile)
+        + _section("PROCEDURES", block.procedures, PROCEDURES_NOTE)
         + _section("RELEVANT_MEMORIES", block.relevant)
     )
 
@@ -221,6 +232,7 @@ def _check_template(template: MemoryTemplate | None) -> Callable[[MemoryBlock], 
             preamble=block.preamble,
             profile="\n".join(m.line for m in block.profile),
             memories="\n".join(m.line for m in block.relevant),
+            procedures="\n".join(m.line for m in block.procedures),
         )
 
     return render
@@ -271,8 +283,12 @@ class MemoryContextCallback:
     follows a changed system instruction, the conversation, is not cached across turns whose
     relevant memories differ: the price of the system-instruction placement.)
 
+    Procedures: the app's playbooks (`learn_procedure`) for a task like the user's message, by
+    similarity, in their own section between the profile and the relevant memories.
+
     Budget: the whole appended text stays within `max_tokens` (estimated locally, see
-    `tokens.py`); the profile takes at most `profile_max_tokens` of it. Memories that do not fit
+    `tokens.py`); the profile takes at most `profile_max_tokens` of it, the procedures at most
+    `procedure_max_tokens` of what is left. Memories that do not fit
     are dropped, least relevant (or oldest, in the profile) first. Nothing is appended when there
     is nothing to show.
 
@@ -289,6 +305,9 @@ class MemoryContextCallback:
       profile_topics: topics (labels, `ManagedTopic`s or `CustomTopic`s) whose memories are
         always shown, e.g. `["USER_PERSONAL_INFO", "USER_PREFERENCES"]`; empty: no profile.
       profile_max_tokens: the profile's share of `max_tokens` (default: half).
+      procedure_top_k: how many procedures to retrieve (before the budget trims them).
+      procedure_max_tokens: the procedures' share of `max_tokens` (default: a quarter); 0: no
+        procedures (and no procedure search).
       template: a format string or a function of `MemoryBlock` (see `MemoryTemplate`).
       preamble: the fixed text in front of the memories.
       timeout: seconds a retrieval may take; None: no limit.
@@ -305,6 +324,8 @@ class MemoryContextCallback:
         max_tokens: int = 1000,
         profile_topics: Sequence[str | MemoryTopic] = (),
         profile_max_tokens: int | None = None,
+        procedure_top_k: int = 3,
+        procedure_max_tokens: int | None = None,
         template: MemoryTemplate | None = None,
         preamble: str = DEFAULT_PREAMBLE,
         timeout: float | None = 5.0,
@@ -318,6 +339,10 @@ class MemoryContextCallback:
             raise InputValidationError("max_tokens must be at least 1.")
         if profile_max_tokens is not None and not 0 <= profile_max_tokens <= max_tokens:
             raise InputValidationError("profile_max_tokens must be between 0 and max_tokens.")
+        if not 1 <= procedure_top_k <= MAX_TOP_K:
+            raise InputValidationError(f"procedure_top_k must be between 1 and {MAX_TOP_K}.")
+        if procedure_max_tokens is not None and not 0 <= procedure_max_tokens <= max_tokens:
+            raise InputValidationError("procedure_max_tokens must be between 0 and max_tokens.")
         if isinstance(profile_topics, str) or not all(
             isinstance(t, (str, CustomTopic)) and t for t in profile_topics
         ):
@@ -335,6 +360,10 @@ class MemoryContextCallback:
         ]
         self.profile_max_tokens = (
             max_tokens // 2 if profile_max_tokens is None else profile_max_tokens
+        )
+        self.procedure_top_k = procedure_top_k
+        self.procedure_max_tokens = (
+            max_tokens // 4 if procedure_max_tokens is None else procedure_max_tokens
         )
         self.preamble = preamble
         self.timeout = timeout
@@ -371,7 +400,7 @@ class MemoryContextCallback:
 
     async def _build(self, service: PostgresMemoryService, scope: Scope, query: str) -> str:
         try:
-            profile, relevant = await asyncio.wait_for(
+            profile, relevant, procedures = await asyncio.wait_for(
                 self._retrieve(service, scope, query), self.timeout
             )
         except Exception:  # any failure: the turn goes on without memories (class docstring)
@@ -381,12 +410,13 @@ class MemoryContextCallback:
                 exc_info=True,
             )
             return ""
-        return self.render(profile, relevant)
+        return self.render(profile, relevant, procedures=procedures)
 
     async def _retrieve(
         self, service: PostgresMemoryService, scope: Scope, query: str
-    ) -> tuple[list[Memory], list[RetrievedMemory]]:
-        """The profile memories and the relevant ones, fetched concurrently."""
+    ) -> tuple[list[Memory], list[RetrievedMemory], list[RetrievedMemory]]:
+        """The profile memories, the relevant ones and the app's procedures for the task,
+        fetched concurrently."""
 
         async def profile() -> list[Memory]:
             if not self.profile_topics:
@@ -401,7 +431,17 @@ class MemoryContextCallback:
                 return []
             return await service.retrieve_memories(scope, search_query=query, top_k=self.top_k)
 
-        return await asyncio.gather(profile(), relevant())
+        async def procedures() -> list[RetrievedMemory]:
+            if not query or not self.procedure_max_tokens:
+                return []
+            return await service.retrieve_memories(
+                app_scope(scope["app_name"]),
+                search_query=query,
+                top_k=self.procedure_top_k,
+                filter=MemoryFilter(memory_type="procedure"),
+            )
+
+        return await asyncio.gather(profile(), relevant(), procedures())
 
     def render(
         self,
@@ -409,6 +449,7 @@ class MemoryContextCallback:
         relevant: Sequence[RetrievedMemory],
         *,
         now: datetime | None = None,
+        procedures: Sequence[RetrievedMemory] = (),
     ) -> str:
         """The text for these memories within the budget ("" if none fit). Public so the
         formatting can be reused (and tested) without an invocation."""
@@ -418,15 +459,28 @@ class MemoryContextCallback:
         block = MemoryBlock(preamble=self.preamble, profile=(), relevant=())
         overhead = text_tokens(self._render(block))
         rest = self.max_tokens - overhead - sum(text_tokens(m.line) + 1 for m in shown)
+        note = text_tokens(PROCEDURES_NOTE) + 1
+        playbooks = _fit(
+            (ContextMemory.of(r, now) for r in procedures),
+            min(self.procedure_max_tokens, rest) - note,
+        )
+        rest -= sum(text_tokens(m.line) + 1 for m in playbooks) + note * bool(playbooks)
         best = (ContextMemory.of(r, now) for r in relevant if r.memory.id not in in_profile)
-        block = replace(block, profile=tuple(shown), relevant=tuple(_fit(best, rest)))
+        block = replace(
+            block,
+            profile=tuple(shown),
+            procedures=tuple(playbooks),
+            relevant=tuple(_fit(best, rest)),
+        )
         # A template may spend tokens per memory too: drop the least relevant until it fits.
-        while block.profile or block.relevant:
+        while block.profile or block.relevant or block.procedures:
             text = self._render(block)
             if text_tokens(text) <= self.max_tokens:
                 return text
             if block.relevant:
                 block = replace(block, relevant=block.relevant[:-1])
+            elif block.procedures:
+                block = replace(block, procedures=block.procedures[:-1])
             else:
                 block = replace(block, profile=block.profile[:-1])
         return ""

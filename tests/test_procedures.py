@@ -104,12 +104,19 @@ def assert_anonymous(text: str) -> None:
 
 
 @pytest.fixture
-def make(make_memory_service):
+async def make(make_memory_service):
+    """Services with a model and the 64-dimension embedder; their in-process workers are stopped
+    after the test (a worker left running would claim the next test's jobs)."""
+    built = []
+
     def build(llm: ScriptedLlm, **options: Any):
         options.setdefault("embedder", HashEmbedder())
-        return make_memory_service(llm=llm, **options)
+        built.append(make_memory_service(llm=llm, **options))
+        return built[-1]
 
-    return build
+    yield build
+    for service in built:
+        await service.worker.stop()
 
 
 async def procedures_of(service) -> list:
@@ -387,8 +394,37 @@ async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_pe
     assert "<PROCEDURES>" not in off.render([], [], procedures=found)
     tight = MemoryContextCallback(service, max_tokens=1000, procedure_max_tokens=30)
     assert "<PROCEDURES>" not in tight.render([], [], procedures=found)  # the note alone fits
-    roomy = MemoryContextCallback(service, max_tokens=1000)
-    assert roomy.procedure_max_tokens == 250
+    assert MemoryContextCallback(service).procedure_max_tokens == 0  # off unless asked
+    roomy = MemoryContextCallback(service, max_tokens=1000, procedure_max_tokens=250)
     assert "<PROCEDURES>" in roomy.render([], [], procedures=found)
     with pytest.raises(InputValidationError):
         MemoryContextCallback(max_tokens=100, procedure_max_tokens=101)
+
+
+async def test_learning_can_never_change_a_users_facts(make):
+    from datetime import timedelta
+
+    from adk_memory import MemoryBankConfig
+    from adk_memory.config import GenerationConfig
+
+    once = MemoryBankConfig(
+        generation=GenerationConfig(max_attempts=1, retry_base_delay=timedelta())
+    )
+    llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
+    service = make(llm, run_worker=False, config=once)
+    fact = await service.create_memory("The user's flight was cancelled.", ALICE_SCOPE)
+    await service.learn_procedure(rebooking_session())
+    await service.worker.run_until_idle()
+
+    # Bob's session: the model tries to rewrite Alice's fact through the playbook consolidation.
+    hijack = {"action": "UPDATE", "fact_numbers": [1], "target_id": fact.id, "fact": "Hacked."}
+    llm.add(playbooks(CLEAN_PLAYBOOK), plan(hijack))
+    operation = await service.learn_procedure(rebooking_session(BOB, "s2"))
+    await service.worker.run_until_idle()
+    failed = await service.get_operation(operation.id, BOB_SCOPE)
+    assert failed.done and "not a candidate" in (failed.error or "")
+    assert (await service.get_memory(fact.id, ALICE_SCOPE)).fact == fact.fact
+    assert len(await service.list_revisions(fact.id, ALICE_SCOPE)) == 1
+    # Nor through deleting a procedure by a fact's id.
+    assert not await service.delete_procedure(APP, fact.id)
+    assert (await service.get_memory(fact.id, ALICE_SCOPE)) is not None

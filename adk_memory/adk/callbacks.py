@@ -284,12 +284,13 @@ class MemoryContextCallback:
     relevant memories differ: the price of the system-instruction placement.)
 
     Procedures: the app's playbooks (`learn_procedure`) for a task like the user's message, by
-    similarity, in their own section between the profile and the relevant memories.
+    similarity, in their own section between the profile and the relevant memories, when given
+    a share (`procedure_max_tokens`).
 
     Budget: the whole appended text stays within `max_tokens` (estimated locally, see
     `tokens.py`); the profile takes at most `profile_max_tokens` of it, the procedures at most
-    `procedure_max_tokens` of what is left. Memories that do not fit
-    are dropped, least relevant (or oldest, in the profile) first. Nothing is appended when there
+    `procedure_max_tokens` of what is left. Memories that do not fit are dropped, least
+    relevant (or oldest, in the profile) first. Nothing is appended when there
     is nothing to show.
 
     Failures: a retrieval that fails or takes longer than `timeout` seconds is logged and the
@@ -306,8 +307,9 @@ class MemoryContextCallback:
         always shown, e.g. `["USER_PERSONAL_INFO", "USER_PREFERENCES"]`; empty: no profile.
       profile_max_tokens: the profile's share of `max_tokens` (default: half).
       procedure_top_k: how many procedures to retrieve (before the budget trims them).
-      procedure_max_tokens: the procedures' share of `max_tokens` (default: a quarter); 0: no
-        procedures (and no procedure search).
+      procedure_max_tokens: the procedures' share of `max_tokens`; 0 (default): no procedures
+        and no procedure search. Turning it on costs one more search per invocation (and one
+        more query embedding, concurrent with the memories' own).
       template: a format string or a function of `MemoryBlock` (see `MemoryTemplate`).
       preamble: the fixed text in front of the memories.
       timeout: seconds a retrieval may take; None: no limit.
@@ -325,7 +327,7 @@ class MemoryContextCallback:
         profile_topics: Sequence[str | MemoryTopic] = (),
         profile_max_tokens: int | None = None,
         procedure_top_k: int = 3,
-        procedure_max_tokens: int | None = None,
+        procedure_max_tokens: int = 0,
         template: MemoryTemplate | None = None,
         preamble: str = DEFAULT_PREAMBLE,
         timeout: float | None = 5.0,
@@ -341,7 +343,7 @@ class MemoryContextCallback:
             raise InputValidationError("profile_max_tokens must be between 0 and max_tokens.")
         if not 1 <= procedure_top_k <= MAX_TOP_K:
             raise InputValidationError(f"procedure_top_k must be between 1 and {MAX_TOP_K}.")
-        if procedure_max_tokens is not None and not 0 <= procedure_max_tokens <= max_tokens:
+        if not 0 <= procedure_max_tokens <= max_tokens:
             raise InputValidationError("procedure_max_tokens must be between 0 and max_tokens.")
         if isinstance(profile_topics, str) or not all(
             isinstance(t, (str, CustomTopic)) and t for t in profile_topics
@@ -362,9 +364,7 @@ class MemoryContextCallback:
             max_tokens // 2 if profile_max_tokens is None else profile_max_tokens
         )
         self.procedure_top_k = procedure_top_k
-        self.procedure_max_tokens = (
-            max_tokens // 4 if procedure_max_tokens is None else procedure_max_tokens
-        )
+        self.procedure_max_tokens = procedure_max_tokens
         self.preamble = preamble
         self.timeout = timeout
         self._render = _check_template(template)

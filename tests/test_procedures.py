@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import TEST_SCHEMA
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps import App
 from google.adk.events.event import Event
@@ -123,12 +124,18 @@ async def procedures_of(service) -> list:
     return (await service.list_memories(APP_SCOPE, filter=PROCEDURES)).memories
 
 
-async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(make):
+async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(make, engine):
     llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])
     service = make(llm, run_worker=False)
     operation = await service.learn_procedure(rebooking_session(), outcome=f"{NAME} was happy")
     assert not operation.done and llm.requests == []  # queued: the turn never waits
     assert operation.scope == ALICE_SCOPE  # the job (and its conversation) is Alice's
+    async with engine.connect() as conn:
+        raw = await conn.exec_driver_sql(f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs")
+        [payload] = [json.loads(row[0]) for row in raw]
+    # Queued anonymised; only the names the redactors cannot find are kept, to check the answer.
+    assert_anonymous(json.dumps(payload["events"]) + payload["outcome"])
+    assert payload["identifiers"] == [ALICE, NAME]
     assert await service.worker.run_until_idle() == 1
 
     # The model never saw who it was (anonymised before the call, the user id included).

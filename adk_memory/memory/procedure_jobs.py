@@ -55,14 +55,17 @@ def procedure_payload(
     revision_labels: dict[str, str],
     screen: FactScreen,
 ) -> dict[str, Any]:
-    """A job that learns playbooks from a successful session's events, anonymised now (the
-    identifiers are kept, in the user's own scope, to anonymise what the model writes)."""
+    """A job that learns playbooks from a successful session's events, anonymised now. The
+    identifiers are kept, in the user's own scope, to anonymise what the model writes; those the
+    redactors catch on their own (e-mail addresses, phone numbers) are not: a job's payload never
+    holds what the redactor removes."""
     anonymous = anonymising_screen(screen, identifiers)
+    redactors = Anonymiser((), screen.redactor)
     return {
         "source": PROCEDURE_SOURCE,
         "session_id": None,
         "events": _events_data(events, anonymous),
-        "identifiers": list(identifiers),
+        "identifiers": [i for i in identifiers if redactors.redact(i) == i],
         "outcome": anonymous.text(outcome) if outcome else None,
         "disable_consolidation": False,
         "metadata": {},

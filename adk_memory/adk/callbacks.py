@@ -35,9 +35,8 @@ from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
-from ..memory.procedure_jobs import app_scope
 from ..memory.rendering import neutralise
-from ..memory.scope import Scope, user_scope
+from ..memory.scope import Scope, app_scope, user_scope
 from ..memory.service import PostgresMemoryService
 from .tokens import text_tokens
 

@@ -29,17 +29,12 @@ from .generation import ExtractedFact, MemoryOperation, consolidate, conversatio
 from .generation.procedure import PROCEDURE_CONSOLIDATION, extract_playbooks
 from .generator import Generator, _events_data
 from .jobs import ClaimedJob
-from .scope import Scope, scope_key, validate_scope
+from .scope import app_scope, scope_key
 from .screen import FactScreen, Screened
 from .store import procedure_key
 
 PROCEDURE_SOURCE = "procedure"
 """The `source` of a procedure job's payload."""
-
-
-def app_scope(app_name: str) -> Scope:
-    """The app-level scope procedures are kept in: the app alone, no user."""
-    return validate_scope({"app_name": app_name})
 
 
 def anonymising_screen(screen: FactScreen, identifiers: Sequence[str]) -> FactScreen:

@@ -21,8 +21,8 @@ from .anonymise import identity_values
 from .checks import check_id
 from .models import GenerateMemoriesOperation, MemoryRevision
 from .operations import GenerationOperations
-from .procedure_jobs import app_scope, procedure_payload
-from .scope import scope_key, user_scope
+from .procedure_jobs import procedure_payload
+from .scope import app_scope, scope_key, user_scope
 from .store import procedure_key
 
 

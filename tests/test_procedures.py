@@ -17,10 +17,13 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from adk_memory import (
+    GuardAction,
+    GuardVerdict,
     MemoryAction,
     MemoryContextCallback,
     MemoryContextPlugin,
     MemoryFilter,
+    NotFoundError,
     ProcedureFeedbackPlugin,
     RememberHowTool,
 )
@@ -449,3 +452,32 @@ async def test_the_guard_keeps_a_poisoned_playbook_from_every_user(make):
     [rejected] = operation.rejected
     assert rejected.rule == "override"
     assert await procedures_of(service) == []
+
+
+class _HoldFees:
+    """A guard that holds back any playbook mentioning a fee, for an operator to review."""
+
+    async def check(self, fact: str, *, scope, source: str):
+        if "fee" in fact:
+            return GuardVerdict(action=GuardAction.QUARANTINE, reason="fees", rule="fees")
+        return GuardVerdict(action=GuardAction.ALLOW)
+
+
+async def test_a_quarantined_playbook_waits_for_an_operator(make):
+    llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])  # its pitfall mentions a change fee
+    service = make(llm, guard=_HoldFees())
+    operation = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    [held] = operation.generated_memories
+    assert held.quarantined and held.memory is None
+    assert await procedures_of(service) == []
+    [queued] = await service.list_quarantined()
+    assert queued.memory.memory_type == "procedure" and queued.memory.scope == APP_SCOPE
+    assert_anonymous(queued.memory.model_dump_json())
+    with pytest.raises(NotFoundError):  # not a fact of the app
+        await service.approve_quarantined(held.memory_id, APP_SCOPE)
+    with pytest.raises(InputValidationError):
+        await service.approve_quarantined(held.memory_id, APP_SCOPE, memory_type="rule")
+    approved = await service.approve_quarantined(held.memory_id, APP_SCOPE, memory_type="procedure")
+    assert approved.memory_type == "procedure"
+    assert [m.id for m in await procedures_of(service)] == [held.memory_id]
+    assert not await service.reject_quarantined(held.memory_id, APP_SCOPE, memory_type="procedure")

@@ -13,12 +13,19 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from ..db.batches import in_batches
-from ..errors import NotFoundError
+from ..errors import InputValidationError, NotFoundError
 from .checks import check_count, check_id
 from .core import MemoryServiceCore
-from .models import Memory, QuarantinedMemory
+from .models import Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
-from .store import procedure_key, quarantine_key
+from .store import kind_key, procedure_key, quarantine_key
+
+
+def _kind_key(key: str, memory_type: MemoryType) -> str:
+    """Where the scope's memories of this kind are kept (see `store.kind_key`)."""
+    if memory_type not in ("fact", "procedure"):
+        raise InputValidationError('memory_type must be "fact" or "procedure".')
+    return kind_key(key, MemoryFilter(memory_type=memory_type))[0]
 
 
 class PrivacyOperations(MemoryServiceCore):
@@ -107,9 +114,11 @@ class PrivacyOperations(MemoryServiceCore):
             for memory, labels in await store.quarantined(key, limit)
         ]
 
-    async def approve_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> Memory:
+    async def approve_quarantined(
+        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+    ) -> Memory:
         """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
-        revision labelled `guard: approved`).
+        revision labelled `guard: approved`); a procedure's with `memory_type="procedure"`.
 
         Raises:
           LookupError: no quarantined memory with this id in this scope.
@@ -117,18 +126,20 @@ class PrivacyOperations(MemoryServiceCore):
         checked = validate_scope(scope)
         store = await self._ready()
         labels = {"guard": "approved"}
-        memory = await store.release(
-            check_id(memory_id), scope_key(checked), labels, self._revision_ttl
-        )
+        key = _kind_key(scope_key(checked), memory_type)
+        memory = await store.release(check_id(memory_id), key, labels, self._revision_ttl)
         if memory is None:
             raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
 
-    async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:
+    async def reject_quarantined(
+        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+    ) -> bool:
         """An operator's rejection: the quarantined memory is deleted (a DELETED revision
-        labelled `guard_rejected`). False if there was no such quarantined memory."""
+        labelled `guard_rejected`); a procedure's with `memory_type="procedure"`. False if there
+        was no such quarantined memory."""
         checked = validate_scope(scope)
         store = await self._ready()
-        key = quarantine_key(scope_key(checked))
+        key = quarantine_key(_kind_key(scope_key(checked), memory_type))
         labels = {"reason": "guard_rejected"}
         return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0

@@ -59,7 +59,9 @@ class ProcedureOperations(GenerationOperations):
         writes, and the guard judges each playbook. `outcome`: what went well (a hint for the
         model, anonymised too). Returns the operation (of the session's user scope: the job and
         its conversation are the user's until done); with `wait_for_completion`, finished, its
-        `generated_memories` read from the app's procedures.
+        `generated_memories` read from the app's procedures (`get_operation` reports their ids
+        and actions only: they are not the user's scope's). A procedure names no session, so
+        `revoke_source` and `erase_user` leave the app's procedures as they are.
         """
         if self.llm is None:
             raise InputValidationError("Learning procedures needs a model: pass llm=... .")

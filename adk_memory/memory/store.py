@@ -30,6 +30,8 @@ from ..errors import InputValidationError
 from .models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
 from .text import AUTO, SearchText, search_text
 
+# The last column is the memory's `memory_type`, read from its key (`PROCEDURE_PREFIX`, also
+# under the quarantine's `QUARANTINE_PREFIX`).
 _MEMORY_COLUMNS = """
     m.id::text, m.scope::text, m.fact, m.content::text, m.topics, m.metadata::text, m.importance,
     m.confidence, m.source_type, m.source_session_id, m.source_event_ids, m.create_time,

@@ -130,10 +130,11 @@ class ProcedureFeedbackPlugin(BasePlugin):
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
         """A rating sent with the run (`state_delta=`) is the run's first event, already in the
-        session."""
-        for event in invocation_context.session.events:
-            if event.invocation_id == invocation_context.invocation_id:
-                await self._learn_if_rated(invocation_context, event)
+        session: the run's events are the last ones, read from the end."""
+        for event in reversed(invocation_context.session.events):
+            if event.invocation_id != invocation_context.invocation_id:
+                break
+            await self._learn_if_rated(invocation_context, event)
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event

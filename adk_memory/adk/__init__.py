@@ -20,6 +20,7 @@ from .compaction import (
     fit_to_budget,
     keep_last_turns,
 )
+from .procedures import ProcedureFeedbackPlugin, RememberHowTool
 from .profiles import LoadProfilesTool, load_profiles
 from .services import (
     collect_services,
@@ -67,7 +68,9 @@ __all__ = [
     "MemoryStack",
     "MemoryTemplate",
     "PreloadMemoryTool",
+    "ProcedureFeedbackPlugin",
     "RecursiveSummarizationPlugin",
+    "RememberHowTool",
     "SlidingWindowPlugin",
     "SummarizationError",
     "SweepStats",

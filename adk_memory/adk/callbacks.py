@@ -3,7 +3,8 @@ agent remembers about the user into every model call of a turn.
 
 Owns: finding the invocation's memory service and user scope, retrieving the memories once per
 invocation (the user's structured profiles, read by key without a search; a profile of chosen
-topics; the memories relevant to the user's message), fitting them into a token budget, and
+topics; the memories relevant to the user's message; the app's procedures for a task like it),
+each kind in its own section with its own share, fitting them into a token budget, and
 rendering them (ages, confidence, template). `preload_memory` in
 `tools.py` is a thin wrapper over the same callback, so both write the same text.
 
@@ -39,7 +40,7 @@ from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
 from ..memory.profiles import MemoryProfile
 from ..memory.rendering import neutralise
-from ..memory.scope import Scope, user_scope
+from ..memory.scope import Scope, app_scope, user_scope
 from ..memory.service import PostgresMemoryService
 from ..telemetry import annotate, traced
 from .tokens import text_tokens
@@ -56,6 +57,12 @@ DEFAULT_PREAMBLE = (
 MAX_QUERY_CHARS = 2000
 """How much of the user's message is used as the search query: enough to find what it is about,
 and a pasted document does not make every turn's retrieval slow."""
+
+PROCEDURES_NOTE = (
+    "How tasks like this one were done well before (playbooks learned from this app's "
+    "successful conversations, not about this user); follow one when it fits the request."
+)
+"""The fixed first line of the procedures section: they are the app's know-how, not facts."""
 
 PROFILE_LIMIT = 50
 """Most memories the profile block reads (newest first) before the budget trims them: more than
@@ -186,38 +193,42 @@ def profile_lines(profiles: Sequence[MemoryProfile]) -> list[str]:
 @dataclass(frozen=True)
 class MemoryBlock:
     """What a template renders: the preamble, the profile (memories of the profile topics,
-    newest first) and the memories relevant to the user's message (best first), and the
-    structured profiles' fields as lines (`profile_lines`)."""
+    newest first), the memories relevant to the user's message (best first), the app's
+    procedures for a task like it (best first), and the structured profiles' fields as lines
+    (`profile_lines`)."""
 
     preamble: str
     profile: tuple[ContextMemory, ...]
     relevant: tuple[ContextMemory, ...]
     profiles: tuple[str, ...] = ()
+    procedures: tuple[ContextMemory, ...] = ()
 
 
 MemoryTemplate = str | Callable[[MemoryBlock], str]
 """A format string with the fields `{preamble}`, `{profiles}` (structured profiles),
-`{profile}` and `{memories}` (each block's lines, "" when empty), or a function of the
-`MemoryBlock` returning the text."""
+`{profile}`, `{memories}` and `{procedures}` (each block's lines, "" when empty), or a function
+of the `MemoryBlock` returning the text."""
 
-_TEMPLATE_FIELDS = frozenset({"preamble", "profiles", "profile", "memories"})
+_TEMPLATE_FIELDS = frozenset({"preamble", "profiles", "profile", "memories", "procedures"})
 
 
-def _section(tag: str, memories: Sequence[ContextMemory | str]) -> str:
+def _section(tag: str, memories: Sequence[ContextMemory | str], note: str = "") -> str:
     if not memories:
         return ""
-    lines = "\n".join(m if isinstance(m, str) else m.line for m in memories)
+    lines = "\n".join([note] * bool(note) + [m if isinstance(m, str) else m.line for m in memories])
     return f"\n\n<{tag}>\n{lines}\n</{tag}>"
 
 
 def default_template(block: MemoryBlock) -> str:
-    """The preamble, then `<STRUCTURED_PROFILE>`, `<USER_PROFILE>` and `<RELEVANT_MEMORIES>`
-    sections (empty ones left out), the most stable first. The tags mark where remembered text
-    starts and ends, so a stored fact reads as data about the user, not as an instruction."""
+    """The preamble, then `<STRUCTURED_PROFILE>`, `<USER_PROFILE>`, `<PROCEDURES>` and
+    `<RELEVANT_MEMORIES>` sections (empty ones left out), the most stable first. The tags mark
+    where remembered text starts and ends, so a stored fact reads as data about the user, not
+    as an instruction."""
     return (
         block.preamble
         + _section("STRUCTURED_PROFILE", block.profiles)
         + _section("USER_PROFILE", block.profile)
+        + _section("PROCEDURES", block.procedures, PROCEDURES_NOTE)
         + _section("RELEVANT_MEMORIES", block.relevant)
     )
 
@@ -244,6 +255,7 @@ def _check_template(template: MemoryTemplate | None) -> Callable[[MemoryBlock], 
             profiles="\n".join(block.profiles),
             profile="\n".join(m.line for m in block.profile),
             memories="\n".join(m.line for m in block.relevant),
+            procedures="\n".join(m.line for m in block.procedures),
         )
 
     return render
@@ -305,10 +317,15 @@ class MemoryContextCallback:
     follows a changed system instruction, the conversation, is not cached across turns whose
     relevant memories differ: the price of the system-instruction placement.)
 
+    Procedures: the app's playbooks (`learn_procedure`) for a task like the user's message, by
+    similarity, in their own section between the profile and the relevant memories, when given
+    a share (`procedure_max_tokens`).
+
     Budget: the whole appended text stays within `max_tokens` (estimated locally, see
     `tokens.py`); the structured profiles and the profile take at most `profile_max_tokens` of
-    it, the structured profiles first. Memories that do not fit
-    are dropped, least relevant (or oldest, in the profile) first. Nothing is appended when there
+    it, the structured profiles first; the procedures at most `procedure_max_tokens` of what is
+    left. Memories that do not fit are dropped, least relevant (or oldest, in the profile)
+    first. Nothing is appended when there
     is nothing to show.
 
     Failures: a retrieval that fails or takes longer than `timeout` seconds is logged and the
@@ -325,6 +342,10 @@ class MemoryContextCallback:
         always shown, e.g. `["USER_PERSONAL_INFO", "USER_PREFERENCES"]`; empty: no profile.
       profile_max_tokens: the profiles' share of `max_tokens` (default: half).
       structured_profiles: show the user's structured profiles (`retrieve_profiles`).
+      procedure_top_k: how many procedures to retrieve (before the budget trims them).
+      procedure_max_tokens: the procedures' share of `max_tokens`; 0 (default): no procedures
+        and no procedure search. Turning it on costs one more search per invocation (and one
+        more query embedding, concurrent with the memories' own).
       template: a format string or a function of `MemoryBlock` (see `MemoryTemplate`).
       preamble: the fixed text in front of the memories.
       timeout: seconds a retrieval may take; None: no limit.
@@ -341,6 +362,8 @@ class MemoryContextCallback:
         max_tokens: int = 1000,
         profile_topics: Sequence[str | MemoryTopic] = (),
         profile_max_tokens: int | None = None,
+        procedure_top_k: int = 3,
+        procedure_max_tokens: int = 0,
         template: MemoryTemplate | None = None,
         preamble: str = DEFAULT_PREAMBLE,
         timeout: float | None = 5.0,
@@ -355,6 +378,10 @@ class MemoryContextCallback:
             raise InputValidationError("max_tokens must be at least 1.")
         if profile_max_tokens is not None and not 0 <= profile_max_tokens <= max_tokens:
             raise InputValidationError("profile_max_tokens must be between 0 and max_tokens.")
+        if not 1 <= procedure_top_k <= MAX_TOP_K:
+            raise InputValidationError(f"procedure_top_k must be between 1 and {MAX_TOP_K}.")
+        if not 0 <= procedure_max_tokens <= max_tokens:
+            raise InputValidationError("procedure_max_tokens must be between 0 and max_tokens.")
         if isinstance(profile_topics, str) or not all(
             isinstance(t, (str, CustomTopic)) and t for t in profile_topics
         ):
@@ -373,6 +400,8 @@ class MemoryContextCallback:
         self.profile_max_tokens = (
             max_tokens // 2 if profile_max_tokens is None else profile_max_tokens
         )
+        self.procedure_top_k = procedure_top_k
+        self.procedure_max_tokens = procedure_max_tokens
         self.preamble = preamble
         self.structured_profiles = structured_profiles
         self.timeout = timeout
@@ -411,7 +440,7 @@ class MemoryContextCallback:
 
     async def _build(self, service: PostgresMemoryService, scope: Scope, query: str) -> str:
         try:
-            profile, relevant, structured = await asyncio.wait_for(
+            profile, relevant, structured, procedures = await asyncio.wait_for(
                 self._retrieve(service, scope, query), self.timeout
             )
         except Exception:  # any failure: the turn goes on without memories (class docstring)
@@ -422,15 +451,19 @@ class MemoryContextCallback:
             )
             return ""
         annotate(
-            "memory_context", profile=len(profile), relevant=len(relevant), profiles=len(structured)
+            "memory_context",
+            profile=len(profile),
+            relevant=len(relevant),
+            profiles=len(structured),
+            procedures=len(procedures),
         )
-        return self.render(profile, relevant, profiles=structured)
+        return self.render(profile, relevant, profiles=structured, procedures=procedures)
 
     async def _retrieve(
         self, service: PostgresMemoryService, scope: Scope, query: str
-    ) -> tuple[list[Memory], list[RetrievedMemory], list[MemoryProfile]]:
-        """The profile memories, the relevant ones and the structured profiles, fetched
-        concurrently."""
+    ) -> tuple[list[Memory], list[RetrievedMemory], list[MemoryProfile], list[RetrievedMemory]]:
+        """The profile memories, the relevant ones, the structured profiles and the app's
+        procedures for the task, fetched concurrently."""
 
         async def profile() -> list[Memory]:
             if not self.profile_topics:
@@ -450,7 +483,17 @@ class MemoryContextCallback:
                 return []
             return await service.retrieve_profiles(scope=scope)
 
-        return await asyncio.gather(profile(), relevant(), structured())
+        async def procedures() -> list[RetrievedMemory]:
+            if not query or not self.procedure_max_tokens:
+                return []
+            return await service.retrieve_memories(
+                app_scope(scope["app_name"]),
+                search_query=query,
+                top_k=self.procedure_top_k,
+                filter=MemoryFilter(memory_type="procedure"),
+            )
+
+        return await asyncio.gather(profile(), relevant(), structured(), procedures())
 
     def render(
         self,
@@ -459,6 +502,7 @@ class MemoryContextCallback:
         *,
         now: datetime | None = None,
         profiles: Sequence[MemoryProfile] = (),
+        procedures: Sequence[RetrievedMemory] = (),
     ) -> str:
         """The text for these memories (and structured `profiles`) within the budget ("" if
         none fit). Public so the formatting can be reused (and tested) without an invocation."""
@@ -471,20 +515,29 @@ class MemoryContextCallback:
         overhead = text_tokens(self._render(block))
         used = sum(_cost(line) for line in fields) + sum(_cost(m) for m in shown)
         rest = self.max_tokens - overhead - used
+        note = _cost(PROCEDURES_NOTE)
+        playbooks = _fit(
+            (ContextMemory.of(r, now) for r in procedures),
+            min(self.procedure_max_tokens, rest) - note,
+        )
+        rest -= sum(_cost(m) for m in playbooks) + note * bool(playbooks)
         best = (ContextMemory.of(r, now) for r in relevant if r.memory.id not in in_profile)
         block = replace(
             block,
             profiles=tuple(fields),
             profile=tuple(shown),
+            procedures=tuple(playbooks),
             relevant=tuple(_fit(best, rest)),
         )
         # A template may spend tokens per memory too: drop the least relevant until it fits.
-        while block.profiles or block.profile or block.relevant:
+        while block.profiles or block.profile or block.relevant or block.procedures:
             text = self._render(block)
             if text_tokens(text) <= self.max_tokens:
                 return text
             if block.relevant:
                 block = replace(block, relevant=block.relevant[:-1])
+            elif block.procedures:
+                block = replace(block, procedures=block.procedures[:-1])
             elif block.profile:
                 block = replace(block, profile=block.profile[:-1])
             else:

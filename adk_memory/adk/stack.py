@@ -105,6 +105,14 @@ class MemoryContextConfig(_Config):
     profile_max_tokens: int | None = Field(default=None, ge=0)
     """The profile's share of `max_tokens` (None: half)."""
 
+    procedure_top_k: int = Field(default=_default(MemoryContextCallback, "procedure_top_k"), ge=1)
+    """The app's procedures retrieved per invocation by similarity to the message (3)."""
+
+    procedure_max_tokens: int = Field(
+        default=_default(MemoryContextCallback, "procedure_max_tokens"), ge=0
+    )
+    """The app's procedures' share of `max_tokens` (0: no procedures, no procedure search)."""
+
     timeout: float | None = Field(default=_default(MemoryContextCallback, "timeout"), gt=0)
     """Seconds a retrieval may take before the model is called without memories (5)."""
 

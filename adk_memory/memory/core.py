@@ -44,6 +44,7 @@ from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
+from .procedure_jobs import ProcedureGenerator
 from .profile_store import ProfileStore
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
@@ -161,8 +162,8 @@ class MemoryServiceCore:
     def _make_generator(
         self, llm: BaseLlm, config: MemoryBankConfig, screen: FactScreen
     ) -> Generator:
-        """The generation pipeline for one configuration."""
-        return Generator(
+        """The generation pipeline for one configuration (procedure jobs included)."""
+        return ProcedureGenerator(
             store=self._store,
             profiles=self._profiles,
             queue=self._jobs,

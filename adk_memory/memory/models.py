@@ -10,9 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+MemoryType = Literal["fact", "procedure"]
+"""What a memory is: a fact about its scope (the user), or a procedure (a playbook: how a kind of
+task was done well, learned from successful sessions, anonymised, kept at app level)."""
 
 
 class MemoryAction(str, Enum):
@@ -113,6 +117,9 @@ class Memory(BaseModel):
     memory was last updated or corroborated (None when its confidence is unknown). Set by the
     service on the memories it returns; this is what the model is shown."""
 
+    memory_type: MemoryType = "fact"
+    """A fact, or a procedure (`learn_procedure`); each kind is only found by asking for it."""
+
 
 class RetrievedMemory(BaseModel):
     """A search result: the memory, its cosine distance to the query (when it has an embedding
@@ -159,6 +166,9 @@ class MemoryFilter(BaseModel):
     """Memories whose metadata contains these key/value pairs (JSON containment)."""
     updated_after: datetime | None = None
     updated_before: datetime | None = None
+    memory_type: MemoryType | None = None
+    """The kind of memories (None: facts). Facts and procedures are kept apart, so a search
+    returns one kind only."""
 
 
 class MemoryPage(BaseModel):

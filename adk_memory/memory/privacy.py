@@ -19,9 +19,16 @@ from ..telemetry import traced
 from .app_config import check_app_name
 from .checks import check_count, check_id, check_unit
 from .core import MemoryServiceCore
-from .models import Memory, QuarantinedMemory
+from .models import Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
-from .store import quarantine_key
+from .store import kind_key, procedure_key, quarantine_key
+
+
+def _kind_key(key: str, memory_type: MemoryType) -> str:
+    """Where the scope's memories of this kind are kept (see `store.kind_key`)."""
+    if memory_type not in ("fact", "procedure"):
+        raise InputValidationError('memory_type must be "fact" or "procedure".')
+    return kind_key(key, MemoryFilter(memory_type=memory_type))[0]
 
 
 class PrivacyOperations(MemoryServiceCore):
@@ -29,15 +36,20 @@ class PrivacyOperations(MemoryServiceCore):
 
     @traced("memory.purge")
     async def purge(self, scope: Mapping[str, str]) -> int:
-        """Forget a scope entirely: its memories (quarantined ones too), their revisions, its
-        generation jobs (payloads and results), its watermarks and its structured profiles
-        (fields and their revisions). Returns rows deleted. The jobs go first, so a generation
-        running for the scope finds its job gone and writes nothing."""
+        """Forget a scope entirely: its memories (quarantined ones and procedures too), their
+        revisions, its generation jobs (payloads and results), its watermarks and its structured
+        profiles (fields and their revisions). Returns rows deleted. The jobs go first, so a
+        generation running for the scope finds its job gone and writes nothing."""
         checked = validate_scope(scope)
         key = scope_key(checked)
         store = await self._ready()
         jobs = await self._jobs.purge(key)
-        return jobs + await store.purge(key) + sum(await self._profiles.purge(key))
+        return (
+            jobs
+            + await store.purge(key)
+            + await store.purge(procedure_key(key))
+            + sum(await self._profiles.purge(key))
+        )
 
     @traced("memory.erase_user")
     async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
@@ -124,9 +136,11 @@ class PrivacyOperations(MemoryServiceCore):
         ]
 
     @traced("memory.approve_quarantined")
-    async def approve_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> Memory:
+    async def approve_quarantined(
+        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+    ) -> Memory:
         """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
-        revision labelled `guard: approved`).
+        revision labelled `guard: approved`); a procedure's with `memory_type="procedure"`.
 
         Raises:
           LookupError: no quarantined memory with this id in this scope.
@@ -134,20 +148,22 @@ class PrivacyOperations(MemoryServiceCore):
         checked = validate_scope(scope)
         store = await self._ready()
         labels = {"guard": "approved"}
-        memory = await store.release(
-            check_id(memory_id), scope_key(checked), labels, self._revision_ttl
-        )
+        key = _kind_key(scope_key(checked), memory_type)
+        memory = await store.release(check_id(memory_id), key, labels, self._revision_ttl)
         if memory is None:
             raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
 
     @traced("memory.reject_quarantined")
-    async def reject_quarantined(self, memory_id: str, scope: Mapping[str, str]) -> bool:
+    async def reject_quarantined(
+        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+    ) -> bool:
         """An operator's rejection: the quarantined memory is deleted (a DELETED revision
-        labelled `guard_rejected`). False if there was no such quarantined memory."""
+        labelled `guard_rejected`); a procedure's with `memory_type="procedure"`. False if there
+        was no such quarantined memory."""
         checked = validate_scope(scope)
         store = await self._ready()
-        key = quarantine_key(scope_key(checked))
+        key = quarantine_key(_kind_key(scope_key(checked), memory_type))
         labels = {"reason": "guard_rejected"}
         return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0
 

@@ -71,3 +71,10 @@ def scope_key(scope: Scope) -> str:
 def user_scope(app_name: str, user_id: str) -> Scope:
     """The scope ADK's memory calls use: one user of one app."""
     return validate_scope({"app_name": app_name, "user_id": user_id})
+
+
+def app_scope(app_name: str) -> Scope:
+    """The scope of what an app keeps for all its users (its procedures): the app, no user.
+    It is a scope of its own, matched exactly like any other: it never includes, or is
+    included in, a user's scope."""
+    return validate_scope({"app_name": app_name})

@@ -3,13 +3,13 @@
 Owns: the memory API (create / get / list / update / delete / revisions / retrieve) and ADK's
 calls (add_session_to_memory / add_events_to_memory / add_memory / search_memory /
 delete_memory): scope validation, TTLs, every fact redacted and guarded before it is written
-(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations, the privacy
-operations (purge, erase_user, sweeps, quarantine) and profile reads are its other parts
-(`operations.py`, `privacy.py`, `profiles.py`), with an operator's read-outs in
-`inspection.py`, on a shared core (`core.py`). With no model configured, sessions are
-remembered as raw events (one memory per event with text, never twice). It never writes SQL
-itself (the store does) and never imports the session service: it reads sessions only through
-ADK's `Session` and `Event` types.
+(`screen.py`), and the mapping to ADK's `MemoryEntry`. Generation operations, procedural
+memory, the privacy operations (purge, erase_user, sweeps, quarantine) and profile reads are
+its other parts (`operations.py`, `procedures.py`, `privacy.py`, `profiles.py`), with an
+operator's read-outs in `inspection.py`, on a shared core (`core.py`). With no model
+configured, sessions are remembered as raw events (one memory per event with text, never
+twice). It never writes SQL itself (the store does) and never imports the session service: it
+reads sessions only through ADK's `Session` and `Event` types.
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ from .models import (
     RetrievedMemory,
     SourceType,
 )
-from .operations import GenerationOperations
 from .privacy import PrivacyOperations
+from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
 from .scope import Scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
-from .store import MemoryChange, Search
+from .store import MemoryChange, Search, kind_key
 from .temporal import find_window
 from .trust import with_effective
 
@@ -95,7 +95,7 @@ def _about_item(index: int | None) -> Iterator[None]:
 
 
 class PostgresMemoryService(
-    GenerationOperations,
+    ProcedureOperations,
     PrivacyOperations,
     ProfileOperations,
     InspectionOperations,
@@ -297,6 +297,10 @@ class PostgresMemoryService(
         a model or an end user.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
+        if key is not None:
+            key, filter = kind_key(key, filter)
+        elif filter is not None and filter.memory_type is not None:
+            raise InputValidationError("Listing memories of one kind needs a scope.")
         check_count("page_size", page_size, 1000)
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
@@ -526,8 +530,9 @@ class PostgresMemoryService(
         is its window. No I/O: benchmarks build the statement the service runs with it."""
         retrieval = self.config.retrieval
         window = find_window(query, now) if retrieval.temporal_cues else None
+        key, flt = kind_key(scope_key(scope), flt)
         return Search(
-            scope_key=scope_key(scope),
+            scope_key=key,
             query_text=redacted,
             query_embedding=vector,
             top_k=top_k,

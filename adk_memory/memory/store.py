@@ -37,10 +37,15 @@ from .models import (
 )
 from .text import AUTO, SearchText, search_text
 
+# The last column is the memory's `memory_type`, read from its key (`PROCEDURE_PREFIX`, also
+# under the quarantine's `QUARANTINE_PREFIX`).
 _MEMORY_COLUMNS = """
     m.id::text, m.scope::text, m.fact, m.content::text, m.topics, m.metadata::text, m.importance,
     m.confidence, m.source_type, m.source_session_id, m.source_event_ids, m.create_time,
-    m.update_time, m.expire_time"""
+    m.update_time, m.expire_time,
+    CASE WHEN starts_with(m.scope_key, 'procedure:')
+           OR starts_with(m.scope_key, 'quarantine:procedure:')
+         THEN 'procedure' ELSE 'fact' END"""
 
 _LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
 
@@ -62,6 +67,30 @@ def _real_key(column: str) -> str:
 def quarantine_key(scope_key: str) -> str:
     """Where a scope's quarantined memories are kept (see `QUARANTINE_PREFIX`)."""
     return QUARANTINE_PREFIX + scope_key
+
+
+PROCEDURE_PREFIX = "procedure:"
+"""A procedure (a playbook, `memory_type` "procedure") is stored under its scope's key with this
+prefix, as a quarantined memory is: every read and search matches a key exactly, so a search for
+facts never returns a procedure and one for procedures never a fact, and the tuned retrieval
+statements and covering indexes serve both unchanged. Its revisions carry the prefixed key; its
+`memory_type` is read from the key (`_MEMORY_COLUMNS`), so no column or index was added."""
+
+
+def procedure_key(scope_key: str) -> str:
+    """Where a scope's procedures are kept (see `PROCEDURE_PREFIX`)."""
+    return PROCEDURE_PREFIX + scope_key
+
+
+def kind_key(scope_key: str, flt: MemoryFilter | None) -> tuple[str, MemoryFilter | None]:
+    """The key holding the kind of memories `flt` asks for (facts unless it says procedures),
+    and what is left of the filter (None when the kind was all it said, so the unfiltered,
+    index-only retrieval statement still serves it)."""
+    if flt is None or flt.memory_type is None:
+        return scope_key, flt
+    rest = flt.model_copy(update={"memory_type": None})
+    key = procedure_key(scope_key) if flt.memory_type == "procedure" else scope_key
+    return key, None if rest == MemoryFilter() else rest
 
 
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
@@ -533,7 +562,8 @@ WITH RECURSIVE walk(scope_key) AS (
 )
 SELECT scope_key FROM walk
 WHERE scope_key IS NOT NULL
-  AND CASE WHEN starts_with(scope_key, '{QUARANTINE_PREFIX}') THEN false
+  AND CASE WHEN starts_with(scope_key, '{QUARANTINE_PREFIX}')
+             OR starts_with(scope_key, '{PROCEDURE_PREFIX}') THEN false
            ELSE scope_key::jsonb @> $1::jsonb END
 LIMIT $3
 """
@@ -1050,6 +1080,7 @@ def _memory(row: asyncpg.Record) -> Memory:
         create_time=row[11],
         update_time=row[12],
         expire_time=row[13],
+        memory_type=row[14],
     )
 
 
@@ -1318,7 +1349,7 @@ class MemoryStore:
         """Quarantined memories (of one scope, or of all), newest first, each with the labels
         of its latest revision (the guard's reason)."""
         rows = await self._db.run(lambda conn: conn.fetch(self._quarantined, scope_key, limit))
-        return [(_memory(r), json.loads(r[14] or "{}")) for r in rows]
+        return [(_memory(r), json.loads(r[15] or "{}")) for r in rows]
 
     async def release(
         self, memory_id: str, scope_key: str, labels: dict[str, str], revision_ttl: float | None
@@ -1420,7 +1451,7 @@ class MemoryStore:
         first."""
         statement, args = self.retrieval(search)
         rows = await self._db.run(lambda conn: conn.fetch(statement, *args), replica=replica)
-        return [(_memory(r), r[14], float(r[15])) for r in rows]
+        return [(_memory(r), r[15], float(r[16])) for r in rows]
 
     async def candidates(
         self,

@@ -214,9 +214,12 @@ async def consolidate(
     *,
     timeout: float = 60.0,
     instructions: str = "",
+    prompt: str = "consolidate",
 ) -> list[MemoryOperation]:
     """How the new facts change the scope's memories, decided in one model call against the
     candidates (the most similar existing memories). A fact already known yields no operation.
+    `prompt`: the system instruction's template (procedures have their own, with the same
+    answer shape and rules).
 
     With no candidates there is nothing to reconcile, so no model call is made: every fact to
     remember is created. That keeps calls per generation at most one here, however large the
@@ -230,7 +233,7 @@ async def consolidate(
         return plain_creates(facts)
     plan = await generate_structured(
         llm,
-        system_instruction=load_template("consolidate").template + app_instructions(instructions),
+        system_instruction=load_template(prompt).template + app_instructions(instructions),
         contents=[
             types.Content(role="user", parts=[types.Part(text=_render_input(facts, candidates))])
         ],

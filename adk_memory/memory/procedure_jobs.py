@@ -1,0 +1,153 @@
+"""Procedure generation jobs: a successful session -> anonymised playbooks -> the app's
+procedures, consolidated, with revisions.
+
+Owns: the job kind (`PROCEDURE_SOURCE` payloads) and its handler. A procedure job is queued in
+the session's user scope (so the user's erasure or purge deletes it with its conversation, and
+it takes that user's lease), and writes to the app-level scope's procedures
+(`store.procedure_key` of `{"app_name": ...}`), which every user of the app reads. So that
+nothing personal crosses, the conversation is anonymised when the job is built (`Anonymiser`:
+the user's identifiers, the service's redactor and a `PiiRedactor`), the model is told to
+anonymise (`prompts/procedure_extract.md`), and every playbook it writes, extracted or
+consolidated, is anonymised again and judged by the guard before it is stored. The stored
+procedure names no session, event or user: only the app.
+
+The work is `Generator`'s, reused whole (judging, candidates, consolidation with the procedure
+prompt, one transaction with the job's completion, retries), with the extraction swapped for
+`extract_playbooks`. It never writes SQL and never runs in a turn: the worker runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from ..config import ConsolidationConfig, CustomizationConfig
+from .anonymise import Anonymiser
+from .generation import (
+    ExtractedFact,
+    FieldChange,
+    MemoryOperation,
+    consolidate,
+    conversation_contents,
+)
+from .generation.procedure import PROCEDURE_CONSOLIDATION, extract_playbooks
+from .generator import Generator, _events_data
+from .jobs import ClaimedJob
+from .scope import app_scope, scope_key
+from .screen import FactScreen, Screened
+from .store import procedure_key
+from .trust import Decisions
+
+PROCEDURE_SOURCE = "procedure"
+"""The `source` of a procedure job's payload."""
+
+
+def anonymising_screen(screen: FactScreen, identifiers: Sequence[str]) -> FactScreen:
+    """`screen` with the `Anonymiser` for these identifiers as its redactor (same guard)."""
+    return FactScreen(Anonymiser(identifiers, screen.redactor), screen.guard)
+
+
+def procedure_payload(
+    events: Sequence[Event],
+    *,
+    identifiers: Sequence[str],
+    outcome: str | None,
+    revision_labels: dict[str, str],
+    screen: FactScreen,
+) -> dict[str, Any]:
+    """A job that learns playbooks from a successful session's events, anonymised now. The
+    identifiers are kept, in the user's own scope, to anonymise what the model writes; those the
+    redactors catch on their own (e-mail addresses, phone numbers) are not: a job's payload never
+    holds what the redactor removes."""
+    anonymous = anonymising_screen(screen, identifiers)
+    redactors = Anonymiser((), screen.redactor)
+    return {
+        "source": PROCEDURE_SOURCE,
+        "session_id": None,
+        "events": _events_data(events, anonymous),
+        "identifiers": [i for i in identifiers if redactors.redact(i) == i],
+        "outcome": anonymous.text(outcome) if outcome else None,
+        "disable_consolidation": False,
+        "metadata": {},
+        "revision_labels": revision_labels,
+    }
+
+
+class ProcedureGenerator(Generator):
+    """The job handler: procedure jobs as described above, every other job as `Generator`."""
+
+    async def __call__(self, job: ClaimedJob) -> None:
+        if job.payload.get("source") != PROCEDURE_SOURCE:
+            await super().__call__(job)
+            return
+        app = app_scope(job.scope["app_name"])
+        target = replace(job, scope=app, scope_key=procedure_key(scope_key(app)))
+        identifiers = [str(i) for i in job.payload.get("identifiers", [])]
+        learner = _PlaybookLearner(
+            store=self._store,
+            profiles=self._profiles,
+            queue=self._queue,
+            llm=self._llm,
+            embed=self._embed,
+            config=self._config,
+            revision_ttl=self._revision_ttl,
+            screen=anonymising_screen(self._screen, identifiers),
+        )
+        await learner(target)
+
+
+class _PlaybookLearner(Generator):
+    """`Generator` for one procedure job, targeted at the app's procedures, its screen the
+    anonymising one: playbooks instead of facts, the procedure consolidation prompt, and no
+    session or event ids on what it writes."""
+
+    async def _facts(
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        events: list[Event],
+        conversation: list[types.Content],
+        customization: CustomizationConfig,
+    ) -> list[ExtractedFact]:
+        # Tool calls are how a task gets done: a playbook is written from them too.
+        conversation = conversation_contents(events, include_function_calls=True)
+        return await extract_playbooks(self._llm, conversation, outcome=payload.get("outcome"))
+
+    async def _operations(
+        self,
+        job: ClaimedJob,
+        facts: list[ExtractedFact],
+        disable_consolidation: bool,
+        settings: ConsolidationConfig,
+    ) -> list[MemoryOperation]:
+        if not facts:
+            return []
+        candidates = await self._candidates(job, facts)
+        return await consolidate(self._llm, facts, candidates, prompt=PROCEDURE_CONSOLIDATION)
+
+    async def _profile_changes(
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        events: list[Event],
+        conversation: list[types.Content],
+        customization: CustomizationConfig,
+    ) -> tuple[list[FieldChange], list[Screened]]:
+        return [], []  # a playbook is the app's: no user's profile is learned from it
+
+    async def _apply(
+        self,
+        job: ClaimedJob,
+        payload: dict[str, Any],
+        decisions: Decisions,
+        held: list[tuple[ExtractedFact, Screened]],
+        refused: list[Screened],
+        events: list[Event],
+        watermark: tuple[str, str, str, float] | None,
+        profile: list[FieldChange],
+    ) -> None:
+        await super()._apply(job, payload, decisions, held, refused, [], None, [])

@@ -1,0 +1,118 @@
+"""Procedural memory's API: learn playbooks from a successful session, read and remove an app's
+procedures.
+
+Owns: `learn_procedure` (a session that went well becomes a durable procedure job, see
+`procedure_jobs`), and the procedure-only reads and writes that the fact API cannot serve by a
+filter: revisions and deletion by id. Finding procedures is the fact API with
+`MemoryFilter(memory_type="procedure")` on the app's scope (`app_scope`): `retrieve_memories`
+(by task similarity) and `list_memories`. Procedures are the app's, not a user's: anyone who
+may read the app's scope sees them, and they hold nothing personal (the job anonymises them).
+It never writes SQL (the store does) and never runs a model in the caller's turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from google.adk.sessions.session import Session
+
+from ..errors import InputValidationError
+from .anonymise import identity_values
+from .checks import check_id
+from .models import GenerateMemoriesOperation, MemoryRevision
+from .operations import GenerationOperations
+from .procedure_jobs import procedure_payload
+from .scope import app_scope, scope_key, user_scope
+from .store import procedure_key
+
+
+def _identifiers(session: Session, given: Sequence[str]) -> list[str]:
+    """What identifies the session's user: their id, the identity values of the session state
+    (`anonymise.IDENTITY_KEYS`) and those the caller names."""
+    if isinstance(given, str) or not all(isinstance(i, str) for i in given):
+        raise InputValidationError("identifiers must be a list of strings.")
+    found = [session.user_id, *identity_values(session.state), *given]
+    return list(dict.fromkeys(i.strip() for i in found if i.strip()))
+
+
+class ProcedureOperations(GenerationOperations):
+    """Procedural memory, for `PostgresMemoryService`."""
+
+    async def learn_procedure(
+        self,
+        session: Session,
+        *,
+        outcome: str | None = None,
+        identifiers: Sequence[str] = (),
+        revision_labels: Mapping[str, str] | None = None,
+        wait_for_completion: bool = False,
+    ) -> GenerateMemoriesOperation:
+        """Learn how `session`'s task was done well: its playbooks (task, when to use, steps,
+        pitfalls) become procedures of the app (scope `{"app_name": ...}`), consolidated into
+        the ones it has (a better playbook updates the old one; revisions kept), in the
+        background like `generate_memories`. Call it for a session that went well (the
+        `remember_how` tool and the `ProcedureFeedbackPlugin` do).
+
+        Nothing personal is stored: the user's id, the identity values in the session state
+        (name, e-mail, phone...), the `identifiers` given, and every e-mail address, phone and
+        card number are removed before the model sees the conversation and again from what it
+        writes, and the guard judges each playbook. `outcome`: what went well (a hint for the
+        model, anonymised too). Returns the operation (of the session's user scope: the job and
+        its conversation are the user's until done); with `wait_for_completion`, finished, its
+        `generated_memories` read from the app's procedures (`get_operation` reports their ids
+        and actions only: they are not the user's scope's). A procedure names no session, so
+        `revoke_source` and `erase_user` leave the app's procedures as they are.
+        """
+        if self.llm is None:
+            raise InputValidationError("Learning procedures needs a model: pass llm=... .")
+        if not isinstance(session, Session):
+            raise InputValidationError("session must be an ADK Session.")
+        if outcome is not None and not isinstance(outcome, str):
+            raise InputValidationError("outcome must be a string.")
+        scope = user_scope(session.app_name, session.user_id)
+        payload = procedure_payload(
+            [e for e in session.events if not e.partial],
+            identifiers=_identifiers(session, identifiers),
+            outcome=outcome,
+            revision_labels={str(k): str(v) for k, v in (revision_labels or {}).items()},
+            screen=self._screen,
+        )
+        await self._ready()
+        job_id = await self._jobs.enqueue(
+            scope_key(scope),
+            scope,
+            payload,
+            self.config.generation.max_attempts,
+            config_version=await self._config_version(scope),
+        )
+        if self._run_worker:
+            self.worker.start()
+        operation = GenerateMemoriesOperation(id=job_id, scope=scope)
+        if not wait_for_completion:
+            return operation
+        operation = await self.wait(operation)
+        key = procedure_key(scope_key(app_scope(session.app_name)))
+        live = await self._store.get_many([g.memory_id for g in operation.generated_memories], key)
+        return operation.model_copy(
+            update={
+                "generated_memories": [
+                    g.model_copy(
+                        update={"memory": None if g.quarantined else live.get(g.memory_id)}
+                    )
+                    for g in operation.generated_memories
+                ]
+            }
+        )
+
+    async def procedure_revisions(self, app_name: str, memory_id: str) -> list[MemoryRevision]:
+        """A procedure's history, oldest first (kept after it is deleted)."""
+        key = procedure_key(scope_key(app_scope(app_name)))
+        store = await self._ready()
+        return await store.revisions(check_id(memory_id), key)
+
+    async def delete_procedure(self, app_name: str, memory_id: str) -> bool:
+        """Delete one of the app's procedures (a playbook that misleads), keeping its
+        revisions; False if the app has no such procedure."""
+        key = procedure_key(scope_key(app_scope(app_name)))
+        store = await self._ready()
+        return await store.delete(key, check_id(memory_id), None, self._revision_ttl) > 0

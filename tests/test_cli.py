@@ -161,14 +161,19 @@ def test_migrate_refuses_a_schema_newer_than_the_code(
 
     async def from_the_future() -> None:
         conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
-        await conn.execute(f"INSERT INTO {fresh_schema}.schema_versions VALUES ('memory', 9)")
+        future = len(MEMORY_MIGRATIONS) + 1
+        await conn.execute(
+            f"INSERT INTO {fresh_schema}.schema_versions VALUES ('memory', {future})"
+        )
         await conn.close()
 
     arun(from_the_future)
     checked = cli("migrate", "--check", "--schema", fresh_schema, code=1)
     assert "newer than this adk-memory" in checked.stdout
     assert_user_error(
-        cli("migrate", "--schema", fresh_schema, code=1), "at version 9", "Upgrade adk-memory"
+        cli("migrate", "--schema", fresh_schema, code=1),
+        f"at version {len(MEMORY_MIGRATIONS) + 1}",
+        "Upgrade adk-memory",
     )
 
 

@@ -180,5 +180,11 @@ def test_the_package_ships_its_license_and_type_information() -> None:
     assert project["project"]["license-files"] == ["LICENSE"]
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["adk_memory"]
     assert (REPO / "adk_memory" / "py.typed").exists()
-    assert "vertex" not in project["project"]["optional-dependencies"]
+    # The `vertex` extra is the Vertex AI import's client, and what its error tells users to add.
+    [client] = project["project"]["optional-dependencies"]["vertex"]
+    assert client.startswith("google-cloud-aiplatform")
+    assert (
+        'pip install "adk-memory[vertex]"'
+        in (REPO / "adk_memory" / "adk" / "vertex_source.py").read_text()
+    )
     assert (REPO / "CHANGELOG.md").read_text().startswith("# Changelog")

@@ -9,8 +9,9 @@ reasons, custom metadata, long-running tool ids). Each is written as the codec s
 `Event.model_validate_json` (what the service used before, and still uses when the direct path
 declines), and ADK's own `StorageEvent` round trip (its JSON column, then `to_event`). They
 must agree: equal models, equal dumps (also of only the fields set, and in JSON), equal reprs
-(field order). No database is needed: decoding never touches it; the service-level tests
-(`test_session_service.py`, `test_session_differential.py`) read these events through it.
+(field order). Decoding never touches the database; the last test reads events of both
+kinds through the service, per user, with the cache on and off (the service-level suites,
+`test_session_service.py` and `test_session_differential.py`, read every other shape).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.sessions.schemas.v1 import StorageEvent
@@ -28,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adk_memory.sessions.codec import dump_event
-from adk_memory.sessions.decoding import decode
+from adk_memory.sessions.decoding import clone, decode
 
 _text = st.text(
     alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
@@ -193,6 +195,7 @@ def test_direct_decoding_equals_pydantic_and_adk(event: Event) -> None:
     decoded = decode(text)
     if decoded is not None:
         _assert_same(decoded, validated)
+        _assert_same(clone(decoded), validated)  # how the event cache copies it
         if not _has_bytes(event):
             _assert_same(decoded, _adk_decoding(event))
 
@@ -252,13 +255,46 @@ def test_what_needs_validation_is_left_to_pydantic() -> None:
         assert decode(text) is None, text
 
 
-def test_reads_never_share_objects() -> None:
-    """Each decode builds new objects (defaults included): callers may change what they get."""
-    text = dump_event(_plain_event(content=types.Content(parts=[types.Part(text="a")])), None)
-    first, second = decode(text), decode(text)
-    assert first is not None and second is not None
-    first.actions.state_delta["x"] = 1
-    assert first.content is not None and first.content.parts is not None
+@pytest.mark.parametrize("copy", [decode, lambda text: clone(decode(text))])
+def test_reads_never_share_objects(copy: Any) -> None:
+    """Each decode and each clone builds new objects (defaults included): callers may change
+    what they get, the cached original and other reads do not see it."""
+    event = _plain_event(
+        content=types.Content(parts=[types.Part(text="a")]),
+        actions=EventActions(state_delta={"list": [1, {"a": 2}]}),
+    )
+    text = dump_event(event, None)
+    original = decode(text)
+    first, second = copy(text), copy(text)
+    first.actions.state_delta["list"][1]["a"] = 3
+    first.actions.artifact_delta["x"] = 1
     first.content.parts.append(types.Part(text="b"))
-    assert second.actions.state_delta == {}
-    assert second.content is not None and second.content.parts == [types.Part(text="a")]
+    first.content.parts[0].text = "changed"
+    for other in (second, original):
+        assert other == event
+
+
+@pytest.mark.parametrize("cache_size", [0, 10_000])
+async def test_each_user_reads_only_their_own_events(make_session_service, cache_size: int):
+    """Two users of one app, sessions with the same id and events alike but for their text
+    (one of each decoded directly, one by pydantic): each reads back exactly their own, with
+    the cache on or off, however often; a read's objects are the reader's alone."""
+    service = make_session_service(event_cache_size=cache_size)
+    owners = ("alice", "bob")
+    for user in owners:
+        session = await service.create_session(app_name="app", user_id=user, session_id="s")
+        for n, lro in enumerate((None, {"call-1"})):
+            await service.append_event(
+                session,
+                _plain_event(
+                    content=types.Content(role="user", parts=[types.Part(text=f"{user} {n}")]),
+                    long_running_tool_ids=lro,
+                ),
+            )
+    for _ in range(2):
+        for user in owners:
+            got = await service.get_session(app_name="app", user_id=user, session_id="s")
+            assert got is not None
+            texts = [e.content.parts[0].text for e in got.events if e.content and e.content.parts]
+            assert texts == [f"{user} 0", f"{user} 1"]
+            got.events[0].content.parts[0].text = "changed by the reader"  # type: ignore[union-attr,index]

@@ -23,7 +23,7 @@ from .._cache import LruCache
 from .._json import dump_json, sanitise
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
-from .decoding import decode
+from .decoding import clone, decode
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -126,21 +126,21 @@ and the decoded objects (issue 12 measured 30 events of 10 MB each growing a pro
 
 
 class EventCache:
-    """Decodes stored events: most without validation (`decoding.decode`), the others with
-    pydantic, which are then kept, keyed by the exact JSON text they are stored as.
+    """Decoded events, keyed by the exact JSON text they are stored as.
 
-    A stored event never changes, so one text always decodes to equal events. Validating one
-    (pydantic plus google-genai's and ADK's own validators) costs about three times what
-    building it directly does, and copying a cached event about twice, so only events the
-    direct path declines are cached. Every read gets new objects, never the cached ones
-    (deep copies): callers may mutate what they get back. Least recently read events are
-    dropped beyond `max_events`, or beyond `max_bytes` (weighed at `DECODED_BYTES_PER_CHAR` per
+    A stored event never changes, so one text always decodes to equal events. Most are built
+    straight from their JSON (`decoding.decode`); the others are validated by pydantic (plus
+    google-genai's and ADK's own validators), which costs nearly twice as much. Either way a
+    cached event is cheaper to copy than to decode again (`decoding.clone` for those built
+    directly, pydantic's deep copy for the others). Every read gets copies, never the cached
+    objects: callers may mutate what they get back. Least recently read events are dropped
+    beyond `max_events`, or beyond `max_bytes` (weighed at `DECODED_BYTES_PER_CHAR` per
     character of JSON), so a few huge events cannot grow the process without bound; 0 turns
-    the cache off.
+    the cache off (then nothing is copied).
     """
 
     def __init__(self, max_events: int, max_bytes: int) -> None:
-        self._decoded: LruCache[str, Event] = LruCache(max_events, max_bytes=max_bytes)
+        self._decoded: LruCache[str, tuple[Event, bool]] = LruCache(max_events, max_bytes=max_bytes)
         self._keeps = max_events > 0 and max_bytes > 0
 
     def load(self, texts: Sequence[str] | None) -> list[Event]:
@@ -152,16 +152,17 @@ class EventCache:
 
     def _load_one(self, text: str) -> Event:
         cached = self._decoded.get(text)
-        if cached is not None:
-            return cached.model_copy(deep=True)
-        event = decode(text)
-        if event is not None:
-            return event
-        event = Event.model_validate_json(text)
-        if not self._keeps:
-            return event
-        self._decoded.put(text, event, DECODED_BYTES_PER_CHAR * len(text))
-        return event.model_copy(deep=True)
+        if cached is None:
+            event = decode(text)
+            direct = event is not None
+            if event is None:
+                event = Event.model_validate_json(text)
+            if not self._keeps:
+                return event
+            cached = event, direct
+            self._decoded.put(text, cached, DECODED_BYTES_PER_CHAR * len(text))
+        event, direct = cached
+        return clone(event) if direct else event.model_copy(deep=True)
 
     @property
     def size(self) -> tuple[int, int]:

@@ -333,7 +333,7 @@ def clone(model: _Model) -> _Model:
     _set(twin, "__pydantic_fields_set__", set(model.__pydantic_fields_set__))
     extra, private = model.__pydantic_extra__, model.__pydantic_private__
     _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
-    _set(twin, "__pydantic_private__", None if private is None else copy.deepcopy(private))
+    _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
     return twin
 
 

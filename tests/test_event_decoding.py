@@ -298,3 +298,36 @@ async def test_each_user_reads_only_their_own_events(make_session_service, cache
             texts = [e.content.parts[0].text for e in got.events if e.content and e.content.parts]
             assert texts == [f"{user} 0", f"{user} 1"]
             got.events[0].content.parts[0].text = "changed by the reader"  # type: ignore[union-attr,index]
+
+
+def test_models_whose_settings_change_values_are_left_to_pydantic() -> None:
+    """A model whose configuration makes validation rewrite values (stripping, enum values,
+    strict mode, ...) is never built directly, nor is one with a validator not known to be a
+    no-op, nor a model holding either."""
+    from pydantic import BaseModel, ConfigDict, field_validator
+
+    from adk_memory.sessions import decoding
+
+    class Stripped(BaseModel):
+        model_config = ConfigDict(str_strip_whitespace=True)
+        text: str = ""
+
+    class Checked(BaseModel):
+        text: str = ""
+
+        @field_validator("text")
+        @classmethod
+        def _upper(cls, value: str) -> str:
+            return value.upper()
+
+    class Holder(BaseModel):
+        inner: Stripped | None = None
+        checked: Checked | None = None
+
+    assert not decoding._plan(Stripped).fast
+    with pytest.raises(decoding._NotFast):
+        decoding._plan(Checked).build({"text": "a"})
+    for data in ({"inner": {"text": " a "}}, {"checked": {"text": "a"}}):
+        with pytest.raises(decoding._NotFast):
+            decoding._plan(Holder).build(data)
+    assert decoding._plan(Holder).build({}) == Holder()

@@ -6,9 +6,10 @@ for a float), `Any` and `dict[str, Any]` values, lists, enums by value, and nest
 validators are known no-ops on JSON input (google-genai's `_check_field_type_mismatches`, which
 only warns about model instances of the wrong class, and ADK's `Event._accept_convenience_kwargs`,
 which only acts on keys that are not fields). Such an event is built with the same field values,
-defaults, set fields and `model_post_init` as `Event.model_validate_json` would give it, about
-nearly twice as fast: reading a session is mostly decoding its events, and nothing about a stored
-event needs checking again (the codec wrote it from a validated `Event`).
+defaults, set fields and `model_post_init` as `Event.model_validate_json` would give it, nearly
+twice as fast: reading a session is mostly decoding its events, and nothing about a stored event
+needs checking again (the codec wrote it from a validated `Event`). Also owns `clone`, the copy
+the session codec's event cache hands out of an event built this way.
 
 Anything else (a field with a constraint or a validator of its own, bytes, dates, sets, unions of
 several types, an unknown key, a value of another type, a `null`) makes `decode` return None, and
@@ -59,8 +60,22 @@ _NO_OP_WHEN_EMPTY = frozenset(
 almost every stored event (ADK writes empty containers), and parsed only when it holds some."""
 
 _NO_OP_INITS = frozenset({genai_types.Part.__init__})
-"""Custom `__init__`s that, given keyword data without `None` values (all that `_build` passes),
+"""Custom `__init__`s that, given keyword data without `None` values (all that `build` passes),
 only hand it to pydantic's own: `Part(text=..., functionCall=...)`."""
+
+_VALUE_CHANGING_CONFIG = (
+    "str_strip_whitespace",
+    "str_to_lower",
+    "str_to_upper",
+    "str_min_length",
+    "str_max_length",
+    "use_enum_values",
+    "strict",
+    "coerce_numbers_to_str",
+    "validate_default",
+)
+"""Model settings under which validation changes or refuses values this module would pass as
+they are: a model with any of them set is left to pydantic."""
 
 _IMMUTABLE = (str, int, float, bool, bytes, enum.Enum, type(None))
 
@@ -90,6 +105,8 @@ def _as_float(value: Any) -> float:
 
 
 def _as_is(value: Any) -> Any:
+    if value is None:
+        raise _NotFast  # as everywhere: an explicit null is left to pydantic
     return value
 
 
@@ -231,7 +248,7 @@ class _Plan:
 
     def _default(self, name: str, field: FieldInfo) -> bool:
         """Record how pydantic fills the field when absent; False if that needs validation."""
-        if field.validate_default or self.cls.model_config.get("validate_default"):
+        if field.validate_default:
             return False
         self.template[name] = _MISSING
         if field.default_factory is not None:
@@ -363,6 +380,8 @@ def _validators_are_no_ops(cls: type[BaseModel]) -> bool:
     for decorator in decorators.model_validators.values():
         if _name(decorator.func) not in _NO_OP_VALIDATORS:
             return False
+    if any(cls.model_config.get(setting) for setting in _VALUE_CHANGING_CONFIG):
+        return False
     return not cls.__pydantic_custom_init__ or cls.__init__ in _NO_OP_INITS
 
 

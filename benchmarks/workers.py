@@ -6,13 +6,17 @@ job at a time (a lease per scope), so adding workers should add throughput until
 is the bottleneck, and never let two workers generate for one scope at once. This script
 measures that, per worker count, on a fresh schema:
 
-  jobs/s               completed generations per second, from the first enqueue to the last
-                       completion (capped by the offered rate once the workers keep up)
+  jobs/s               completed generations per second, from the first enqueue to the end of
+                       the last job's model calls (capped by the offered rate once the
+                       workers keep up)
   queue wait           enqueue -> the job's first model call (claim + reading its events), p50
                        and p95 over the jobs that ran; `left` counts those still queued when
                        the run stopped (their wait is longer than any measured)
-  scope overlaps       pairs of jobs of one scope whose model calls overlapped in time (must
-                       be 0: the scope lease forbids it)
+  scope overlaps       pairs of jobs of one scope whose spans overlapped (must be 0: the scope
+                       lease forbids it); a job's span runs from its first model call to the
+                       end of its last, across processes (wall clock), which is where two
+                       workers inside one scope would meet (the claim before it and the
+                       commit after it take milliseconds, the calls 0.3 s each)
   DB CPU per job       CPU time of every PostgreSQL process of the server (backends included,
                        enqueues too) during the run, divided by the jobs completed; needs the
                        server on this machine (psutil)
@@ -386,9 +390,9 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
     print(
         f"\n{plan.rate:g} turns/s offered for {plan.seconds:g} s over {plan.scopes} agents "
         f"({BUSY_SHARE:.0%} to {BUSY_SCOPES} busy ones), model {plan.latency:g} s per call;"
-        f"\ndrained for at most {plan.drain:g} s. jobs/s = done / (last completion - first "
-        "enqueue): once the\nworkers keep up it is the offered rate. Queue wait counts the jobs "
-        "that ran; `left` were still queued."
+        f"\ndrained for at most {plan.drain:g} s. jobs/s = done / (end of the last model call -"
+        " first enqueue): once\nthe workers keep up it is the offered rate. Queue wait counts "
+        "the jobs that ran; `left` were\nstill queued."
     )
     if any(r.overlaps for r in runs):
         print("\nFAIL: two workers generated for one scope at once.")

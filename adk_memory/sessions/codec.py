@@ -24,6 +24,7 @@ from .._json import dump_json, sanitise
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
 from ..telemetry import cache_stats
+from .decoding import clone, decode
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -128,19 +129,22 @@ and the decoded objects (issue 12 measured 30 events of 10 MB each growing a pro
 class EventCache:
     """Decoded events, keyed by the exact JSON text they are stored as.
 
-    A stored event never changes, so one text always decodes to equal events; decoding (pydantic
-    plus google-genai's and ADK's own validators) is most of the cost of reading a session, and
-    copying an already decoded event is about half of it. Every read gets deep copies, never the
-    cached objects: callers may mutate what they get back. Least recently read events are
-    dropped beyond `max_events`, or beyond `max_bytes` (weighed at `DECODED_BYTES_PER_CHAR` per
+    A stored event never changes, so one text always decodes to equal events. Most are built
+    straight from their JSON (`decoding.decode`); the others are validated by pydantic (plus
+    google-genai's and ADK's own validators), which costs nearly twice as much. Either way a
+    cached event is cheaper to copy than to decode again (`decoding.clone` for those built
+    directly, pydantic's deep copy for the others). Every read gets copies, never the cached
+    objects: callers may mutate what they get back. Least recently read events are dropped
+    beyond `max_events`, or beyond `max_bytes` (weighed at `DECODED_BYTES_PER_CHAR` per
     character of JSON), so a few huge events cannot grow the process without bound; 0 turns
-    the cache off.
+    the cache off (then nothing is copied).
     """
 
     def __init__(self, max_events: int, max_bytes: int) -> None:
-        self._decoded: LruCache[str, Event] = LruCache(
+        self._decoded: LruCache[str, tuple[Event, bool]] = LruCache(
             max_events, max_bytes=max_bytes, stats=cache_stats("session.events")
         )
+        self._keeps = max_events > 0 and max_bytes > 0
 
     def load(self, texts: Sequence[str] | None) -> list[Event]:
         """Events for stored JSON texts, in the same order."""
@@ -152,9 +156,16 @@ class EventCache:
     def _load_one(self, text: str) -> Event:
         cached = self._decoded.get(text)
         if cached is None:
-            cached = Event.model_validate_json(text)
+            event = decode(text)
+            direct = event is not None
+            if event is None:
+                event = Event.model_validate_json(text)
+            if not self._keeps:
+                return event
+            cached = event, direct
             self._decoded.put(text, cached, DECODED_BYTES_PER_CHAR * len(text))
-        return cached.model_copy(deep=True)
+        event, direct = cached
+        return clone(event) if direct else event.model_copy(deep=True)
 
     @property
     def size(self) -> tuple[int, int]:

@@ -127,7 +127,8 @@ class PostgresSessionService(BaseSessionService):
       session_ttl: sessions idle (no append) longer than this are deleted by
         `sweep_expired_sessions()`; None keeps sessions forever.
       event_cache_size: how many decoded events this process keeps to speed up re-reads (the
-        runtime reloads a session every turn); reads always get independent copies. 0: off.
+        runtime reloads a session every turn); reads always get independent copies. 0: off
+        (every read decodes every event, most of them straight from their JSON).
       event_cache_bytes: what those events may weigh together, estimated at twice their JSON
         (default 128 MiB): a few huge events never grow the process without bound. 0: off.
       engine_kwargs: passed to `create_async_engine` (pool_size, max_overflow, ...).

@@ -14,6 +14,7 @@ only aggregates (bounded by the SDK's cardinality limit).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,12 @@ from opentelemetry.trace import Link, SpanKind, StatusCode
 from opentelemetry.trace.span import TraceState
 from opentelemetry.util.types import Attributes
 
-from adk_memory import MemoryBankConfig, NotFoundError
+from adk_memory import (
+    MemoryBankConfig,
+    NotFoundError,
+    PostgresMemoryService,
+    PostgresSessionService,
+)
 from adk_memory.adk.callbacks import MemoryContextPlugin
 from adk_memory.adk.compaction import SlidingWindowPlugin
 from adk_memory.config import GenerationConfig
@@ -444,3 +450,17 @@ async def test_outside_these_tests_nothing_is_exported(make_session_service):
     session = await sessions.create_session(app_name="otel_off", user_id="u")
     await sessions.append_event(session, said("hello", 1.0))
     assert _EXPORTER.get_finished_spans() == ()
+
+
+def test_every_public_call_of_both_services_is_traced():
+    """A call added later without `@traced` would be invisible in traces: every public async
+    method of both services is wrapped (closing them is not a call worth a span)."""
+    untraced = [
+        f"{service.__name__}.{name}"
+        for service in (PostgresMemoryService, PostgresSessionService)
+        for name, method in inspect.getmembers(service, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+        and name not in {"close", "flush"}
+        and not hasattr(method, "__wrapped__")
+    ]
+    assert untraced == []

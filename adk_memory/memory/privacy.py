@@ -167,6 +167,7 @@ class PrivacyOperations(MemoryServiceCore):
         labels = {"reason": "guard_rejected"}
         return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0
 
+    @traced("memory.prune_memories")
     async def prune_memories(
         self,
         app_name: str,

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from google.adk.sessions.session import Session
 
 from ..errors import InputValidationError
+from ..telemetry import traced
 from .anonymise import identity_values
 from .checks import check_id
 from .models import GenerateMemoriesOperation, MemoryRevision
@@ -38,6 +39,7 @@ def _identifiers(session: Session, given: Sequence[str]) -> list[str]:
 class ProcedureOperations(GenerationOperations):
     """Procedural memory, for `PostgresMemoryService`."""
 
+    @traced("memory.learn_procedure")
     async def learn_procedure(
         self,
         session: Session,
@@ -104,12 +106,14 @@ class ProcedureOperations(GenerationOperations):
             }
         )
 
+    @traced("memory.procedure_revisions")
     async def procedure_revisions(self, app_name: str, memory_id: str) -> list[MemoryRevision]:
         """A procedure's history, oldest first (kept after it is deleted)."""
         key = procedure_key(scope_key(app_scope(app_name)))
         store = await self._ready()
         return await store.revisions(check_id(memory_id), key)
 
+    @traced("memory.delete_procedure")
     async def delete_procedure(self, app_name: str, memory_id: str) -> bool:
         """Delete one of the app's procedures (a playbook that misleads), keeping its
         revisions; False if the app has no such procedure."""

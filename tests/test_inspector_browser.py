@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import TEST_SCHEMA
-from test_web_ui import AGENTS, APP, USER, _free_port, new_session, say
+from test_web_ui import AGENTS, APP, USER, _free_port, new_session, say, serving
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_memory import PostgresMemoryService
@@ -65,30 +64,10 @@ async def adk_memory_web(
         "--port", str(port), "--artifact_service_uri", "memory://", str(agents_dir),
     ]  # fmt: skip
     env = {**os.environ, "ADK_MEMORY_DATABASE_URL": database_url, "ADK_MEMORY_SCHEMA": TEST_SCHEMA}
-    with log.open("ab") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            deadline = time.monotonic() + READY_TIMEOUT
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"adk-memory web exited:\n{log.read_text()}")
-                try:
-                    if (await client.get("/list-apps")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"adk-memory web not ready:\n{log.read_text()}")
-                await asyncio.sleep(0.2)
-            yield client
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    async with serving(
+        args, env, log, "adk-memory web", port, ready_timeout=READY_TIMEOUT
+    ) as client:
+        yield client
 
 
 class Page:

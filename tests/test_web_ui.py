@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -61,22 +61,37 @@ async def adk_server(
         "--session_service_uri", uri, "--memory_service_uri", uri,
         "--artifact_service_uri", "memory://", str(agents_dir),
     ]  # fmt: skip
+    async with serving(args, os.environ, log, f"adk {command}", port) as client:
+        yield client
+
+
+@asynccontextmanager
+async def serving(
+    args: list[str],
+    env: Mapping[str, str],
+    log: Path,
+    name: str,
+    port: int,
+    ready_timeout: float = READY_TIMEOUT,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Run server command `args` (named `name` in failures) with its output in `log`; yield a
+    client once it answers `/list-apps` on `port`, and stop it with SIGTERM (the way a terminal
+    or a platform stops it) on exit."""
     with log.open("ab") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=os.environ)
-    base = f"http://127.0.0.1:{port}"
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=dict(env))
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-            deadline = time.monotonic() + READY_TIMEOUT
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            deadline = time.monotonic() + ready_timeout
             while True:
                 if process.poll() is not None:
-                    pytest.fail(f"adk {command} exited ({process.returncode}):\n{log.read_text()}")
+                    pytest.fail(f"{name} exited ({process.returncode}):\n{log.read_text()}")
                 try:
                     if (await client.get("/list-apps")).status_code == 200:
                         break
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline:
-                    pytest.fail(f"adk {command} not ready in {READY_TIMEOUT} s:\n{log.read_text()}")
+                    pytest.fail(f"{name} not ready in {ready_timeout} s:\n{log.read_text()}")
                 await asyncio.sleep(0.1)
             yield client
     finally:

@@ -884,25 +884,31 @@ UPDATE {{schema}}.memories m
 """
 
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
-_SWEEP_MEMORIES = f"""
-WITH m AS (
-    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
-        SELECT ctid FROM {{schema}}.memories
-         WHERE expire_time <= now() LIMIT $1))
-    RETURNING m.*
-), r AS (
-{
-    _revision_of_m(
+
+
+def _delete_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
+    """SQL deleting up to `limit` memories matching `where` (over `m`), each with a DELETED
+    revision labelled with `reason` (kept `ttl` seconds), returning how many went."""
+    revision = _revision_of_m(
         "DELETED",
         revision_id="gen_random_uuid()",
         extracted="'{{}}'::text[]",
-        labels=''''{{"reason": "expired"}}'::jsonb''',
-        ttl="$2",
+        labels=f"""'{{{{"reason": "{reason}"}}}}'::jsonb""",
+        ttl=ttl,
     )
-}
+    return f"""
+WITH m AS (
+    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
+        SELECT m.ctid FROM {{schema}}.memories m WHERE {where} LIMIT {limit}))
+    RETURNING m.*
+), r AS (
+{revision}
 )
 SELECT count(*) FROM m
 """
+
+
+_SWEEP_MEMORIES = _delete_labelled("m.expire_time <= now()", "expired", "$1", "$2")
 
 # Expired revisions go, except that an expired DELETED revision stays as a tombstone with its
 # content cleared: it is what keeps a deleted memory from being re-created from its source.
@@ -928,29 +934,15 @@ SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
 # that were not updated or corroborated for $2 seconds, deleted with a labelled DELETED revision
 # ($6 revision ttl). A memory of unknown confidence is never pruned, nor a quarantined one (the
 # operator's). Scopes are matched on their JSON, as erasure does: pruning is rare maintenance.
-_PRUNE = f"""
-WITH m AS (
-    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
-        SELECT m.ctid FROM {{schema}}.memories m
-         WHERE m.scope @> $1::jsonb AND NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
+_PRUNE = _delete_labelled(
+    f"""m.scope @> $1::jsonb AND NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
            AND m.confidence IS NOT NULL
            AND m.update_time < now() - make_interval(secs => $2::float8)
-           AND {_effective_confidence("$3")} < $4::float8
-         LIMIT $5))
-    RETURNING m.*
-), r AS (
-{
-    _revision_of_m(
-        "DELETED",
-        revision_id="gen_random_uuid()",
-        extracted="'{{}}'::text[]",
-        labels=''''{{"reason": "low_confidence"}}'::jsonb''',
-        ttl="$6",
-    )
-}
+           AND {_effective_confidence("$3")} < $4::float8""",
+    "low_confidence",
+    "$5",
+    "$6",
 )
-SELECT count(*) FROM m
-"""
 
 # What the trust rule needs of a scope's ($1) memories ($2 ids): per memory, the sources (a
 # session id, or for a write without one, its revision's id: a source of its own) that wrote

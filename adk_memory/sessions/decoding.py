@@ -8,8 +8,8 @@ only warns about model instances of the wrong class, and ADK's `Event._accept_co
 which only acts on keys that are not fields). Such an event is built with the same field values,
 defaults, set fields and `model_post_init` as `Event.model_validate_json` would give it, nearly
 twice as fast: reading a session is mostly decoding its events, and nothing about a stored event
-needs checking again (the codec wrote it from a validated `Event`). Also owns `clone`, the copy
-the session codec's event cache hands out of an event built this way.
+needs checking again (the codec wrote it from a validated `Event`). Also owns `copier`, how
+the session codec's event cache copies an event built this way.
 
 Anything else (a field with a constraint or a validator of its own, bytes, dates, sets, unions of
 several types, an unknown key, a value of another type, a `null`) makes `decode` return None, and
@@ -211,8 +211,6 @@ class _Plan:
         """JSON key -> field name."""
         self.filled: dict[str, Callable[[], Any]] = {}
         self.required: frozenset[str] = frozenset()
-        self.copied: dict[str, Convert] = {}
-        """Field -> how `clone` copies its value: the fields that may hold mutable values."""
         self.post_init = bool(cls.__pydantic_post_init__)
         self.allow_extra = cls.model_config.get("extra") == "allow"
         if self.fast:
@@ -238,9 +236,6 @@ class _Plan:
             if name in validated:
                 converter = _empty(converter) if validated[name] and converter else None
                 exact = None
-            copier = _copier(field.annotation)
-            if copier is not None:
-                self.copied[name] = copier
             self.keys[field.alias or name] = (name, exact, converter)
             if by_name or field.alias is None:
                 self.keys[name] = (name, exact, converter)
@@ -308,50 +303,78 @@ def _copy_json(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _copier(annotation: Any) -> Convert | None:
-    """How `clone` copies a value of `annotation` (None: immutable, shared as it is)."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _copier(inner[0]) if len(inner) == 1 else copy.deepcopy
-    if annotation in (str, bool, int, float, bytes) or (
-        isinstance(annotation, type) and issubclass(annotation, enum.Enum)
-    ):
-        return None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return clone
-    if origin is list:
-        item = _copier(typing.get_args(annotation)[0])
-        return list if item is None else _list_of(item)
-    if origin is dict:
-        key, value_type = typing.get_args(annotation)
-        if key is str and value_type not in (Any, object):
-            item = _copier(value_type)
-            return dict if item is None else _dict_of(item)
-    return _copy_json
-
-
 _Model = typing.TypeVar("_Model", bound=BaseModel)
 
+Make = Callable[[], Any]
+"""Builds a new, independent copy of one value each time it is called."""
 
-def clone(model: _Model) -> _Model:
-    """An independent copy of a model `decode` built (nested models, lists and dicts copied,
-    immutable values shared), equal to it; about a third cheaper than pydantic's deep copy, which
-    walks every field of every model."""
+
+def copier(model: _Model) -> Callable[[], _Model]:
+    """What makes independent copies of a model `decode` built, each equal to it: nested
+    models, lists and dicts copied, immutable values (strings, numbers, enums) shared.
+
+    The walk over the model (which of its fields hold something mutable, and what) is done
+    here, once: the event cache keeps the result beside the event, so each read copies only
+    what an event actually holds (an event's models have a few dozen fields, nearly all `None`
+    or immutable). The model must never change afterwards: the cache never hands it out."""
+    return typing.cast(Callable[[], _Model], _make(model))
+
+
+_SHARED = frozenset({str, int, float, bool, bytes, type(None)})
+"""Immutable: every copy shares the one value."""
+
+
+def _make(value: Any) -> Make | None:
+    """How to copy `value` (None: immutable, shared as it is)."""
+    kind = type(value)
+    if kind in _SHARED or isinstance(value, enum.Enum):
+        return None
+    if kind is list:
+        items = [_make(item) for item in value]
+        if not any(items):
+            return value.copy
+        made = [(item, make) for item, make in zip(value, items, strict=True)]
+        return lambda: [item if make is None else make() for item, make in made]
+    if kind is dict:
+        entries = {key: _make(item) for key, item in value.items()}
+        if not any(entries.values()):
+            return value.copy
+        mutable = [(key, make) for key, make in entries.items() if make is not None]
+
+        def copy_dict() -> dict[str, Any]:
+            copied = value.copy()
+            for key, make in mutable:
+                copied[key] = make()
+            return copied
+
+        return copy_dict
+    if isinstance(value, BaseModel) and kind in _PLANS:
+        return _model_maker(value)
+    return functools.partial(copy.deepcopy, value)
+
+
+def _model_maker(model: BaseModel) -> Make:
+    """How to copy a model `decode` built: its `__dict__` and fields set, each mutable value
+    copied as `_make` found it."""
     cls = type(model)
-    plan = _PLANS[cls]
-    values = model.__dict__.copy()
-    for name, copy_value in plan.copied.items():
-        value = values[name]
-        if value is not None:
-            values[name] = copy_value(value)
-    twin = cls.__new__(cls)
-    _set(twin, "__dict__", values)
-    _set(twin, "__pydantic_fields_set__", set(model.__pydantic_fields_set__))
+    values = model.__dict__
+    fields = [(name, copy_item) for name, item in values.items() if (copy_item := _make(item))]
+    fields_set = frozenset(model.__pydantic_fields_set__)
     extra, private = model.__pydantic_extra__, model.__pydantic_private__
-    _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
-    _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
-    return twin
+    new = cls.__new__
+
+    def copy_model() -> BaseModel:
+        copied = values.copy()
+        for name, make_value in fields:
+            copied[name] = make_value()
+        twin = new(cls)
+        _set(twin, "__dict__", copied)
+        _set(twin, "__pydantic_fields_set__", set(fields_set))
+        _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
+        _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
+        return twin
+
+    return copy_model
 
 
 def _exact(annotation: Any) -> type | None:

@@ -158,13 +158,12 @@ class EventCache:
         make = self._decoded.get(text)
         if make is None:
             event = decode(text)
-            if event is not None:
-                make = copier(event)
-            else:
+            direct = event is not None
+            if event is None:
                 event = Event.model_validate_json(text)
-                make = functools.partial(event.model_copy, deep=True)
             if not self._keeps:
                 return event
+            make = copier(event) if direct else functools.partial(event.model_copy, deep=True)
             self._decoded.put(text, make, DECODED_BYTES_PER_CHAR * len(text))
         return make()
 

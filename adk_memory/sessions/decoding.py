@@ -305,8 +305,15 @@ def _copy_json(value: Any) -> Any:
 
 _Model = typing.TypeVar("_Model", bound=BaseModel)
 
-Make = Callable[[], Any]
-"""Builds a new, independent copy of one value each time it is called."""
+Recipe = tuple[Any, ...]
+"""How to copy one mutable value: a tag (`_MODEL`, `_LIST`, `_DICT`, `_FLAT`, `_DEEP`), then
+what `_build` needs for it. Plain tuples: a recipe costs the cache far less memory than closures
+would (an event's recipe weighs about a third of the event)."""
+
+_MODEL, _LIST, _DICT, _FLAT, _DEEP = range(5)
+
+_SHARED = frozenset({str, int, float, bool, bytes, type(None)})
+"""Immutable: every copy shares the one value."""
 
 
 def copier(model: _Model) -> Callable[[], _Model]:
@@ -314,67 +321,54 @@ def copier(model: _Model) -> Callable[[], _Model]:
     models, lists and dicts copied, immutable values (strings, numbers, enums) shared.
 
     The walk over the model (which of its fields hold something mutable, and what) is done
-    here, once: the event cache keeps the result beside the event, so each read copies only
+    here, once: the event cache keeps the result instead of the event, so each read copies only
     what an event actually holds (an event's models have a few dozen fields, nearly all `None`
     or immutable). The model must never change afterwards: the cache never hands it out."""
-    return typing.cast(Callable[[], _Model], _make(model))
+    return functools.partial(_build, typing.cast(Recipe, _recipe(model)))  # a model: never None
 
 
-_SHARED = frozenset({str, int, float, bool, bytes, type(None)})
-"""Immutable: every copy shares the one value."""
-
-
-def _make(value: Any) -> Make | None:
+def _recipe(value: Any) -> Recipe | None:
     """How to copy `value` (None: immutable, shared as it is)."""
     kind = type(value)
     if kind in _SHARED or isinstance(value, enum.Enum):
         return None
     if kind is list:
-        items = [_make(item) for item in value]
-        if not any(items):
-            return value.copy
-        made = [(item, make) for item, make in zip(value, items, strict=True)]
-        return lambda: [item if make is None else make() for item, make in made]
+        items = tuple((item, _recipe(item)) for item in value)
+        return (_LIST, items) if any(r for _, r in items) else (_FLAT, value)
     if kind is dict:
-        entries = {key: _make(item) for key, item in value.items()}
-        if not any(entries.values()):
-            return value.copy
-        mutable = [(key, make) for key, make in entries.items() if make is not None]
-
-        def copy_dict() -> dict[str, Any]:
-            copied = value.copy()
-            for key, make in mutable:
-                copied[key] = make()
-            return copied
-
-        return copy_dict
+        entries = tuple((k, r) for k, item in value.items() if (r := _recipe(item)) is not None)
+        return (_DICT, value, entries) if entries else (_FLAT, value)
     if isinstance(value, BaseModel) and kind in _PLANS:
-        return _model_maker(value)
-    return functools.partial(copy.deepcopy, value)
+        fields = tuple((k, r) for k, item in value.__dict__.items() if (r := _recipe(item)))
+        return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__, value)
+    return (_DEEP, value)
 
 
-def _model_maker(model: BaseModel) -> Make:
-    """How to copy a model `decode` built: its `__dict__` and fields set, each mutable value
-    copied as `_make` found it."""
-    cls = type(model)
-    values = model.__dict__
-    fields = [(name, copy_item) for name, item in values.items() if (copy_item := _make(item))]
-    fields_set = frozenset(model.__pydantic_fields_set__)
-    extra, private = model.__pydantic_extra__, model.__pydantic_private__
-    new = cls.__new__
-
-    def copy_model() -> BaseModel:
+def _build(recipe: Recipe) -> Any:
+    """A new copy of what `recipe` was made from."""
+    tag = recipe[0]
+    if tag is _MODEL:
+        _, cls, values, fields, fields_set, model = recipe
         copied = values.copy()
-        for name, make_value in fields:
-            copied[name] = make_value()
-        twin = new(cls)
+        for name, field in fields:
+            copied[name] = _build(field)
+        twin = cls.__new__(cls)
         _set(twin, "__dict__", copied)
         _set(twin, "__pydantic_fields_set__", set(fields_set))
+        extra, private = model.__pydantic_extra__, model.__pydantic_private__
         _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
         _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
         return twin
-
-    return copy_model
+    if tag is _FLAT:
+        return recipe[1].copy()
+    if tag is _LIST:
+        return [item if inner is None else _build(inner) for item, inner in recipe[1]]
+    if tag is _DICT:
+        copied = recipe[1].copy()
+        for key, inner in recipe[2]:
+            copied[key] = _build(inner)
+        return copied
+    return copy.deepcopy(recipe[1])
 
 
 def _exact(annotation: Any) -> type | None:

@@ -340,7 +340,10 @@ def _recipe(value: Any) -> Recipe | None:
         return (_DICT, value, entries) if entries else (_FLAT, value)
     if isinstance(value, BaseModel) and kind in _PLANS:
         fields = tuple((k, r) for k, item in value.__dict__.items() if (r := _recipe(item)))
-        return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__, value)
+        extra, private = value.__pydantic_extra__, value.__pydantic_private__
+        if extra is None and private is None:
+            return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__)
+        return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__, extra, private)
     return (_DEEP, value)
 
 
@@ -348,16 +351,20 @@ def _build(recipe: Recipe) -> Any:
     """A new copy of what `recipe` was made from."""
     tag = recipe[0]
     if tag is _MODEL:
-        _, cls, values, fields, fields_set, model = recipe
-        copied = values.copy()
-        for name, field in fields:
-            copied[name] = _build(field)
+        cls = recipe[1]
+        copied = recipe[2].copy()
+        for name, field in recipe[3]:
+            copied[name] = field[1].copy() if field[0] is _FLAT else _build(field)
         twin = cls.__new__(cls)
         _set(twin, "__dict__", copied)
-        _set(twin, "__pydantic_fields_set__", set(fields_set))
-        extra, private = model.__pydantic_extra__, model.__pydantic_private__
-        _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
-        _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
+        _set(twin, "__pydantic_fields_set__", set(recipe[4]))
+        if len(recipe) == 5:  # no extra fields, no private attributes
+            _set(twin, "__pydantic_extra__", None)
+            _set(twin, "__pydantic_private__", None)
+        else:
+            extra, private = recipe[5], recipe[6]
+            _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
+            _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
         return twin
     if tag is _FLAT:
         return recipe[1].copy()

@@ -291,18 +291,6 @@ class _Plan:
         return model
 
 
-def _copy_json(value: Any) -> Any:
-    """A deep copy of JSON data (dicts, lists and immutable scalars), faster than `deepcopy`."""
-    kind = type(value)
-    if kind is dict:
-        return {key: _copy_json(item) for key, item in value.items()}
-    if kind is list:
-        return [_copy_json(item) for item in value]
-    if kind in (str, int, float, bool) or value is None:
-        return value
-    return copy.deepcopy(value)
-
-
 _Model = typing.TypeVar("_Model", bound=BaseModel)
 
 Recipe = tuple[Any, ...]
@@ -340,8 +328,8 @@ def _recipe(value: Any) -> Recipe | None:
         return (_DICT, value, entries) if entries else (_FLAT, value)
     if isinstance(value, BaseModel) and kind in _PLANS:
         fields = tuple((k, r) for k, item in value.__dict__.items() if (r := _recipe(item)))
-        extra, private = value.__pydantic_extra__, value.__pydantic_private__
-        if extra is None and private is None:
+        extra, private = _recipe(value.__pydantic_extra__), _recipe(value.__pydantic_private__)
+        if extra is None and private is None:  # no extra fields, no private attributes
             return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__)
         return (_MODEL, kind, value.__dict__, fields, value.__pydantic_fields_set__, extra, private)
     return (_DEEP, value)
@@ -363,8 +351,8 @@ def _build(recipe: Recipe) -> Any:
             _set(twin, "__pydantic_private__", None)
         else:
             extra, private = recipe[5], recipe[6]
-            _set(twin, "__pydantic_extra__", None if extra is None else _copy_json(extra))
-            _set(twin, "__pydantic_private__", None if private is None else _copy_json(private))
+            _set(twin, "__pydantic_extra__", None if extra is None else _build(extra))
+            _set(twin, "__pydantic_private__", None if private is None else _build(private))
         return twin
     if tag is _FLAT:
         return recipe[1].copy()

@@ -399,16 +399,10 @@ class Database:
         (`_give_back`), so the next caller never inherits a transaction. A timeout is a
         `DatabaseTimeoutError`.
         """
-        async with self._connection(replica) as (conn, _):
-            yield conn
-
-    @asynccontextmanager
-    async def _connection(self, replica: bool) -> AsyncIterator[tuple[asyncpg.Connection, bool]]:
-        """`connection`, and whether it is the replica's."""
-        engine, proxied, on_replica = await self._checkout(replica)
+        engine, proxied, _ = await self._checkout(replica)
         failure: BaseException | None = None
         try:
-            yield _driver(proxied), on_replica
+            yield _driver(proxied)
         except BaseException as exc:
             failure = exc
             _raise_typed(exc)
@@ -421,7 +415,7 @@ class Database:
         replica: bool,
         attempt: _Attempt,
     ) -> T:
-        """`statement` on a connection lent and given back as `_connection` does, spelt out:
+        """`statement` on a connection lent and given back as `connection` does, spelt out:
         a generator-based context manager costs every call of the hot path ~15 us more.
         `attempt` records the connection used and whether it is the replica's (a failure
         there decides whether `run` tries again)."""

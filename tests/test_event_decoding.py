@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -30,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adk_memory.sessions.codec import dump_event
-from adk_memory.sessions.decoding import clone, decode
+from adk_memory.sessions.decoding import copier, decode
 
 _text = st.text(
     alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
@@ -195,7 +196,7 @@ def test_direct_decoding_equals_pydantic_and_adk(event: Event) -> None:
     decoded = decode(text)
     if decoded is not None:
         _assert_same(decoded, validated)
-        _assert_same(clone(decoded), validated)  # how the event cache copies it
+        _assert_same(copier(decoded)(), validated)  # how the event cache copies it
         if not _has_bytes(event):
             _assert_same(decoded, _adk_decoding(event))
 
@@ -255,23 +256,36 @@ def test_what_needs_validation_is_left_to_pydantic() -> None:
         assert decode(text) is None, text
 
 
-@pytest.mark.parametrize("copy", [decode, lambda text: clone(decode(text))])
-def test_reads_never_share_objects(copy: Any) -> None:
-    """Each decode and each clone builds new objects (defaults included): callers may change
+def _one_copier(text: str) -> Callable[[str], Event]:
+    """Copies of one decoded event from one `copier`, as the event cache makes them."""
+    make = copier(decode(text))
+    return lambda _: make()
+
+
+@pytest.mark.parametrize("reads", [lambda text: decode, _one_copier])
+def test_reads_never_share_objects(reads: Callable[[str], Callable[[str], Event]]) -> None:
+    """Each decode and each copy builds new objects (defaults included): callers may change
     what they get, the cached original and other reads do not see it."""
     event = _plain_event(
         content=types.Content(parts=[types.Part(text="a")]),
-        actions=EventActions(state_delta={"list": [1, {"a": 2}]}),
+        actions=EventActions(state_delta={"list": [1, {"a": 2}], "flat": [1, 2]}),
     )
     text = dump_event(event, None)
     original = decode(text)
+    copy = reads(text)
     first, second = copy(text), copy(text)
     first.actions.state_delta["list"][1]["a"] = 3
+    first.actions.state_delta["flat"].append(3)
+    first.actions.state_delta["new"] = 1
     first.actions.artifact_delta["x"] = 1
     first.content.parts.append(types.Part(text="b"))
     first.content.parts[0].text = "changed"
-    for other in (second, original):
+    first.content.parts[0].thought = True  # a field not set before: its fields set grows
+    first.content.role = "model"
+    for other in (second, original, copy(text)):
         assert other == event
+        assert other.model_fields_set == original.model_fields_set
+        assert other.content.parts[0].model_fields_set == {"text"}
 
 
 @pytest.mark.parametrize("cache_size", [0, 10_000])

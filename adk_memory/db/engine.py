@@ -25,7 +25,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import asyncpg
 import sqlalchemy.exc
@@ -254,6 +254,24 @@ async def _give_back(
     await _uncancellable(clean())
 
 
+def _raise_typed(exc: BaseException) -> NoReturn:
+    """Raise `exc`, a timeout as a `DatabaseTimeoutError`."""
+    timeout = _as_timeout(exc, connecting=False)
+    if timeout is None:
+        raise exc
+    raise timeout from exc
+
+
+class _Attempt:
+    """Which connection one try of `Database.run` got, and whether it is the replica's."""
+
+    __slots__ = ("conn", "on_replica")
+
+    def __init__(self) -> None:
+        self.conn: asyncpg.Connection | None = None
+        self.on_replica = False
+
+
 class Database:
     """One engine, one schema, migrated once: the handle a service runs its statements through.
 
@@ -381,22 +399,34 @@ class Database:
         (`_give_back`), so the next caller never inherits a transaction. A timeout is a
         `DatabaseTimeoutError`.
         """
-        async with self._connection(replica) as (conn, _):
-            yield conn
-
-    @asynccontextmanager
-    async def _connection(self, replica: bool) -> AsyncIterator[tuple[asyncpg.Connection, bool]]:
-        """`connection`, and whether it is the replica's."""
-        engine, proxied, on_replica = await self._checkout(replica)
+        engine, proxied, _ = await self._checkout(replica)
         failure: BaseException | None = None
         try:
-            yield _driver(proxied), on_replica
+            yield _driver(proxied)
         except BaseException as exc:
             failure = exc
-            timeout = _as_timeout(exc, connecting=False)
-            if timeout is None:
-                raise
-            raise timeout from exc
+            _raise_typed(exc)
+        finally:
+            await _give_back(engine, proxied, failure)
+
+    async def _run_once(
+        self,
+        statement: Callable[[asyncpg.Connection], Awaitable[T]],
+        replica: bool,
+        attempt: _Attempt,
+    ) -> T:
+        """`statement` on a connection lent and given back as `connection` does, spelt out:
+        a generator-based context manager costs every call of the hot path ~15 us more.
+        `attempt` records the connection used and whether it is the replica's (a failure
+        there decides whether `run` tries again)."""
+        engine, proxied, attempt.on_replica = await self._checkout(replica)
+        attempt.conn = conn = _driver(proxied)
+        failure: BaseException | None = None
+        try:
+            return await statement(conn)
+        except BaseException as exc:
+            failure = exc
+            _raise_typed(exc)
         finally:
             await _give_back(engine, proxied, failure)
 
@@ -429,19 +459,15 @@ class Database:
         still gets its conflict. Reads are trivially safe. A second lost connection, or any
         other error, propagates: the write then either committed once or not at all.
         """
-        used: asyncpg.Connection | None = None
-        on_replica = False
+        first = _Attempt()
         try:
-            async with self._connection(replica) as (conn, on_replica):
-                used = conn
-                return await statement(conn)
+            return await self._run_once(statement, replica, first)
         except Exception as exc:
-            # Retried only after `connection()` has dropped the broken pool.
-            conflict = on_replica and recovery_conflict(exc)
-            if used is None or not (conflict or _is_lost(exc, used)):
+            # Retried only after `_give_back` has dropped the broken pool.
+            conflict = first.on_replica and recovery_conflict(exc)
+            if first.conn is None or not (conflict or _is_lost(exc, first.conn)):
                 raise
-        async with self._connection(replica and not conflict) as (conn, _):
-            return await statement(conn)
+        return await self._run_once(statement, replica and not conflict, _Attempt())
 
     async def ensure_migrated(self, component: str, steps: Sequence[str]) -> None:
         """Bring `component`'s tables up to date (or check them, with auto_migrate off), once."""

@@ -9,9 +9,10 @@ database.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,7 +25,7 @@ from .._json import dump_json, sanitise
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
 from ..telemetry import cache_stats
-from .decoding import clone, decode
+from .decoding import copier, decode
 
 
 def split_state(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -132,16 +133,16 @@ class EventCache:
     A stored event never changes, so one text always decodes to equal events. Most are built
     straight from their JSON (`decoding.decode`); the others are validated by pydantic (plus
     google-genai's and ADK's own validators), which costs nearly twice as much. Either way a
-    cached event is cheaper to copy than to decode again (`decoding.clone` for those built
-    directly, pydantic's deep copy for the others). Every read gets copies, never the cached
-    objects: callers may mutate what they get back. Least recently read events are dropped
-    beyond `max_events`, or beyond `max_bytes` (weighed at `DECODED_BYTES_PER_CHAR` per
-    character of JSON), so a few huge events cannot grow the process without bound; 0 turns
-    the cache off (then nothing is copied).
+    cached event is cheaper to copy than to decode again (`decoding.copier`, worked out once
+    per cached event, for those built directly; pydantic's deep copy for the others). Every
+    read gets copies, never the cached objects: callers may mutate what they get back. Least
+    recently read events are dropped beyond `max_events`, or beyond `max_bytes` (weighed at
+    `DECODED_BYTES_PER_CHAR` per character of JSON), so a few huge events cannot grow the
+    process without bound; 0 turns the cache off (then nothing is copied).
     """
 
     def __init__(self, max_events: int, max_bytes: int) -> None:
-        self._decoded: LruCache[str, tuple[Event, bool]] = LruCache(
+        self._decoded: LruCache[str, Callable[[], Event]] = LruCache(
             max_events, max_bytes=max_bytes, stats=cache_stats("session.events")
         )
         self._keeps = max_events > 0 and max_bytes > 0
@@ -154,18 +155,17 @@ class EventCache:
             return [self._load_one(text) for text in texts]
 
     def _load_one(self, text: str) -> Event:
-        cached = self._decoded.get(text)
-        if cached is None:
+        make = self._decoded.get(text)
+        if make is None:
             event = decode(text)
             direct = event is not None
             if event is None:
                 event = Event.model_validate_json(text)
             if not self._keeps:
                 return event
-            cached = event, direct
-            self._decoded.put(text, cached, DECODED_BYTES_PER_CHAR * len(text))
-        event, direct = cached
-        return clone(event) if direct else event.model_copy(deep=True)
+            make = copier(event) if direct else functools.partial(event.model_copy, deep=True)
+            self._decoded.put(text, make, DECODED_BYTES_PER_CHAR * len(text))
+        return make()
 
     @property
     def size(self) -> tuple[int, int]:

@@ -55,11 +55,18 @@ FROM (SELECT revision FROM s UNION ALL SELECT revision FROM mine) s
 
 # $4: how many recent events (NULL = all, 0 = none). $5: an inclusive lower timestamp bound,
 # applied as ADK applies it: of those events, the newest run whose timestamps are all >= $5.
+# Every event (the runtime's read each turn) is read in index order as it is, without the
+# selection's materialised, re-sorted set: half the server's time for a 500-event session.
 _GET = """
 SELECT s.state::text, s.revision, s.last_update_time,
        (SELECT state::text FROM {schema}.app_states WHERE app_name = $1),
        (SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2),
-       CASE WHEN $4::bigint = 0 THEN NULL ELSE (
+       CASE WHEN $4::bigint = 0 THEN NULL
+            WHEN $4::bigint IS NULL AND $5::float8 IS NULL THEN ARRAY(
+           SELECT data::text FROM {schema}.events
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+            ORDER BY seq
+       ) ELSE (
            WITH recent AS (
                SELECT data, seq, "timestamp" FROM {schema}.events
                 WHERE app_name = $1 AND user_id = $2 AND session_id = $3

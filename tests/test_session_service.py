@@ -334,7 +334,7 @@ async def test_the_event_cache_is_bounded_in_bytes(make_session_service):
     """A few huge events must not grow the process without bound: the decoded-event cache
     keeps what fits its byte limit (estimated at twice the JSON), whatever its entry limit;
     reads are right whether an event was kept or not."""
-    from adk_memory.sessions.codec import DECODED_BYTES_PER_CHAR, EventCache, dump_event
+    from adk_memory.sessions.codec import EventCache, decoded_weight, dump_event
 
     limit = 3 * 2**20
     big = "x" * 2**19  # 0.5 MB of text per event
@@ -350,8 +350,13 @@ async def test_the_event_cache_is_bounded_in_bytes(make_session_service):
     texts = [dump_event(e, None) for e in events]
     assert [e.id for e in cache.load(texts)] == [e.id for e in events]
     held, weight = cache.size
-    assert weight <= limit and held == limit // (DECODED_BYTES_PER_CHAR * len(texts[0]))
+    assert weight <= limit and held == limit // decoded_weight(texts[0])
     assert cache.load(texts[-1:])[0] == events[-1]
+    # Many small events are weighed by their objects too, not only their characters.
+    small = EventCache(max_events=10_000, max_bytes=2**20)
+    small.load([dump_event(Event(author="user", invocation_id=f"i{n}"), None) for n in range(500)])
+    held, weight = small.size
+    assert weight <= 2**20 and held <= 2**20 // (6 * 1024)
 
     service = make_session_service(event_cache_size=10_000, event_cache_bytes=limit)
     session = await service.create_session(app_name="app", user_id="u")

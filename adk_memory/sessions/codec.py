@@ -126,6 +126,16 @@ DECODED_BYTES_PER_CHAR = 2
 """What a cached event costs the process per character of its stored JSON: the text (the key)
 and the decoded objects (issue 12 measured 30 events of 10 MB each growing a process by 574 MB)."""
 
+DECODED_BYTES_PER_EVENT = 6 * 1024
+"""What a cached event costs besides its characters: its objects and copy recipe (measured
+with tracemalloc: about 6.5 KB for a 300-character event, 8.7 KB for a 2,800-character one).
+Without it the byte bound undercounted small events tenfold."""
+
+
+def decoded_weight(text: str) -> int:
+    """The estimated bytes a cached event of stored JSON `text` holds (its cache weight)."""
+    return DECODED_BYTES_PER_EVENT + DECODED_BYTES_PER_CHAR * len(text)
+
 
 class EventCache:
     """Decoded events, keyed by the exact JSON text they are stored as.
@@ -137,7 +147,7 @@ class EventCache:
     per cached event, for those built directly; pydantic's deep copy for the others). Every
     read gets copies, never the cached objects: callers may mutate what they get back. Least
     recently read events are dropped beyond `max_events`, or beyond `max_bytes` (weighed at
-    `DECODED_BYTES_PER_CHAR` per character of JSON), so a few huge events cannot grow the
+    `decoded_weight`), so neither a few huge events nor many small ones can grow the
     process without bound; 0 turns the cache off (then nothing is copied).
     """
 
@@ -164,7 +174,7 @@ class EventCache:
             if not self._keeps:
                 return event
             make = copier(event) if direct else functools.partial(event.model_copy, deep=True)
-            self._decoded.put(text, make, DECODED_BYTES_PER_CHAR * len(text))
+            self._decoded.put(text, make, decoded_weight(text))
         return make()
 
     @property

@@ -189,13 +189,13 @@ async def _work(
         _, session = job_session(WARM_UP_SCOPE + number, turn, index)
         await service.add_session_to_memory(session)
         await worker.run_until_idle()
-    warm_up_calls = model.calls.total
+    warm_up = (model.calls.total, model.calls.extraction)
     out.put(("ready", None))
     worker.start()
     await asyncio.to_thread(stop.wait)
     await worker.stop()
     await service.close()
-    calls = model.calls.total - warm_up_calls
+    calls = (model.calls.total - warm_up[0], model.calls.extraction - warm_up[1])
     out.put(("spans", (model.spans, calls, worker.stats.failed)))
 
 
@@ -326,6 +326,7 @@ class Run:
     waits: list[float] = field(default_factory=list)
     overlaps: int = 0
     model_calls: int = 0
+    extractions: int = 0
     failed: int = 0
     db_cpu: float | None = None
     replica_cpu: float | None = None
@@ -487,7 +488,8 @@ async def _measure(
             kind, payload = await asyncio.to_thread(out.get, timeout=READY_TIMEOUT)
         their_spans, calls, failed = payload
         spans.update(their_spans)
-        run.model_calls += calls
+        run.model_calls += calls[0]
+        run.extractions += calls[1]
         run.failed += failed
     enqueued_at = agents.enqueued_at
     run.done = statuses.get("done", 0) - warm_ups
@@ -564,6 +566,10 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
     )
     if any(r.overlaps for r in runs):
         print("\nFAIL: two workers generated for one scope at once.")
+    # (a run stopped with jobs left may stop one in the middle: counted only in drained runs)
+    again = sum(r.extractions - r.done for r in runs if r.done == r.enqueued)
+    if again > 0:
+        print(f"\nNote: {again} more extraction calls than jobs done (jobs tried again).")
     if any(r.failed for r in runs):
         print(f"\nNote: {sum(r.failed for r in runs)} tries failed (retried or dead-lettered).")
 

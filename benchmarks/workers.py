@@ -328,8 +328,10 @@ class Run:
     model_calls: int = 0
     extractions: int = 0
     failed: int = 0
-    db_cpu: float | None = None
-    replica_cpu: float | None = None
+    db_cpu: list[float] = field(default_factory=list)
+    """The primary's CPU seconds in the run, and of those its WAL sender's ([]: not measured)."""
+    replica_cpu: list[float] = field(default_factory=list)
+    """The replica's CPU seconds in the run, and of those its replay's."""
     retrievals: list[float] = field(default_factory=list)
     retrieved: int = 0
     primary_reads: int = 0
@@ -352,18 +354,35 @@ async def postmaster(url: str) -> psutil.Process | None:
     return parent if parent is not None and "postgres" in parent.name() else None
 
 
-def server_cpu(server: psutil.Process) -> float:
+REPLICATION = ("walsender", "walreceiver", "startup")
+"""A server process doing replication, by its title: streaming WAL on the primary (walsender),
+receiving and replaying it on the standby (walreceiver, startup)."""
+
+
+def server_cpu(server: psutil.Process) -> tuple[float, float]:
     """CPU seconds used so far by the server: the postmaster, the processes it has reaped and
-    those still running (backends, autovacuum, checkpointer, ...)."""
+    those still running (backends, autovacuum, checkpointer, ...); and how many of them its
+    replication processes used."""
     times = server.cpu_times()
     total = times.user + times.system + times.children_user + times.children_system
+    replication = 0.0
     for child in server.children():
         try:
             own = child.cpu_times()
+            title = " ".join(child.cmdline())
         except psutil.Error:  # it just exited: counted in children_* from now on
             continue
         total += own.user + own.system
-    return total
+        if any(f"postgres: {kind}" in title for kind in REPLICATION):
+            replication += own.user + own.system
+    return total, replication
+
+
+def cpu_since(server: psutil.Process | None, before: tuple[float, float] | None) -> list[float]:
+    """`server_cpu` now less `before` ([] when the server is not on this machine)."""
+    if server is None or before is None:
+        return []
+    return [now - then for now, then in zip(server_cpu(server), before, strict=True)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,10 +493,8 @@ async def _measure(
                 break
             await asyncio.sleep(0.25)
         statuses = await count_jobs(conn, schema)
-        if primary is not None and cpu_before[0] is not None:
-            run.db_cpu = server_cpu(primary) - cpu_before[0]
-        if replica is not None and cpu_before[1] is not None:
-            run.replica_cpu = server_cpu(replica) - cpu_before[1]
+        run.db_cpu = cpu_since(primary, cpu_before[0])
+        run.replica_cpu = cpu_since(replica, cpu_before[1])
     finally:
         await conn.close()
     stop.set()
@@ -507,9 +524,9 @@ async def _measure(
 # Report
 
 
-def _per(total: float | None, count: int) -> str:
-    """CPU seconds `total` per item, in milliseconds ("n/a" when not measured)."""
-    return "n/a" if total is None or not count else f"{1000 * total / count:.1f}"
+def _per(cpu: list[float], part: int, count: int) -> str:
+    """CPU seconds `cpu[part]` per item, in milliseconds ("n/a" when not measured)."""
+    return "n/a" if not cpu or not count else f"{1000 * cpu[part] / count:.1f}"
 
 
 def report(runs: Sequence[Run], plan: Plan) -> None:
@@ -525,7 +542,9 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
         "scope overlaps",
         "primary CPU ms/job",
         "ms/turn",
+        "WAL sending ms/turn",
         "replica CPU ms/turn",
+        "replay ms/turn",
         "retrieval p50 ms",
         "p95 ms",
         "primary re-reads",
@@ -544,9 +563,11 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
                 f"{percentile(r.waits, 50):.2f}",
                 f"{percentile(r.waits, 95):.2f}",
                 str(r.overlaps),
-                _per(r.db_cpu, r.done),
-                _per(r.db_cpu, r.enqueued),
-                _per(r.replica_cpu, r.enqueued) if replica else "-",
+                _per(r.db_cpu, 0, r.done),
+                _per(r.db_cpu, 0, r.enqueued),
+                _per(r.db_cpu, 1, r.enqueued) if replica else "-",
+                _per(r.replica_cpu, 0, r.enqueued) if replica else "-",
+                _per(r.replica_cpu, 1, r.enqueued) if replica else "-",
                 ms(percentile(r.retrievals, 50)),
                 ms(percentile(r.retrievals, 95)),
                 f"{r.primary_reads} of {r.enqueued}" if replica else "-",
@@ -561,7 +582,8 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
         f"\ndrained for at most {plan.drain:g} s. jobs/s = done / (end of the last model call -"
         " first turn): once\nthe workers keep up it is the offered rate. Queue wait counts "
         "the jobs that ran; `left` were\nstill queued. Primary CPU: every PostgreSQL process of "
-        "the primary (workers' and turns'\nstatements) over the run, per job done and per turn. "
+        "the primary (workers' and turns'\nstatements, WAL sending) over the run, per job done "
+        "and per turn; replica: every process\nof the standby (the agents' reads, replay). "
         f"A retrieval found {found:.1f} memories on average."
     )
     if any(r.overlaps for r in runs):

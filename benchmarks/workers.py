@@ -32,7 +32,7 @@ for one of 10 busy scopes (many jobs of one scope queued at once: what the lease
 Each turn does against the database what an ADK Runner turn with the memory-context plugin and
 a generation trigger does: reads the agent's session (`get_session`; the agent's first turn
 creates it), appends the user's message, retrieves the memories relevant to it
-(`retrieve_memories`, top 3, as `MemoryContextCallback` does), appends the reply, and enqueues
+(`retrieve_memories`, top 10, as `MemoryContextCallback` does), appends the reply, and enqueues
 generation from the turn's two events (`add_events_to_memory`, extraction mode: one insert).
 One agent's turns run one after another, different agents' concurrently. The user states a
 hobby and a city, tagged with the job, so the model can tell which job each call serves. No
@@ -687,11 +687,15 @@ def main(argv: list[str] | None = None) -> int:
     plan = Plan(**{**plan.__dict__, **given})
     counts = [int(n) for n in args.workers.split(",")]
     started = time.perf_counter()
-    with (
-        common.postgres_server(args.database_url) as url,
-        replica_server(url, args) as read_url,
-    ):
-        asyncio.run(bench(url, read_url, args.database_url is None, plan, counts))
+    try:
+        with (
+            common.postgres_server(args.database_url) as url,
+            replica_server(url, args) as read_url,
+        ):
+            asyncio.run(bench(url, read_url, args.database_url is None, plan, counts))
+    except KeyboardInterrupt:
+        print("Interrupted: the worker processes and the servers started are stopped.")
+        return 130
     print(f"\nTotal runtime: {time.perf_counter() - started:.1f} s")
     return 0
 

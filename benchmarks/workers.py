@@ -529,8 +529,16 @@ def _per(cpu: list[float], part: int, count: int) -> str:
     return "n/a" if not cpu or not count else f"{1000 * cpu[part] / count:.1f}"
 
 
+REPLICA_COLUMNS = (
+    "WAL sending ms/turn",
+    "replica CPU ms/turn",
+    "replay ms/turn",
+    "primary re-reads",
+)
+
+
 def report(runs: Sequence[Run], plan: Plan) -> None:
-    header = (
+    header: tuple[str, ...] = (
         "setup",
         "workers",
         "done",
@@ -549,7 +557,7 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
         "p95 ms",
         "primary re-reads",
     )
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in runs:
         replica = r.setup != "primary only"
         rows.append(
@@ -573,6 +581,10 @@ def report(runs: Sequence[Run], plan: Plan) -> None:
                 f"{r.primary_reads} of {r.enqueued}" if replica else "-",
             )
         )
+    if all(r.setup == "primary only" for r in runs):  # no replica: its columns are empty
+        kept = [n for n, name in enumerate(header) if name not in REPLICA_COLUMNS]
+        header = tuple(header[n] for n in kept)
+        rows = [tuple(row[n] for n in kept) for row in rows]
     table(header, rows)
     turns = runs[0].enqueued
     found = sum(r.retrieved for r in runs) / sum(r.enqueued for r in runs)

@@ -4,6 +4,7 @@ effect's transaction, retries with backoff, dead letters, and recovery from a de
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 
 import pytest
@@ -140,6 +141,25 @@ async def test_an_in_process_worker_wakes_on_enqueue(queue):
         await asyncio.wait_for(done.wait(), 60)  # a hang guard, far below the poll interval
     finally:
         await worker.stop()
+
+
+async def test_stop_ends_a_worker_whose_job_swallowed_the_cancellation(queue):
+    """A cancellation some library code swallows (Python < 3.12's `wait_for` can, when what it
+    waits for finishes at the same moment) must not keep the worker, and `stop`, running: the
+    loop is told to stop as well as cancelled (a hang seen once in 30 runs before)."""
+    entered = asyncio.Event()
+
+    async def handler(job: ClaimedJob) -> None:
+        entered.set()
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed: the loop would go on
+            await asyncio.sleep(3600)
+        await complete(queue, job)
+
+    worker = Worker(queue, handler, poll_interval=0.05)
+    worker.start()
+    await queue.enqueue("a", A, {}, 1)
+    await asyncio.wait_for(entered.wait(), 60)
+    await asyncio.wait_for(worker.stop(), 60)  # a hang guard: before, it never returned
 
 
 def test_backoff_doubles_with_jitter_and_a_cap():

@@ -168,15 +168,15 @@ def _timed_out(exc: BaseException | None) -> bool:
 
 async def _uncancellable(work: Awaitable[None]) -> None:
     """Run `work` to its end even if the caller is cancelled meanwhile, then re-raise the
-    cancellation: a connection must never go back to the pool half cleaned up."""
+    cancellation: a connection must never go back to the pool half cleaned up. A cancellation
+    that arrives just as `work` ends is re-raised too: swallowed, it would leave a cancelled
+    task running on (a worker loop that `stop` then waits for forever)."""
     task = asyncio.ensure_future(work)
     cancelled: asyncio.CancelledError | None = None
     while not task.done():
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError as exc:
-            if task.done():
-                break
             cancelled = exc
     task.result()
     if cancelled is not None:

@@ -23,7 +23,6 @@ scope (`get`), so an operation id never reveals another scope's generation.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
@@ -478,6 +477,7 @@ class Worker:
         self._poll_interval = poll_interval
         self._concurrency = concurrency
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
         self.stats = WorkerStats()
         """This worker's tries so far."""
 
@@ -528,7 +528,7 @@ class Worker:
         return count
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             # Cleared before the claim, not after it: a job enqueued while the claim runs then
             # either is claimed or sets the event again (never a wake-up lost for a whole
             # poll interval).
@@ -538,17 +538,30 @@ class Worker:
                     continue
             except Exception:  # the database may be briefly away: keep the worker alive
                 logger.exception("Memory worker could not claim a job; retrying.")
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._queue.enqueued.wait(), self._poll_interval)
+            await self._idle()
+
+    async def _idle(self) -> None:
+        """Wait until a job is enqueued in this process or `poll_interval` passes. Not
+        `asyncio.wait_for`: on Python < 3.12 it swallows a cancellation that arrives as the
+        event is set, and this loop, never cancelled, would keep `stop` waiting forever."""
+        woken = asyncio.ensure_future(self._queue.enqueued.wait())
+        try:
+            await asyncio.wait({woken}, timeout=self._poll_interval)
+        finally:
+            woken.cancel()
 
     def start(self) -> None:
         """Run `concurrency` loops in the background of the current event loop."""
         if not self._tasks:
+            self._stopping = False
             self._tasks = [asyncio.create_task(self._loop()) for _ in range(self._concurrency)]
 
     async def stop(self) -> None:
-        """Stop the loops (a job being run is abandoned; its lease makes it due again)."""
+        """Stop the loops (a job being run is abandoned; its lease makes it due again). They
+        are cancelled and also told to stop: a cancellation some awaited library code swallows
+        (Python < 3.12's `wait_for` can) must not keep a loop, and this call, running."""
         tasks, self._tasks = self._tasks, []
+        self._stopping = True
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -115,6 +116,17 @@ def _after_watermark(events: list[Event], watermark: tuple[str, float] | None) -
     return [e for e in events if e.timestamp > event_time]
 
 
+@dataclass(frozen=True)
+class Material:
+    """What a job's steps generate from, worked out once: its payload, its conversation as
+    model contents, the scope's customization and when the conversation happened."""
+
+    payload: dict[str, Any]
+    conversation: list[types.Content]
+    customization: CustomizationConfig
+    time: datetime | None
+
+
 class Generator:
     """The job handler: one generation job, from payload to committed memories."""
 
@@ -153,11 +165,16 @@ class Generator:
             if events:
                 watermark = (job.scope_key, session_id, events[-1].id, events[-1].timestamp)
         customization = self._config.customization_for(frozenset(job.scope))
-        conversation = self._conversation(payload, events)
+        material = Material(
+            payload=payload,
+            conversation=self._conversation(payload, events),
+            customization=customization,
+            time=datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None,
+        )
         extracted = (
             []
             if customization.disable_natural_language_memories
-            else await self._facts(job, payload, events, conversation, customization)
+            else await self._facts(job, material)
         )
         facts, held, refused = await self._judged(job, extracted)
         operations = await self._operations(
@@ -167,9 +184,7 @@ class Generator:
             customization.consolidation_config,
         )
         operations, more_held, more_refused = await self._judged_operations(job, operations)
-        profile, profile_refused = await self._profile_changes(
-            job, payload, events, conversation, customization
-        )
+        profile, profile_refused = await self._profile_changes(job, material)
         decisions = await trust.enforce(
             self._store,
             job.scope_key,
@@ -247,14 +262,8 @@ class Generator:
         )
 
     @traced("generation.extract", database=False)
-    async def _facts(
-        self,
-        job: ClaimedJob,
-        payload: dict[str, Any],
-        events: list[Event],
-        conversation: list[types.Content],
-        customization: CustomizationConfig,
-    ) -> list[ExtractedFact]:
+    async def _facts(self, job: ClaimedJob, material: Material) -> list[ExtractedFact]:
+        payload, conversation = material.payload, material.conversation
         if payload["source"] == "facts":
             topic = payload.get("topic", "")  # jobs enqueued before topics were carried
             source = payload.get("fact_source", "bootstrapped")
@@ -262,12 +271,8 @@ class Generator:
         if not conversation:
             return []
         return await extract_facts(
-            self._llm, conversation, customization, now=self._conversation_time(events)
+            self._llm, conversation, material.customization, now=material.time
         )
-
-    @staticmethod
-    def _conversation_time(events: list[Event]) -> datetime | None:
-        return datetime.fromtimestamp(events[-1].timestamp, timezone.utc) if events else None
 
     @traced("generation.consolidate", database=False)
     async def _operations(
@@ -297,18 +302,14 @@ class Generator:
 
     @traced("generation.profiles", database=False)
     async def _profile_changes(
-        self,
-        job: ClaimedJob,
-        payload: dict[str, Any],
-        events: list[Event],
-        conversation: list[types.Content],
-        customization: CustomizationConfig,
+        self, job: ClaimedJob, material: Material
     ) -> tuple[list[FieldChange], list[Screened]]:
         """The scope's profile changes from the same material (one model call; none without
         profile schemas), each value redacted, checked against its field's schema again (the
         redactor may have changed it) and judged by the guard: (allowed, refused). A value the
         guard would quarantine is refused too: a profile field has no quarantine."""
         schemas = self._config.structured_for(frozenset(job.scope))
+        payload, conversation = material.payload, material.conversation
         facts = [str(f) for f in payload.get("facts", [])] if payload["source"] == "facts" else []
         if not schemas or not (conversation or facts):
             return [], []
@@ -318,8 +319,8 @@ class Generator:
             await self._profiles.profiles(job.scope_key),
             conversation=conversation,
             facts=facts,
-            instructions=customization.consolidation_config.instructions,
-            now=self._conversation_time(events),
+            instructions=material.customization.consolidation_config.instructions,
+            now=material.time,
         )
         specs = {(s.id, name): s.field_schema(name) for s in schemas for name in s.fields}
         kept: list[FieldChange] = []

@@ -25,7 +25,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from ..config import ConsolidationConfig, CustomizationConfig
+from ..config import ConsolidationConfig
 from .anonymise import Anonymiser
 from .generation import (
     ExtractedFact,
@@ -35,7 +35,7 @@ from .generation import (
     conversation_contents,
 )
 from .generation.procedure import PROCEDURE_CONSOLIDATION, extract_playbooks
-from .generator import Generator, _events_data
+from .generator import Generator, Material, _events_data
 from .jobs import ClaimedJob
 from .scope import app_scope, scope_key
 from .screen import FactScreen, Screened
@@ -105,17 +105,14 @@ class _PlaybookLearner(Generator):
     anonymising one: playbooks instead of facts, the procedure consolidation prompt, and no
     session or event ids on what it writes."""
 
-    async def _facts(
-        self,
-        job: ClaimedJob,
-        payload: dict[str, Any],
-        events: list[Event],
-        conversation: list[types.Content],
-        customization: CustomizationConfig,
-    ) -> list[ExtractedFact]:
+    def _conversation(self, payload: dict[str, Any], events: list[Event]) -> list[types.Content]:
         # Tool calls are how a task gets done: a playbook is written from them too.
-        conversation = conversation_contents(events, include_function_calls=True)
-        return await extract_playbooks(self._llm, conversation, outcome=payload.get("outcome"))
+        return conversation_contents(events, include_function_calls=True)
+
+    async def _facts(self, job: ClaimedJob, material: Material) -> list[ExtractedFact]:
+        return await extract_playbooks(
+            self._llm, material.conversation, outcome=material.payload.get("outcome")
+        )
 
     async def _operations(
         self,
@@ -130,12 +127,7 @@ class _PlaybookLearner(Generator):
         return await consolidate(self._llm, facts, candidates, prompt=PROCEDURE_CONSOLIDATION)
 
     async def _profile_changes(
-        self,
-        job: ClaimedJob,
-        payload: dict[str, Any],
-        events: list[Event],
-        conversation: list[types.Content],
-        customization: CustomizationConfig,
+        self, job: ClaimedJob, material: Material
     ) -> tuple[list[FieldChange], list[Screened]]:
         return [], []  # a playbook is the app's: no user's profile is learned from it
 

@@ -218,6 +218,12 @@ async def test_values_against_the_schema_and_absent_fields_are_never_written(mak
             {"schema_id": "user-profile", "field": "salary", "value_json": "100"},  # no field
             {"schema_id": "other", "field": "tone", "value_json": '"succinct"'},  # no schema
             {"schema_id": "user-profile", "field": "email", "value_json": "not json"},
+            # A 12 MB value is never stored (hostile size).
+            {
+                "schema_id": "user-profile",
+                "field": "email",
+                "value_json": json.dumps("I like tea. " * 10**6),
+            },
             {"schema_id": "user-profile", "field": "preferred_language", "value_json": '"Rust"'},
         ]
     }

@@ -4,8 +4,11 @@
 Owns: the tools' declarations (their descriptions name the kinds of memories the bank keeps,
 from the configured topics, so the model knows when to call them) and the mapping of a call to
 the memory service. A mistake the model can fix (a blank fact, an unknown topic or id) comes back
-to it as `{"error": ...}`, ADK's convention; infrastructure errors are raised, as ADK's own tools
-do, for the Runner and its plugins to handle.
+to it as `{"error": ...}`, ADK's convention; so does a fact the memory guard refused
+(`"status": "refused"` with the rule ids), and one it quarantined comes back as
+`"status": "held_for_review"` with the rule ids and a note that it is not remembered: the model
+is never told a fact was saved when it was not. Infrastructure errors are raised, as ADK's own
+tools do, for the Runner and its plugins to handle.
 
 It never takes a scope from the model: every call is scoped to the invocation's app and user,
 so one user can never read, write or delete another's memories. It never deletes without a
@@ -35,6 +38,7 @@ from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction, SourceType
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope
+from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
 from .callbacks import ContextMemory, MemoryContextCallback, memory_service_of, scope_of
 
@@ -209,10 +213,12 @@ class CreateMemoryTool(_MemoryTool):
                 metadata=metadata,
                 source_type=SourceType.IMPLICIT,  # the agent's choice, not the app's own data
             )
-        except InputValidationError as exc:  # a MemoryRejectedError says the guard's reason
+        except MemoryRejectedError as exc:
+            return _refused([exc.rule])
+        except InputValidationError as exc:
             return _error(exc)
         if memory.quarantined:
-            return {"status": "held_for_review", "changes": []}
+            return _held([memory.guard.rule if memory.guard else "policy"])
         return {
             "status": "saved",
             "changes": [_change(MemoryAction.CREATED, memory.id, memory.fact)],
@@ -241,7 +247,7 @@ class CreateMemoryTool(_MemoryTool):
         if operation.error is not None:
             return {"error": "The memory could not be saved; try again later."}
         if operation.rejected:
-            return {"error": f"Not saved: {operation.rejected[0].reason}."}
+            return _refused([r.rule for r in operation.rejected])
         changes = [  # a memory this generation deleted is gone, fact and all: its id remains
             _change(
                 generated.action,
@@ -251,10 +257,40 @@ class CreateMemoryTool(_MemoryTool):
             for generated in operation.generated_memories
             if not generated.quarantined
         ]
-        held = any(generated.quarantined for generated in operation.generated_memories)
+        held = [g.guard.rule if g.guard else "policy" for g in operation.quarantined]
         if held and not changes:
-            return {"status": "held_for_review", "changes": []}
+            return _held(held)
         return {"status": "saved" if changes else "already_known", "changes": changes}
+
+
+def _refused(rules: Sequence[str]) -> dict[str, Any]:
+    """What the model is told when the guard refused the fact: nothing was stored, and which
+    rule refused it (never the fact: the model wrote it, and an echo would only repeat it)."""
+    named = ", ".join(dict.fromkeys(rules))
+    return {
+        "status": "refused",
+        "rules": list(dict.fromkeys(rules)),
+        "error": (
+            f"Not saved: the memory guard refused this fact (rule {named}). Nothing was "
+            "remembered; do not tell the user it was."
+        ),
+    }
+
+
+def _held(rules: Sequence[str]) -> dict[str, Any]:
+    """What the model is told when the guard quarantined the fact: stored for an operator's
+    review, not remembered for now, and which rule held it."""
+    named = ", ".join(dict.fromkeys(rules))
+    return {
+        "status": "held_for_review",
+        "rules": list(dict.fromkeys(rules)),
+        "changes": [],
+        "note": (
+            f"Not remembered for now: the memory guard held this fact for review (rule "
+            f"{named}). It will not be recalled unless an operator approves it; do not tell the "
+            "user it was remembered."
+        ),
+    }
 
 
 def _change(action: MemoryAction, memory_id: str, fact: str | None) -> dict[str, str]:

@@ -49,6 +49,7 @@ from .generation import (
     update_profiles,
 )
 from .generation.profiles import field_error
+from .guard import GuardVerdict
 from .jobs import ClaimedJob, JobQueue
 from .models import Memory, MemoryAction, SourceType
 from .profile_store import ProfileStore
@@ -425,7 +426,11 @@ class Generator:
             )
             for op, held_by in to_create
         ]
-        quarantined = {new.id for new in creates if new.scope_key != job.scope_key}
+        quarantined = {  # each held memory's verdict, kept with the job's result
+            new.id: held_by.verdict
+            for new, (_, held_by) in zip(creates, to_create, strict=True)
+            if held_by is not None
+        }
         updates = [
             (
                 op.target_id or "",
@@ -487,11 +492,7 @@ class Generator:
             # Ids and actions only: the facts stay in the memories (see `JobQueue`). A change of
             # confidence alone (`trust.ConfidenceNote`) changed no fact: its revision says it.
             result: list[dict[str, Any]] = [
-                {
-                    "action": action.value,
-                    "memory_id": memory.id,
-                    "quarantined": memory.id in quarantined,
-                }
+                _result_entry(action, memory.id, quarantined.get(memory.id))
                 for action, memory in applied
                 if memory.id not in noted
             ]
@@ -518,3 +519,18 @@ class Generator:
             quarantined=len(quarantined),
             rejected=len(refused),
         )
+
+
+def _result_entry(
+    action: MemoryAction, memory_id: str, held: GuardVerdict | None
+) -> dict[str, Any]:
+    """One change as a finished job keeps it: ids and action, and for a quarantined memory the
+    guard's rule and reason (never a fact: see `JobQueue`)."""
+    entry: dict[str, Any] = {
+        "action": action.value,
+        "memory_id": memory_id,
+        "quarantined": held is not None,
+    }
+    if held is not None:
+        entry.update(rule=held.rule, reason=held.reason)
+    return entry

@@ -3,7 +3,8 @@ retrying one that failed for good.
 
 Owns: the memory service's read-outs for an inspector (`adk_memory.adk.inspector`, the CLI):
 listing scopes by what they contain (a loose index scan, one probe per scope), a scope's
-generation jobs as `GenerationJob` summaries (status, tries, error, how many memories changed:
+generation jobs as `GenerationJob` summaries (status, tries, error, how many memories changed,
+how many of them the guard quarantined and how many facts it refused:
 never the conversation), and `retry_operation`, which names the operation's scope, so an id
 alone never restarts another scope's generation. It never writes a memory.
 """
@@ -74,7 +75,9 @@ class InspectionOperations(MemoryServiceCore):
                 attempts=record.attempts,
                 max_attempts=record.max_attempts,
                 error=record.error,
-                changes=len(record.result or []),
+                changes=sum(e["action"] != "REJECTED" for e in record.result or []),
+                quarantined=sum(bool(e.get("quarantined")) for e in record.result or []),
+                rejected=sum(e["action"] == "REJECTED" for e in record.result or []),
                 create_time=record.create_time,
                 update_time=record.update_time,
             )

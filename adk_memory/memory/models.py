@@ -89,6 +89,16 @@ class PastRevision:
     expire_time: datetime | None = None
 
 
+class GuardedFact(BaseModel):
+    """The memory guard's verdict on a fact it did not let through: which rule and why, never
+    the fact itself (a rejected fact was not stored; a quarantined one is held back)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    reason: str
+
+
 class Memory(BaseModel):
     """One memory: a fact about a scope (usually one user of one app)."""
 
@@ -112,6 +122,9 @@ class Memory(BaseModel):
     quarantined: bool = False
     """Held back by the memory guard: stored, never retrieved or shown to a model until an
     operator approves it."""
+    guard: GuardedFact | None = None
+    """Why the guard held it back (its rule and reason), on a quarantined memory that
+    `create_memory(ies)` returns or `list_quarantined` lists; None otherwise."""
     effective_confidence: float | None = None
     """`confidence` as of the read: decayed by `TrustConfig.confidence_half_life` since the
     memory was last updated or corroborated (None when its confidence is unknown). Set by the
@@ -190,21 +203,16 @@ class GeneratedMemory(BaseModel):
     action: MemoryAction
     memory: Memory | None = None
     quarantined: bool = False
-
-
-class GuardedFact(BaseModel):
-    """A fact the memory guard refused to store: which rule and why (never the fact itself)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    reason: str
+    guard: GuardedFact | None = None
+    """Why the guard quarantined it (None when live, or for a job finished before verdicts
+    were kept with its result)."""
 
 
 class GenerateMemoriesOperation(BaseModel):
     """A generation request: poll it with `get_operation(id, scope)` or block on
     `wait(operation)`. `error` is set when it failed for good (every try used: dead-lettered);
-    `rejected` lists the facts the memory guard refused."""
+    `rejected` lists the facts the memory guard refused, `quarantined` the memories it held
+    back (also marked in `generated_memories`)."""
 
     id: str
     scope: dict[str, str]
@@ -212,6 +220,11 @@ class GenerateMemoriesOperation(BaseModel):
     error: str | None = None
     generated_memories: list[GeneratedMemory] = Field(default_factory=list)
     rejected: list[GuardedFact] = Field(default_factory=list)
+
+    @property
+    def quarantined(self) -> list[GeneratedMemory]:
+        """The memories this generation created held back by the guard (stored, not live)."""
+        return [g for g in self.generated_memories if g.quarantined]
 
 
 class QuarantinedMemory(BaseModel):
@@ -239,6 +252,11 @@ class GenerationJob(BaseModel):
     max_attempts: int
     error: str | None = None
     changes: int = 0
+    """Memories it created, updated or deleted (quarantined ones included)."""
+    quarantined: int = 0
+    """Of its `changes`, memories the guard held back (stored, not live)."""
+    rejected: int = 0
+    """Facts the guard refused (not stored, not among `changes`)."""
     create_time: datetime
     update_time: datetime
 

@@ -136,17 +136,21 @@ class GenerationOperations(MemoryServiceCore):
     async def _operation(self, record: JobRecord) -> GenerateMemoriesOperation:
         """An operation from its job: the facts of the memories it changed are read from the
         memories themselves (the job keeps ids and actions only)."""
-        changes: list[tuple[str, MemoryAction, bool]] = []
+        changes: list[tuple[str, MemoryAction, GuardedFact | None]] = []
         rejected: list[GuardedFact] = []
         for entry in record.result or []:
             if entry["action"] == "REJECTED":
                 rejected.append(GuardedFact(rule=entry["rule"], reason=entry["reason"]))
                 continue
-            # Jobs finished before results lost their facts carry the memory itself.
+            # Jobs finished before results lost their facts carry the memory itself, and
+            # before verdicts were kept a quarantined change has no rule: "unknown".
             memory_id = entry.get("memory_id") or entry["memory"]["id"]
-            changes.append(
-                (memory_id, MemoryAction(entry["action"]), bool(entry.get("quarantined")))
+            held = (
+                GuardedFact(rule=entry.get("rule", "unknown"), reason=entry.get("reason", ""))
+                if entry.get("quarantined")
+                else None
             )
+            changes.append((memory_id, MemoryAction(entry["action"]), held))
         key = scope_key(record.scope)
         live = await self._store.get_many([c[0] for c in changes], key) if changes else {}
         return GenerateMemoriesOperation(
@@ -158,10 +162,11 @@ class GenerationOperations(MemoryServiceCore):
                 GeneratedMemory(
                     memory_id=memory_id,
                     action=action,
-                    memory=None if quarantined else live.get(memory_id),
-                    quarantined=quarantined,
+                    memory=None if held else live.get(memory_id),
+                    quarantined=held is not None,
+                    guard=held,
                 )
-                for memory_id, action, quarantined in changes
+                for memory_id, action, held in changes
             ],
             rejected=rejected,
         )

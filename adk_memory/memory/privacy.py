@@ -19,7 +19,7 @@ from ..telemetry import traced
 from .app_config import check_app_name
 from .checks import check_count, check_id, check_unit
 from .core import MemoryServiceCore
-from .models import Memory, MemoryFilter, MemoryType, QuarantinedMemory
+from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
 from .store import kind_key, procedure_key, quarantine_key
 
@@ -126,14 +126,14 @@ class PrivacyOperations(MemoryServiceCore):
         key = scope_key(validate_scope(scope)) if scope is not None else None
         check_count("limit", limit, 1000)
         store = await self._ready()
-        return [
-            QuarantinedMemory(
-                memory=memory.model_copy(update={"quarantined": True}),
-                rule=labels.get("guard_rule", ""),
-                reason=labels.get("guard_reason", ""),
+        held = []
+        for memory, labels in await store.quarantined(key, limit):
+            verdict = GuardedFact(
+                rule=labels.get("guard_rule", ""), reason=labels.get("guard_reason", "")
             )
-            for memory, labels in await store.quarantined(key, limit)
-        ]
+            marked = memory.model_copy(update={"quarantined": True, "guard": verdict})
+            held.append(QuarantinedMemory(memory=marked, rule=verdict.rule, reason=verdict.reason))
+        return held
 
     @traced("memory.approve_quarantined")
     async def approve_quarantined(

@@ -4,11 +4,14 @@ Owns: the order (a fact is redacted first, so the guard, the embedder and the st
 text that will be kept), the error a refused direct write raises (`MemoryRejectedError`), and
 the redaction of generation-job payloads (the conversation a job carries, and anything a failed
 try's error quotes). It is the one place the memory side applies the configured redactor and
-guard, so no write path can skip them. It never writes or reads the database.
+guard, so no write path can skip them, and so the one place that makes a verdict other than
+"allow" loud: a WARNING log line with the rule id and the source, for every fact the guard
+rejects or quarantines (the fact itself is never logged). It never writes or reads the database.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,17 +19,26 @@ from typing import Any
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
 from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard
+from .models import GuardedFact
+
+logger = logging.getLogger(__name__)
 
 
 class MemoryRejectedError(InputValidationError):
     """The memory guard refused a fact written directly (create, update, add_memory, a tool).
-    Nothing was stored. `verdict` says which rule and why (never the fact itself)."""
+    Nothing was stored. `verdict` says which rule and why (never the fact itself); `rule` is
+    its rule id."""
 
     def __init__(self, verdict: GuardVerdict) -> None:
         super().__init__(
             f"The memory guard refused this fact ({verdict.rule or 'policy'}): {verdict.reason}"
         )
         self.verdict = verdict
+
+    @property
+    def rule(self) -> str:
+        """The id of the rule that refused the fact ("" when the guard named none)."""
+        return self.verdict.rule
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,11 @@ class Screened:
     @property
     def rejected(self) -> bool:
         return self.verdict.action == GuardAction.REJECT
+
+    @property
+    def guarded(self) -> GuardedFact | None:
+        """The verdict as the API reports it (None when the fact was allowed)."""
+        return None if self.verdict.allowed else guarded_fact(self.verdict)
 
 
 class FactScreen:
@@ -84,7 +101,16 @@ class FactScreen:
     async def screen(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
         """The fact redacted, and the guard's verdict on what would be stored."""
         kept = self.text(fact)
-        return Screened(kept, await self.guard.check(kept, scope=scope, source=source))
+        verdict = await self.guard.check(kept, scope=scope, source=source)
+        if not verdict.allowed:
+            logger.warning(
+                "The memory guard %s a fact from %s (rule %s): %s",
+                "rejected" if verdict.action == GuardAction.REJECT else "quarantined",
+                source,
+                verdict.rule or "policy",
+                verdict.reason,
+            )
+        return Screened(kept, verdict)
 
     async def admit(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
         """Like `screen`, for a direct write: a rejected fact raises `MemoryRejectedError`."""
@@ -92,6 +118,11 @@ class FactScreen:
         if screened.rejected:
             raise MemoryRejectedError(screened.verdict)
         return screened
+
+
+def guarded_fact(verdict: GuardVerdict) -> GuardedFact:
+    """A verdict as the API reports it: its rule id and reason (never the fact)."""
+    return GuardedFact(rule=verdict.rule or "policy", reason=verdict.reason)
 
 
 def guard_labels(verdict: GuardVerdict) -> dict[str, str]:

@@ -157,8 +157,10 @@ class PostgresMemoryService(
         source_type: SourceType = SourceType.BOOTSTRAPPED,
     ) -> Memory:
         """Store a fact as a memory of `scope`, as given (no consolidation): redacted, then
-        judged by the guard. A quarantined fact is stored but not live (the memory returned says
-        `quarantined`) until an operator approves it.
+        judged by the guard. A quarantined fact is stored but not live until an operator
+        approves it: the memory returned says so (`quarantined` True, `guard` the rule id and
+        reason) and a WARNING is logged with the rule id. It is a result, not an error, because
+        the fact was stored (an operator may approve it); check `memory.quarantined`.
 
         Raises:
           MemoryRejectedError: the guard refused the fact (nothing is stored).
@@ -256,7 +258,9 @@ class PostgresMemoryService(
                 )
             memory = self._believed(memory)
             memories.append(
-                memory.model_copy(update={"quarantined": True}) if kept.quarantined else memory
+                memory.model_copy(update={"quarantined": True, "guard": kept.guarded})
+                if kept.quarantined
+                else memory
             )
         return memories
 
@@ -717,9 +721,6 @@ class PostgresMemoryService(
         picked = [(e, event_text(e)[:MAX_FACT_LENGTH]) for e in events if not e.partial]
         picked = [(e, text) for e, text in picked if text]
         screened = await self._screen_all([t for _, t in picked], scope, "raw_event", direct=False)
-        refused = [s.verdict.rule for s in screened if s.rejected]
-        if refused:
-            logger.warning("The memory guard refused %d event(s): %s", len(refused), refused)
         kept = [(e, s) for (e, _), s in zip(picked, screened, strict=True) if not s.rejected]
         vectors = await self._embed([s.fact for _, s in kept], "document")
         ttl = self.config.ttl.for_create()

@@ -251,10 +251,12 @@ def user_page(
     parts.append(Html("<h2>Generation operations</h2>"))
     ops = [
         [tag("<code>{}</code>", o.id), o.status, f"{o.attempts}/{o.max_attempts}", o.changes,
-         o.error or "", stamp(o.create_time), _retry_action(view, ids, o)]
+         o.quarantined, o.rejected, o.error or "", stamp(o.create_time),
+         _retry_action(view, ids, o)]
         for o in operations
     ]  # fmt: skip
-    headers = ["Operation", "Status", "Tries", "Changes", "Error", "Queued", ""]
+    headers = ["Operation", "Status", "Tries", "Changes", "Quarantined", "Refused", "Error",
+               "Queued", ""]  # fmt: skip
     parts.append(table(headers, ops, empty="No generations."))
     if view.writable and erasable:
         parts.append(

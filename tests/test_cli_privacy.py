@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 import asyncpg
 import pytest
@@ -229,6 +230,44 @@ def test_quarantine_list_approve_reject_round_trip(cli: Cli, database_url: str) 
 def test_quarantine_list_needs_a_scope_or_all(cli: Cli) -> None:
     assert_user_error(quarantine(cli, "list", code=1), "scope")
     assert "--all takes no" in quarantine(cli, "list", "--all", "--app", APP, code=2).stderr
+
+
+def test_listings_and_exports_leave_quarantined_memories_out_unless_asked(
+    cli: Cli, database_url: str
+) -> None:
+    """A quarantined memory is not live: `memories list`/`export` (one user or --all-users) and
+    `export vertex-jsonl` leave it out; --include-quarantined lists it, marked as such."""
+    ids = seed_quarantine(database_url)
+    every = ("--app", APP, "--all-users")
+
+    def facts(records: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+        return sorted((r["fact"], r["quarantined"]) for r in records)
+
+    listed = json.loads(cli("memories", "list", *every, "--json").stdout)
+    assert facts(listed) == [("u1 live", False)]
+    exported = cli("memories", "export", *every).stdout.splitlines()
+    assert facts([json.loads(line) for line in exported]) == [("u1 live", False)]
+    vertex = cli("export", "vertex-jsonl", *every).stdout
+    assert "u1 live" in vertex and "HOLD" not in vertex
+    assert live_facts(cli, "u1") == ["u1 live"]
+
+    held = [("u1 HOLD one", True), ("u1 HOLD two", True), ("u1 live", False)]
+    mine = ("--app", APP, "--user", "u1", "--include-quarantined")
+    assert facts(json.loads(cli("memories", "list", *mine, "--json").stdout)) == held
+    everyone = json.loads(cli("memories", "list", *every, "--include-quarantined", "--json").stdout)
+    assert facts(everyone) == sorted([*held, ("u2 HOLD three", True)])
+    exported = cli("memories", "export", *every, "--include-quarantined").stdout.splitlines()
+    assert facts([json.loads(line) for line in exported]) == facts(everyone)
+
+    table = cli("memories", "list", *every, "--include-quarantined").stdout.splitlines()
+    assert table[0].split()[:3] == ["ID", "USER", "STATUS"]
+    status = {line.split()[0]: line.split()[2] for line in table[1:]}
+    assert status == {
+        ids["u1 HOLD one"]: "quarantined",
+        ids["u1 HOLD two"]: "quarantined",
+        ids["u2 HOLD three"]: "quarantined",
+        ids["u1 live"]: "live",
+    }
 
 
 # ----------------------------------------------------------------------------------- sweep

@@ -5,7 +5,9 @@ by them. A scope is matched exactly, as the memory service matches it, so `--app
 shows that user's memories and nobody else's; reading across users takes the explicit
 `--all-users` (`--app` alone is a usage error saying so, not an empty listing). It never
 writes: no command here creates, changes or deletes a memory (`memories import` and `memories
-reindex` live in `ingest.py`, `memories prune` in `prune.py`).
+reindex` live in `ingest.py`, `memories prune` in `prune.py`). A memory the guard quarantined is
+not live, so `list` and `export` leave it out unless asked (`--include-quarantined`), and then
+mark it (a STATUS column, `"quarantined": true`); its review queue is `memories quarantine`.
 """
 
 from __future__ import annotations
@@ -119,18 +121,29 @@ async def _memories(
     scope: Scope | None,
     within: Scope | None,
     flt: MemoryFilter | None,
+    quarantined: bool = False,
 ) -> AsyncIterator[Memory]:
     """Every live memory of `scope` (exactly) or, with `within`, of every scope containing those
-    keys and values; newest update first."""
+    keys and values (and with `quarantined` the quarantined ones, marked); newest update
+    first."""
     token: str | None = None
     while True:
-        page = await service.list_memories(scope, filter=flt, page_size=_PAGE, page_token=token)
+        page = await service.list_memories(
+            scope, filter=flt, page_size=_PAGE, page_token=token, include_quarantined=quarantined
+        )
         for memory in page.memories:
             if within is None or within.items() <= memory.scope.items():
                 yield memory
         if page.next_page_token is None:
             return
         token = page.next_page_token
+
+
+_INCLUDE_QUARANTINED = click.option(
+    "--include-quarantined",
+    is_flag=True,
+    help="The memories the guard holds back too, marked (left out by default: not live).",
+)
 
 
 @click.group()
@@ -146,10 +159,11 @@ async def _list(
     within: Scope | None,
     flt: MemoryFilter | None,
     limit: int,
+    quarantined: bool,
 ) -> tuple[list[Memory], bool]:
     found: list[Memory] = []
     async with target.memory() as service:
-        async for memory in _memories(service, scope, within, flt):
+        async for memory in _memories(service, scope, within, flt, quarantined):
             if len(found) == limit:
                 return found, True
             found.append(memory)
@@ -162,6 +176,7 @@ async def _list(
 @click.option("--topic", "topics", multiple=True, help="Only memories with one of these topics.")
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
+@_INCLUDE_QUARANTINED
 def list_memories(
     target: Target,
     scope: Scope | None,
@@ -169,10 +184,11 @@ def list_memories(
     topics: tuple[str, ...],
     limit: int,
     as_json: bool,
+    include_quarantined: bool,
 ) -> None:
-    """List a scope's memories, newest first."""
+    """List a scope's live memories, newest first."""
     flt = MemoryFilter(topics=list(topics)) if topics else None
-    found, more = run(_list(target, scope, within, flt, limit))
+    found, more = run(_list(target, scope, within, flt, limit, include_quarantined))
     if as_json:
         echo_json(found)
     else:
@@ -181,6 +197,10 @@ def list_memories(
             [m.id, f"{m.update_time:%Y-%m-%d %H:%M}", ",".join(m.topics), shorten(m.fact)]
             for m in found
         ]
+        if include_quarantined:
+            headers.insert(1, "STATUS")
+            for row, memory in zip(rows, found, strict=True):
+                row.insert(1, "quarantined" if memory.quarantined else "live")
         if within is not None:
             headers.insert(1, "USER")
             for row, memory in zip(rows, found, strict=True):
@@ -247,10 +267,11 @@ async def _export(
     within: Scope | None,
     with_revisions: bool,
     out: IO[str],
+    quarantined: bool,
 ) -> int:
     count = 0
     async with target.memory() as service:
-        async for memory in _memories(service, scope, within, None):
+        async for memory in _memories(service, scope, within, None, quarantined):
             record: dict[str, Any] = memory.model_dump(mode="json")
             if with_revisions:
                 history = await service.list_revisions(memory.id, memory.scope)
@@ -271,13 +292,16 @@ async def _export(
     default="-",
     help="Write to this file instead of stdout.",
 )
+@_INCLUDE_QUARANTINED
 def export(
     target: Target,
     scope: Scope | None,
     within: Scope | None,
     with_revisions: bool,
     output: IO[str],
+    include_quarantined: bool,
 ) -> None:
-    """Export a scope's (or with --all-users an app's) memories as JSON lines."""
-    count = run(_export(target, scope, within, with_revisions, output))
+    """Export a scope's (or with --all-users an app's) live memories as JSON lines (with
+    --include-quarantined the held ones too, each `"quarantined": true`)."""
+    count = run(_export(target, scope, within, with_revisions, output, include_quarantined))
     note(f"Exported {plural(count, 'memory', 'memories')}.")

@@ -315,9 +315,11 @@ def export_vertex_jsonl(
     with_sessions: bool,
     output: IO[str],
 ) -> None:
-    """Export a scope's (or with --all-users an app's) memories with their revisions, and with
-    --sessions the sessions with their events, as JSON lines of Memory Bank's and Agent Engine
-    Sessions' resources: what `import vertex-jsonl` reads."""
+    """Export a scope's (or with --all-users an app's) live memories with their revisions, and
+    with --sessions the sessions with their events, as JSON lines of Memory Bank's and Agent
+    Engine Sessions' resources: what `import vertex-jsonl` reads. Memories the guard
+    quarantined are never exported here: Memory Bank has no quarantine, so an imported one would
+    be live (`memories export --include-quarantined` exports them, marked)."""
     named = scope if scope is not None else within or {}
     if with_sessions and "app_name" not in named:
         raise click.UsageError("--sessions needs --app.")

@@ -294,11 +294,14 @@ class PostgresMemoryService(
         filter: MemoryFilter | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        include_quarantined: bool = False,
     ) -> MemoryPage:
         """Live memories of `scope`, newest update first, one page at a time.
 
         `scope=None` lists every scope: an operator's view (CLI, exports), never one to hand to
-        a model or an end user.
+        a model or an end user. `include_quarantined` adds the memories the guard holds back
+        (marked `quarantined`; their rule and reason are in `list_quarantined`): an operator's
+        view too. Without it a quarantined memory is never listed, with a scope or without.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
         if key is not None:
@@ -308,7 +311,9 @@ class PostgresMemoryService(
         check_count("page_size", page_size, 1000)
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
-        rows = await store.list_memories(key, filter, after, page_size + 1, replica=True)
+        rows = await store.list_memories(
+            key, filter, after, page_size + 1, replica=True, quarantined=include_quarantined
+        )
         more = len(rows) > page_size
         rows = rows[:page_size]
         return MemoryPage(

@@ -539,10 +539,15 @@ WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
 """
 
 # $1 scope key (NULL: every scope, for operators), $2..$5 filters, $6/$7 the last row of the
-# previous page (update time, id), $8 page size. Newest first.
+# previous page (update time, id), $8 page size, $9 quarantined memories too (the scope's, or
+# with $1 NULL every scope's; never without it), each marked by the last column. Newest first.
 _LIST = f"""
-SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
-WHERE ($1::text IS NULL OR m.scope_key = $1) AND {_LIVE} {_filters(2)}
+SELECT {_MEMORY_COLUMNS}, starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
+FROM {{schema}}.memories m
+WHERE ($1::text IS NULL OR m.scope_key = $1
+       OR ($9::boolean AND m.scope_key = '{QUARANTINE_PREFIX}' || $1))
+  AND ($9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
+  AND {_LIVE} {_filters(2)}
   AND ($6::timestamptz IS NULL OR (m.update_time, m.id) < ($6::timestamptz, $7::uuid))
 ORDER BY m.update_time DESC, m.id DESC
 LIMIT $8
@@ -1366,12 +1371,17 @@ class MemoryStore:
         limit: int,
         *,
         replica: bool = False,
+        quarantined: bool = False,
     ) -> list[Memory]:
         """Live memories newest first, starting after `after` (the previous page's last row);
-        on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`."""
-        args = (scope_key, *_filter_args(flt), *(after or (None, None)), limit)
+        on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`.
+        `quarantined`: the quarantined ones too, marked `quarantined`."""
+        args = (scope_key, *_filter_args(flt), *(after or (None, None)), limit, quarantined)
         rows = await self._db.run(lambda conn: conn.fetch(self._list, *args), replica=replica)
-        return [_memory(r) for r in rows]
+        return [
+            _memory(r).model_copy(update={"quarantined": True}) if r[15] else _memory(r)
+            for r in rows
+        ]
 
     async def revisions(
         self, memory_id: str, scope_key: str, *, replica: bool = False

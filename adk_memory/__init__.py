@@ -81,11 +81,13 @@ if TYPE_CHECKING:
     from .memory.entries import to_memory_entry
     from .memory.generation.llm import GenerationOutputError
     from .memory.guard import (
+        ChainedGuard,
         DefaultMemoryGuard,
         GuardAction,
         GuardVerdict,
         MemoryGuard,
         ModelArmorGuard,
+        ModelMemoryGuard,
         NoGuard,
     )
     from .memory.models import (
@@ -147,6 +149,7 @@ __all__ = [
     "AppConfigVersion",
     "AppMemoryConfig",
     "BudgetPolicy",
+    "ChainedGuard",
     "CompactionConfig",
     "ConsolidationConfig",
     "CreateMemoryTool",
@@ -194,6 +197,7 @@ __all__ = [
     "MemoryType",
     "MigrationError",
     "ModelArmorGuard",
+    "ModelMemoryGuard",
     "NoGuard",
     "NotFoundError",
     "PiiRedactor",

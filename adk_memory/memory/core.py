@@ -262,8 +262,8 @@ class MemoryServiceCore:
         """Each fact checked, redacted and judged. A direct write (`direct`) is all or nothing:
         one rejected fact raises `MemoryRejectedError` before anything is stored."""
         checked = [check_fact(f) for f in facts]
-        judge = self._screen.admit if direct else self._screen.screen
-        return [await judge(fact, scope, source) for fact in checked]
+        judge = self._screen.admit_all if direct else self._screen.screen_all
+        return await judge(checked, scope, source)
 
     async def _new_memory(
         self,

@@ -214,8 +214,8 @@ class Generator:
         allowed: list[ExtractedFact] = []
         held: list[tuple[ExtractedFact, Screened]] = []
         refused: list[Screened] = []
-        for fact in facts:
-            screened = await self._screen.screen(fact.fact, job.scope, "generation")
+        judged = await self._screen.screen_all([f.fact for f in facts], job.scope, "generation")
+        for fact, screened in zip(facts, judged, strict=True):
             kept = fact.model_copy(update={"fact": screened.fact})
             if screened.rejected:
                 refused.append(screened)
@@ -234,12 +234,14 @@ class Generator:
         kept: list[MemoryOperation] = []
         held: list[tuple[ExtractedFact, Screened]] = []
         refused: list[Screened] = []
+        writes = [op.fact for op in operations if op.action != "DELETE" and op.fact is not None]
+        judged = iter(await self._screen.screen_all(writes, job.scope, "generation"))
         for op in operations:
             extracted = tuple(self._screen.texts(op.extracted_facts))
             if op.action == "DELETE" or op.fact is None:
                 kept.append(op.model_copy(update={"extracted_facts": extracted}))
                 continue
-            screened = await self._screen.screen(op.fact, job.scope, "generation")
+            screened = next(judged)
             if screened.rejected:
                 refused.append(screened)
             elif screened.quarantined:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InputValidationError
 from ..redaction import Redactor, redact_event_data, redact_json
-from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard
+from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard, check_all
 from .models import GuardedFact
 
 logger = logging.getLogger(__name__)
@@ -100,23 +100,44 @@ class FactScreen:
 
     async def screen(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
         """The fact redacted, and the guard's verdict on what would be stored."""
-        kept = self.text(fact)
-        verdict = await self.guard.check(kept, scope=scope, source=source)
-        if not verdict.allowed:
-            logger.warning(
-                "The memory guard %s a fact from %s (rule %s): %s",
-                "rejected" if verdict.action == GuardAction.REJECT else "quarantined",
-                source,
-                verdict.rule or "policy",
-                verdict.reason,
-            )
-        return Screened(kept, verdict)
+        [screened] = await self.screen_all([fact], scope, source)
+        return screened
+
+    async def screen_all(
+        self, facts: Sequence[str], scope: Mapping[str, str], source: str
+    ) -> list[Screened]:
+        """Each fact redacted, and the guard's verdicts on what would be stored, asked in one
+        batch (`guard.check_all`: a model-based guard makes one call for them all)."""
+        kept = self.texts(facts)
+        verdicts = await check_all(self.guard, kept, scope=scope, source=source)
+        for verdict in verdicts:
+            if not verdict.allowed:
+                logger.warning(
+                    "The memory guard %s a fact from %s (rule %s): %s",
+                    "rejected" if verdict.action == GuardAction.REJECT else "quarantined",
+                    source,
+                    verdict.rule or "policy",
+                    verdict.reason,
+                )
+        return [Screened(fact, verdict) for fact, verdict in zip(kept, verdicts, strict=True)]
 
     async def admit(self, fact: str, scope: Mapping[str, str], source: str) -> Screened:
         """Like `screen`, for a direct write: a rejected fact raises `MemoryRejectedError`."""
-        screened = await self.screen(fact, scope, source)
-        if screened.rejected:
-            raise MemoryRejectedError(screened.verdict)
+        [screened] = await self.admit_all([fact], scope, source)
+        return screened
+
+    async def admit_all(
+        self, facts: Sequence[str], scope: Mapping[str, str], source: str, *, itemised: bool = False
+    ) -> list[Screened]:
+        """Like `screen_all`, for a direct write: the first rejected fact raises
+        `MemoryRejectedError` (with `itemised`, its index in the error's notes)."""
+        screened = await self.screen_all(facts, scope, source)
+        for index, one in enumerate(screened):
+            if one.rejected:
+                error = MemoryRejectedError(one.verdict)
+                if itemised:
+                    error.add_note(f"Item {index} of the batch.")
+                raise error
         return screened
 
 

@@ -207,12 +207,13 @@ class PostgresMemoryService(
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
             raise InputValidationError("facts must be a list of strings or MemoryFact objects.")
         facts = [MemoryFact(item) if isinstance(item, str) else item for item in items]
-        screened = []
+        texts = []
         for index, item in enumerate(facts):
             with _about_item(index if itemised else None):
                 if not isinstance(item, MemoryFact):
                     raise InputValidationError("Each fact must be a string or a MemoryFact.")
-                screened.append(await self._screen.admit(check_fact(item.fact), checked, "api"))
+                texts.append(check_fact(item.fact))
+        screened = await self._screen.admit_all(texts, checked, "api", itemised=itemised)
         vectors = await self._embed([s.fact for s in screened], "document")
         default_ttl = self.config.ttl.for_create()
         key = scope_key(checked)

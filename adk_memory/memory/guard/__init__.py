@@ -12,15 +12,22 @@ Owns: the public names, re-exported from one module each:
   (what a fact asks the model to do: authority claims, voided instructions, leaks, commands,
   text addressed to the model) and `encoded.py` (instructions hidden in an encoding), with
   `cues.py` (the pre-filter: a rule module whose cues a fact lacks is skipped);
-- `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor.
+- `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor;
+- `model.py`: `ModelMemoryGuard`, the same question asked of any ADK `BaseLlm`, one call per
+  batch of facts, with structured verdicts;
+- `chain.py`: `ChainedGuard` (the rules first, another guard for what they let through or were
+  unsure of) and `check_all` (a batch judged with a guard's `check_batch` when it has one).
 
 It never stores, reads or deletes memories, never raises on hostile text (every string gets a
 verdict), never puts the fact's text in a verdict (reasons are safe to log and to keep in a
-revision label), never calls a model or the network in `DefaultMemoryGuard`, and never imports
+revision label), never calls a model or the network in `DefaultMemoryGuard` (only
+`ModelMemoryGuard` and `ModelArmorGuard` do, when built), and never imports
 `google-cloud-modelarmor` unless a `ModelArmorGuard` is built.
 """
 
+from .chain import ChainedGuard, check_all
 from .default import DEFAULT_DELIMITERS, DEFAULT_MAX_CHARS, DefaultMemoryGuard
+from .model import ModelMemoryGuard
 from .model_armor import ModelArmorGuard
 from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard, NoGuard
 
@@ -28,10 +35,13 @@ __all__ = [
     "DEFAULT_DELIMITERS",
     "DEFAULT_MAX_CHARS",
     "SOURCES",
+    "ChainedGuard",
     "DefaultMemoryGuard",
     "GuardAction",
     "GuardVerdict",
     "MemoryGuard",
     "ModelArmorGuard",
+    "ModelMemoryGuard",
     "NoGuard",
+    "check_all",
 ]

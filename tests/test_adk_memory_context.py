@@ -129,7 +129,7 @@ async def test_a_preference_from_one_session_is_in_the_next_sessions_system_inst
         await ask(runner, "alice", "Book my seat on the flight to Tokyo.")
         instruction = system(llm.requests[0])
         assert instruction.startswith(plain + "\n\n" + DEFAULT_PREAMBLE)
-        assert f"- {PREFERENCE_FACT} (today, confidence 0.60)" in instruction  # implied
+        assert f'- "{PREFERENCE_FACT}" (today, confidence 0.60)' in instruction  # implied
         assert "<RELEVANT_MEMORIES>" in instruction and "<USER_PROFILE>" not in instruction
 
         # Another user of the same app: nothing appended at all.
@@ -170,7 +170,7 @@ async def test_the_plugin_retrieves_once_per_invocation_and_shows_the_profile(
     profile = first.index("<USER_PROFILE>")
     relevant = first.index("<RELEVANT_MEMORIES>")
     assert profile < relevant  # stable profile before the per-message memories
-    assert "- The user's name is Alice. (today)" in first[profile:relevant]
+    assert '- "The user\'s name is Alice." (today)' in first[profile:relevant]
     assert "The user likes sunny weather in Paris." in first[relevant:]
     assert first.count("The user's name is Alice.") == 1  # not repeated in the relevant block
     assert "Oslo" not in first
@@ -257,7 +257,7 @@ async def test_the_block_keeps_to_its_budget_and_keeps_the_most_relevant(
     block = system(request)
     assert text_tokens(block) <= 120
     lines = [line for line in block.splitlines() if line.startswith("- ")]
-    assert lines[0] == f"- {aisle} (today)"  # most relevant first
+    assert lines[0] == f'- "{aisle}" (today)'  # most relevant first
     assert 1 < len(lines) < 100  # the budget, not top_k, decided how many
 
 
@@ -282,14 +282,14 @@ def test_rendering_ages_confidence_and_templates():
     ]
     text = MemoryContextCallback(preamble="Known:").render(profile, relevant, now=now)
     assert text == (
-        "Known:\n\n<USER_PROFILE>\n- The user is called Ana. (1 year ago)\n</USER_PROFILE>"
-        "\n\n<RELEVANT_MEMORIES>\n- The user likes tea. (3 days ago, confidence 0.80)\n"
-        "- The user dislikes coffee. (today)\n</RELEVANT_MEMORIES>"
+        'Known:\n\n<USER_PROFILE>\n- "The user is called Ana." (1 year ago)\n</USER_PROFILE>'
+        '\n\n<RELEVANT_MEMORIES>\n- "The user likes tea." (3 days ago, confidence 0.80)\n'
+        '- "The user dislikes coffee." (today)\n</RELEVANT_MEMORIES>'
     )
     fmt = MemoryContextCallback(template="About the user:\n{profile}\n{memories}")
     assert fmt.render(profile, relevant[:1], now=now) == (
-        "About the user:\n- The user is called Ana. (1 year ago)\n"
-        "- The user likes tea. (3 days ago, confidence 0.80)"
+        'About the user:\n- "The user is called Ana." (1 year ago)\n'
+        '- "The user likes tea." (3 days ago, confidence 0.80)'
     )
 
     def facts_only(block: MemoryBlock) -> str:

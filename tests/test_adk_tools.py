@@ -242,7 +242,7 @@ async def test_preload_memory_writes_the_callbacks_block_into_the_system_instruc
     await run_turn(llm, [preload_memory], sessions, memory, "alice", "Which seats do I prefer?")
     [request] = llm.requests
     instruction = str(request.config.system_instruction)
-    assert f"{DEFAULT_PREAMBLE}\n\n<RELEVANT_MEMORIES>\n- {WINDOW} (today)" in instruction
+    assert f'{DEFAULT_PREAMBLE}\n\n<RELEVANT_MEMORIES>\n- "{WINDOW}" (today)' in instruction
     assert not request.config.tools  # nothing for the model to call
 
 

@@ -81,7 +81,7 @@ async def test_personal_assistant_recalls_the_profile_and_remembers_at_goodbye(
 
     assert events[-1].content.parts[0].text == "Goodbye, enjoy your evening!"
     instruction = agent_llm.requests[0].config.system_instruction
-    assert "<USER_PROFILE>\n- Is vegetarian (today)" in instruction
+    assert '<USER_PROFILE>\n- "Is vegetarian" (today)' in instruction
     assert tool_results(events) == {"end_conversation": {"status": "remembering"}}
     # The conversation went to generation at its end (and only then: no per-turn trigger).
     assert await stack.memory_service.make_worker().run_until_idle() == 1

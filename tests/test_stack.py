@@ -303,7 +303,7 @@ async def test_a_turn_through_the_runner_sees_a_stored_memory(stacks: Any) -> No
     for request in llm.requests:  # both model calls of the turn, the same memory block
         instruction = request.config.system_instruction
         assert "Help." in instruction
-        assert "<USER_PROFILE>\n- Prefers window seats on long flights (today)" in instruction
+        assert '<USER_PROFILE>\n- "Prefers window seats on long flights" (today)' in instruction
     stored = await stack.session_service.get_session(
         app_name=APP, user_id=USER, session_id=session.id
     )

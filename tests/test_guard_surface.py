@@ -6,6 +6,7 @@ with counts)."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Mapping
@@ -124,3 +125,13 @@ async def test_a_generation_lists_what_it_held_and_refused_with_counts(
     assert done.rejected == [GuardedFact(rule="test_reject", reason="marked for rejection")]
     [job] = await service.list_operations(ALICE)
     assert (job.changes, job.quarantined, job.rejected) == (2, 1, 1)
+
+
+async def test_an_import_counts_what_the_guard_holds_back(make_memory_service: Any) -> None:
+    """`memories import` says how many imported memories are in quarantine (not live)."""
+    from adk_memory.cli.ingest import _import
+
+    service = make_memory_service(guard=Marked(), run_worker=False)
+    lines = [{"fact": f, "scope": ALICE} for f in ("Likes tea", "A HOLD-ME one", "Likes jazz")]
+    source = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
+    assert await _import(service, source) == (3, 0, 0, 1)

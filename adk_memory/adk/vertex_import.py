@@ -80,6 +80,8 @@ class Tally:
     skipped: int = 0
     """Not written: expired, older than --since, not a natural-language memory, deleted here
     after an earlier import, or refused by the memory guard."""
+    quarantined: int = 0
+    """Of `imported`, memories the guard held back (stored, not live until approved)."""
 
 
 @dataclass
@@ -237,6 +239,7 @@ class VertexImporter:
                     except MemoryRejectedError:
                         continue
             tally.imported += len(written)
+            tally.quarantined += sum(m.quarantined for m in written)
             tally.skipped += len(new) - len(written)
             created = {m.id for m in written}
             history += [m for m in new if self._revisions and ids[m.name] in created]

@@ -43,7 +43,7 @@ from .options import (
     redact_option,
     run,
 )
-from .output import note, plural, running_count
+from .output import held_in_quarantine, note, plural, running_count
 
 BATCH = 1000
 """Facts per `create_memories` call (at most; a batch never spans two scopes)."""
@@ -123,11 +123,13 @@ def _batches(
         start = end
 
 
-async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int]:
+async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int, int]:
     """(memories imported, now or by an earlier run; lines skipped as written before and
-    deleted or changed since; expired lines). Identical lines are one memory."""
+    deleted or changed since; expired lines; memories of this run the guard holds in
+    quarantine). Identical lines are one memory."""
     facts, expired = _read(source)
     written: set[str] = set()
+    held: set[str] = set()
     lines = skipped = 0
     with running_count("lines imported") as progress:
         async with service:
@@ -140,10 +142,11 @@ async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int,
                         f"{plural(len(written), 'memory', 'memories')} written before it."
                     ) from exc
                 written.update(m.id for m in done)
+                held.update(m.id for m in done if m.quarantined)
                 skipped += len(batch) - len(done)
                 lines += len(batch)
                 progress(lines)
-    return len(written), skipped, expired
+    return len(written), skipped, expired, len(held)
 
 
 @click.command("import")
@@ -163,12 +166,13 @@ def import_memories(
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, skipped, expired = run(_import(service, source))
+    written, skipped, expired, held = run(_import(service, source))
     notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
     if skipped:
         notes.append(f"{plural(skipped, 'line')} skipped: imported before, then deleted or changed")
     extra = f" ({'; '.join(notes)})" if notes else ""
     note(f"Imported {plural(written, 'memory', 'memories')}{extra}.")
+    held_in_quarantine(held)
 
 
 async def _reindex(service: PostgresMemoryService, batch_size: int) -> int:

@@ -57,6 +57,16 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+def held_in_quarantine(count: int) -> None:
+    """Say how many written memories the guard holds back, and where to review them (nothing
+    when none): a quarantined memory is stored but not live, never a silent success."""
+    if count:
+        note(
+            f"{plural(count, 'memory', 'memories')} held in quarantine by the memory guard "
+            "(not live until approved): review with `adk-memory memories quarantine list`."
+        )
+
+
 @contextmanager
 def running_count(label: str) -> Iterator[Callable[[int], None]]:
     """A progress callback showing a running total on stderr when it is a terminal (silent in

@@ -43,7 +43,7 @@ from .options import (
     user_errors,
     with_options,
 )
-from .output import echo_table, note, plural, running_count
+from .output import echo_table, held_in_quarantine, note, plural, running_count
 
 
 class _Since(click.ParamType):
@@ -117,6 +117,7 @@ def _table(report: ImportReport) -> None:
             if kind == "memories" or t.read
         ],
     )
+    held_in_quarantine(report.memories.quarantined)
 
 
 async def _run(

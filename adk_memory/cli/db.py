@@ -15,10 +15,10 @@ from typing import Any
 
 import click
 
+from ..db import server_user
 from ..db.embedded import (
     embedded_url,
     pg_ctl,
-    resolve_data_dir,
     server_data_dir,
     stop_embedded,
     wheel,
@@ -49,10 +49,15 @@ def running_server(data_dir: str | None) -> Any | None:
 
 
 def data_shown(data_dir: str | None) -> str:
-    """Where the server's data is, for people: as root, a data directory asked for where the
-    server's user cannot reach is kept elsewhere, and both are named."""
-    asked, kept = resolve_data_dir(data_dir), server_data_dir(data_dir)
-    return str(kept) if kept == asked else f"{kept}, linked from {asked}"
+    """Where the server's data is, for people. As root, a data directory asked for where the
+    server's user cannot reach is kept in the runtime location, and the line says so."""
+    kept = server_data_dir(data_dir)
+    if kept.parent != server_user.RUNTIME_DIR / "data":
+        return str(kept)
+    return (
+        f"{kept}; kept there as root: {server_user.SERVER_USER} cannot reach the directory "
+        "asked for, which links there"
+    )
 
 
 def stop_server(data_dir: str | None) -> bool:

@@ -172,7 +172,7 @@ def _use_copied_programs(module: Any) -> None:
     """As root, point the wheel's commands at the copy of its programs the server's user can
     run (`adk_memory.db.server_user.programs`), wherever the virtualenv is: from the next
     command on, for the rest of the process (the wheel stops its server at exit with them)."""
-    copy = programs(Path(module.__file__).parent / "pginstall")
+    copy = programs(Path(module.__file__).parent.parent)
     module._commands.POSTGRES_BIN_PATH = copy
     module.postgres_server.POSTGRES_BIN_PATH = copy
 
@@ -196,11 +196,11 @@ def _server(data_dir: Path) -> Any:
     module = wheel()
     base = module.PostgresServer
     with _STARTING:
+        if running_as_root():  # before handing out a server: its stop at exit runs them too
+            _use_copied_programs(module)
         location = _make_data_dir(data_dir)
         if location in base._instances:  # this process already holds the server
             return base._instances[location]
-        if running_as_root():
-            _use_copied_programs(module)
 
     class SizedServer(base):  # type: ignore[misc,valid-type]
         """The wheel's server, with this package's settings written between `initdb` and the

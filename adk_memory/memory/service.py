@@ -70,7 +70,7 @@ from .models import (
 from .privacy import PrivacyOperations
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
-from .scope import Scope, scope_key, user_scope, validate_scope
+from .scope import Scope, read_for, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search, kind_key
 from .temporal import find_window
@@ -304,7 +304,7 @@ class PostgresMemoryService(
         check_count("page_size", page_size, 1000)
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
-        rows = await store.list_memories(key, filter, after, page_size + 1, replica=True)
+        rows = await store.list_memories(key, filter, after, page_size + 1, replica=read_for(scope))
         more = len(rows) > page_size
         rows = rows[:page_size]
         return MemoryPage(
@@ -422,7 +422,9 @@ class PostgresMemoryService(
         """A memory's history, oldest first; still there after the memory was deleted."""
         checked = validate_scope(scope)
         store = await self._ready()
-        return await store.revisions(check_id(memory_id), scope_key(checked), replica=True)
+        return await store.revisions(
+            check_id(memory_id), scope_key(checked), replica=read_for(checked)
+        )
 
     @traced("memory.import_revisions")
     async def import_revisions(
@@ -507,7 +509,7 @@ class PostgresMemoryService(
             top_k=top_k,
             time_window=search.window is not None,
         )
-        rows = await store.retrieve(search, replica=True)
+        rows = await store.retrieve(search, replica=read_for(checked))
         return [RetrievedMemory(memory=self._believed(m), distance=d, score=s) for m, d, s in rows]
 
     def _believed(self, memory: Memory) -> Memory:
@@ -675,12 +677,15 @@ class PostgresMemoryService(
     @traced("memory.add_session_to_memory")
     async def add_session_to_memory(self, session: Session) -> None:
         """Remember the session: in extraction mode, enqueue generation from its new events (the
-        turn never waits); in raw-events mode, one memory per event with text."""
+        turn never waits); in raw-events mode, one memory per event with text. A session an
+        erasure removed (an old session object replayed after its user was erased) is refused
+        with `ErasedError`: nothing of it is remembered again."""
         if not isinstance(session, Session):
             raise InputValidationError("session must be an ADK Session.")
         if self.llm is not None:
             await self.generate_memories(session=session)
             return
+        await self._refuse_erased_session(session.app_name, session.user_id, session.id)
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,

@@ -145,7 +145,7 @@ class ReadFor(NamedTuple):
     user_id: str = ""
 
 
-_REPLAYED = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)"
+_REPLAYED = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)"
 """Whether the replica has replayed the primary's WAL up to $1 (false on a server that
 reports no replay position: it is not known to have)."""
 

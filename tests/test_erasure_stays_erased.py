@@ -135,6 +135,25 @@ def test_what_an_erased_user_does_afterwards_is_kept(
     assert arun(facts) == ["Alice is back and prefers aisle seats."]
 
 
+def test_memories_import_of_an_export_after_an_erasure_restores_nothing(
+    cli: Cli, database_url: str, tmp_path: Path
+) -> None:
+    async def write() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.create_memory("Alice lives in Lyon.", ALICE)
+            await memory.create_memory("Bob lives in Oslo.", {**ALICE, "user_id": "bob"})
+
+    arun(write)
+    out = tmp_path / "all.jsonl"
+    cli("memories", "export", "--app", "travel", "--all-users", "-o", str(out))
+    cli("erase", "--app", "travel", "--user", "alice", "--yes")
+    done = cli("memories", "import", str(out))
+    assert "1 line of erased users skipped" in done.stderr
+    assert alice_rows(database_url)["memories"] == 0
+    cli("memories", "import", str(out), "--allow-erased")
+    assert alice_rows(database_url)["memories"] == 1
+
+
 def _said(text: str) -> Event:
     return Event(
         author="user",

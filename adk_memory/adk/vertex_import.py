@@ -168,7 +168,6 @@ class VertexImporter:
         self._since = since
         self._revisions = revisions
         self._allow_erased = allow_erased
-        self._erased_at: dict[tuple[str, str], datetime | None] = {}
         self.report = ImportReport()
 
     def _too_old(self, update_time: datetime | None) -> bool:
@@ -177,20 +176,11 @@ class VertexImporter:
     async def _erased(
         self, kind: Kind, app_name: str, user_id: str, times: Mapping[str, datetime | None]
     ) -> set[str]:
-        """Which of one user's ids (each with its source time) an erasure removed: a
-        tombstoned id, or any from before the user's latest erasure. None with
+        """Which of one user's ids an erasure removed (`erased_among`); none with
         `allow_erased`."""
-        service = self._memory
-        if self._allow_erased or service is None:
+        if self._allow_erased or self._memory is None:
             return set()
-        user = (app_name, user_id)
-        if user not in self._erased_at:
-            self._erased_at[user] = await service.erased_at(app_name, user_id)
-        erased_at = self._erased_at[user]
-        found = await service.erased_ids(kind, app_name, user_id, list(times))
-        if erased_at is not None:
-            found |= {i for i, t in times.items() if t is None or t <= erased_at}
-        return found
+        return await self._memory.erased_among(kind, app_name, user_id, times)
 
     # -------------------------------------------------------------------------- memories
 

@@ -111,22 +111,26 @@ class PrivacyOperations(MemoryServiceCore):
         await self._ready()
         await self._tombstones.finish(erasure_id)
 
-    @traced("memory.erased_at")
-    async def erased_at(self, app_name: str, user_id: str) -> datetime | None:
-        """When the user of the app was last erased; None if never. An importer skips what
-        the source holds of them from before then (`vertex_import`), unless told otherwise."""
-        user_scope(app_name, user_id)
-        await self._ready()
-        return await self._tombstones.erased_at(app_name, user_id)
-
-    @traced("memory.erased_ids")
-    async def erased_ids(
-        self, kind: Kind, app_name: str, user_id: str, ids: Sequence[str]
+    @traced("memory.erased_among")
+    async def erased_among(
+        self,
+        kind: Kind,
+        app_name: str,
+        user_id: str,
+        times: Mapping[str, datetime | None],
     ) -> set[str]:
-        """Which of the user's session or memory `ids` an erasure removed (their tombstones)."""
+        """The tombstone rule every import follows: which of one user's session or memory ids
+        (each with the time its source says it was created or last updated; None: unknown)
+        an erasure removed. An id is erased when its tombstone says so, or when the user was
+        erased at or after its time (an unknown time counts as before): what the user does
+        after an erasure is theirs to keep."""
         user_scope(app_name, user_id)
         await self._ready()
-        return await self._tombstones.buried(kind, app_name, user_id, ids)
+        erased = await self._tombstones.buried(kind, app_name, user_id, list(times))
+        erased_at = await self._tombstones.erased_at(app_name, user_id)
+        if erased_at is not None:
+            erased |= {i for i, time in times.items() if time is None or time <= erased_at}
+        return erased
 
     @traced("memory.lift_tombstones")
     async def lift_tombstones(

@@ -29,6 +29,7 @@ from test_vertex_import import counts, import_vertex
 
 from adk_memory import ErasedError
 from adk_memory.adk.erasure import erase_user
+from adk_memory.testing import ScriptedLlm
 
 __all__ = ["cli"]  # a fixture, used by name
 
@@ -176,6 +177,13 @@ async def test_an_erased_session_is_never_remembered_again(
     # A trigger or a replay still holding the old session object: refused, loudly.
     with pytest.raises(ErasedError, match="erased"):
         await memory.add_session_to_memory(old)
+    with pytest.raises(ErasedError):
+        await memory.add_events_to_memory(
+            app_name="travel", user_id="alice", events=old.events, session_id="s1"
+        )
+    extracting = make_memory_service(llm=ScriptedLlm(), run_worker=False)
+    with pytest.raises(ErasedError):
+        await extracting.add_session_to_memory(old)  # no generation job is queued
     assert (await memory.list_memories(ALICE)).memories == []
     # The user coming back, in a new session, is remembered as anyone is.
     new = await sessions.create_session(app_name="travel", user_id="alice", session_id="s2")
@@ -214,6 +222,7 @@ _KILLED_ERASURE = """
 import asyncio, os, signal, sys
 from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.erasure import erase_user
+from adk_memory.testing import ScriptedLlm
 
 async def die(*args, **kwargs):  # the memory side is erased and counted; then: kill -9
     os.kill(os.getpid(), signal.SIGKILL)

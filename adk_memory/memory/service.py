@@ -685,7 +685,6 @@ class PostgresMemoryService(
         if self.llm is not None:
             await self.generate_memories(session=session)
             return
-        await self._refuse_erased_session(session.app_name, session.user_id, session.id)
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,
@@ -707,9 +706,12 @@ class PostgresMemoryService(
         """Remember these events (a delta): in extraction mode, enqueue generation from them; in
         raw-events mode, each event with text once (an event already remembered, or remembered
         and then deleted, is skipped), redacted and judged by the guard: an event it rejects is
-        not remembered (logged), one it quarantines is held for an operator."""
+        not remembered (logged), one it quarantines is held for an operator. Events of a
+        `session_id` an erasure removed are refused with `ErasedError`."""
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
+        if session_id is not None:
+            await self._refuse_erased_session(app_name, user_id, session_id)
         if self.llm is not None:
             await self.generate_memories(
                 contents=list(events),

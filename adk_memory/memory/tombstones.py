@@ -112,9 +112,12 @@ class Tombstones:
 
     async def _secret(self) -> bytes:
         """The database's key (made by whichever process needs it first)."""
-        if self._key is None:
-            made = secrets.token_bytes(32)
-            self._key = bytes(await self._db.run(lambda c: c.fetchval(self._sql["key"], made)))
+        made = secrets.token_bytes(32)
+        while self._key is None:
+            # None only when another process made it while this statement ran (its snapshot
+            # predates that commit): the next statement sees it.
+            key = await self._db.run(lambda c: c.fetchval(self._sql["key"], made))
+            self._key = bytes(key) if key is not None else None
         return self._key
 
     async def digests(

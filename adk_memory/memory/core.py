@@ -248,6 +248,8 @@ class MemoryServiceCore:
         """Raise `ErasedError` for a session an erasure removed (its tombstone): its events
         must not come back as memories (a trigger, a backfill or a replay holding the old
         session)."""
+        if not isinstance(session_id, str):
+            raise InputValidationError("session_id must be a string.")
         await self._ready()
         if await self._tombstones.buried(Kind.SESSION, app_name, user_id, [session_id]):
             raise ErasedError(

@@ -126,11 +126,7 @@ class PrivacyOperations(MemoryServiceCore):
         after an erasure is theirs to keep."""
         user_scope(app_name, user_id)
         await self._ready()
-        erased = await self._tombstones.buried(kind, app_name, user_id, list(times))
-        erased_at = await self._tombstones.erased_at(app_name, user_id)
-        if erased_at is not None:
-            erased |= {i for i, time in times.items() if time is None or time <= erased_at}
-        return erased
+        return await self._tombstones.erased_among(kind, app_name, user_id, times)
 
     @traced("memory.lift_tombstones")
     async def lift_tombstones(

@@ -80,9 +80,9 @@ UPDATE {schema}.erasures SET finish_time = now() WHERE id = $1 AND finish_time I
 RETURNING counts::text
 """
 
-_ERASED_AT = "SELECT create_time FROM {schema}.memory_tombstones WHERE digest = $1"
-
-_FOUND = "SELECT digest FROM {schema}.memory_tombstones WHERE digest = ANY($1::bytea[])"
+_FOUND = """
+SELECT digest, create_time FROM {schema}.memory_tombstones WHERE digest = ANY($1::bytea[])
+"""
 
 _LIFT = "DELETE FROM {schema}.memory_tombstones WHERE digest = ANY($1::bytea[])"
 
@@ -104,7 +104,6 @@ class Tombstones:
                 "memory_ids": _MEMORY_IDS,
                 "count": _COUNT,
                 "finish": _FINISH,
-                "erased_at": _ERASED_AT,
                 "found": _FOUND,
                 "lift": _LIFT,
             }.items()
@@ -161,10 +160,24 @@ class Tombstones:
         """The erasure is complete: its record gets its finish time."""
         await self._db.run(lambda c: c.execute(self._sql["finish"], erasure_id))
 
-    async def erased_at(self, app_name: str, user_id: str) -> datetime | None:
-        """When the user was last erased (None: never)."""
+    async def erased_among(
+        self, kind: Kind, app_name: str, user_id: str, times: Mapping[str, datetime | None]
+    ) -> set[str]:
+        """Which of one user's `ids` (with their source times) an erasure removed: a
+        tombstoned id, or one from at or before the user's latest erasure (an unknown time
+        counts as before). One round trip: the user's tombstone is looked up with the ids'."""
+        wanted = list(times)
         (user,) = await self.digests(Kind.USER, app_name, user_id, [""])
-        return await self._db.run(lambda c: c.fetchval(self._sql["erased_at"], user))
+        digests = await self.digests(kind, app_name, user_id, wanted)
+        rows = await self._db.run(lambda c: c.fetch(self._sql["found"], [user, *digests]))
+        found = {bytes(r[0]): r[1] for r in rows}
+        erased_at = found.get(user)
+        return {
+            i
+            for i, digest in zip(wanted, digests, strict=True)
+            if digest in found
+            or (erased_at is not None and (times[i] is None or times[i] <= erased_at))
+        }
 
     async def buried(self, kind: Kind, app_name: str, user_id: str, ids: Iterable[str]) -> set[str]:
         """Which of `ids` (of one kind of one user) an erasure removed."""

@@ -51,6 +51,11 @@ class NotFoundError(AdkMemoryError, LookupError):
     """A memory, operation or quarantined fact with this id does not exist in this scope."""
 
 
+class ErasedError(AdkMemoryError, PermissionError):
+    """What was asked for belongs to an erasure (a tombstoned session): it is never written
+    back, except by an operator's import with `allow_erased`."""
+
+
 class DatabaseTimeoutError(AdkMemoryError, TimeoutError):
     """The database did not answer in time: no connection within the connect or pool timeout,
     or a statement that outran the statement timeout (cancelled by the server, or given up by

@@ -351,6 +351,24 @@ async def test_erasing_a_user_counts_and_records_once(match, sessions, memories,
     assert json.loads(await rows("SELECT counts::text FROM {s}.erasures")) == counts
 
 
+async def test_pruning_counts_what_it_deleted_after_a_lost_reply(memories, proxy, rows):
+    """A batch of `prune_memories` replayed after its reply was lost returns what its first
+    attempt deleted (it used to say 0: the replay found nothing left to delete)."""
+    service = await memories()
+    for n in range(5):
+        await service.create_memory(f"Once liked polka, {n} times.", SCOPE, confidence=0.3)
+    await service.create_memory("Is a drummer.", SCOPE, confidence=1.0)
+    pruned = await lost_reply(
+        proxy,
+        f"DELETE FROM {SCHEMA}.memories",
+        service.prune_memories(APP, user_id=USER, threshold=0.5, min_age=timedelta(0)),
+    )
+    assert pruned == 5
+    assert await rows("SELECT count(*) FROM {s}.memories") == 1
+    deleted = "SELECT count(*) FROM {s}.memory_revisions WHERE action = 'DELETED'"
+    assert await rows(deleted) == 5
+
+
 # ------------------------------------------------------------------ generation and its queue
 
 

@@ -30,6 +30,7 @@ from adk_memory import (
     memory_service_from_uri,
     session_service_from_uri,
 )
+from adk_memory.adk.erasure import erase_user
 from adk_memory.db import replica as replica_rules
 from adk_memory.db.embedded import temporary_server
 from adk_memory.db.migrations import SchemaVersionError
@@ -182,6 +183,45 @@ async def test_an_erased_user_stays_erased_while_the_standby_lags(make, servers)
         assert await sessions.get_session(app_name=APP, user_id="u1", session_id="s1") is None
         # Another user's session is still read (from the standby) as it is.
         assert await sessions.get_session(app_name=APP, user_id="u2", session_id="s1")
+
+
+async def test_an_erased_users_reads_wait_for_the_standby_to_replay_the_erasure(make, servers):
+    """Right after `erase_user`, with replay paused, searches and listings of the erased user
+    (and of their app) are answered by the primary: nothing erased comes back. Other users'
+    reads still go to the standby, and the user's go back to it once it has replayed."""
+    sessions = make(PostgresSessionService)
+    memories = make(PostgresMemoryService)
+    writer = make(PostgresMemoryService)  # another process, as far as `memories` knows
+    u1, u2 = {"app_name": APP, "user_id": "u1"}, {"app_name": APP, "user_id": "u2"}
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await memories.create_memory("Ada likes green tea.", u1)
+    await memories.create_memory("Bo likes green tea.", u2)
+    await _caught_up(*servers)
+    async with paused(servers[1]):
+        await erase_user(
+            app_name=APP, user_id="u1", session_service=sessions, memory_service=memories
+        )
+        assert (
+            await memories.search_memory(app_name=APP, user_id="u1", query="tea")
+        ).memories == []
+        assert (await memories.list_memories(u1)).memories == []
+        assert await memories.retrieve_memories(u1, search_query="tea") == []
+        assert (await sessions.list_sessions(app_name=APP, user_id="u1")).sessions == []
+        assert (await sessions.list_sessions(app_name=APP)).sessions == []
+        assert [m.fact for m in (await memories.list_memories()).memories] == [
+            "Bo likes green tea."
+        ]
+        # Another user's reads are still the standby's: it does not show what is new.
+        await writer.create_memory("Bo plays chess.", u2)
+        assert [m.fact for m in (await memories.list_memories(u2)).memories] == [
+            "Bo likes green tea."
+        ]
+    await _caught_up(*servers)
+    assert (await memories.list_memories(u1)).memories == []  # the standby has replayed it
+    async with paused(servers[1]):
+        await writer.create_memory("Ada came back.", u1)
+        # The fence went at the first read the standby could serve: the standby answers again.
+        assert (await memories.list_memories(u1)).memories == []
 
 
 async def test_an_adk_runner_turn_while_the_standby_lags(make, servers):

@@ -354,7 +354,8 @@ class MemoryStack:
         (quarantined ones too), revisions, watermarks, sessions, events, compaction summaries
         and user state, for every scope naming the user. Idempotent and resumable (run it again
         after an interruption); returns counts per kind, and records the erasure with counts
-        and times only. See `adk_memory.adk.erasure`."""
+        and times only; tombstones what went, so no import or replay brings it back. See
+        `adk_memory.adk.erasure`."""
         return await erase_user(
             app_name=app_name,
             user_id=user_id,

@@ -15,6 +15,14 @@ hold yet are appended, so an import stopped half way through a session finishes 
 deleted here after an earlier import is not brought back (counted as skipped). Nothing is ever
 deleted. A record that cannot be read stops the import before its batch is written.
 
+An erased user stays erased (`memory.tombstones`): a memory or session whose id an erasure
+tombstoned, or any record of an erased (app, user) from before their latest erasure (a memory
+by its `createTime`, else `updateTime`; a session by its `updateTime`; a record without a time
+counts as before), is not imported but counted as `erased`, with its events. What the user
+does after the erasure (new memories, new sessions in the source) is imported as usual. An
+operator who means to restore erased data passes `allow_erased`: then nothing is checked, and
+a restored session's tombstone is lifted (its events may become memories again).
+
 It never writes SQL (the services do) and reads the source only through `AgentEnginePages`.
 """
 
@@ -36,6 +44,7 @@ from ..memory.models import Memory
 from ..memory.scope import Scope, scope_key
 from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
+from ..memory.tombstones import Kind
 from ..sessions.service import PostgresSessionService
 from .vertex_records import (
     VertexMemory,
@@ -82,6 +91,8 @@ class Tally:
     after an earlier import, or refused by the memory guard."""
     quarantined: int = 0
     """Of `imported`, memories the guard held back (stored, not live until approved)."""
+    erased: int = 0
+    """Not written: an erased user's (see the module docstring)."""
 
 
 @dataclass
@@ -126,6 +137,8 @@ class VertexImporter:
         by theirs); None: all.
       revisions: add each memory's Memory Bank revisions to its history (one more listing per
         memory: the first time, and again only while it has none here).
+      allow_erased: import what an erasure removed too (an operator restoring it on purpose);
+        by default it is counted as `erased` and not written.
     """
 
     def __init__(
@@ -138,9 +151,15 @@ class VertexImporter:
         app_name: str | None = None,
         since: datetime | None = None,
         revisions: bool = True,
+        allow_erased: bool = False,
     ) -> None:
         if sessions is not None and not app_name:
             raise InputValidationError("Importing sessions needs the app they belong to here.")
+        if sessions is not None and memory is None:
+            raise InputValidationError(
+                "Importing sessions needs the memory service too: it holds the erasures' "
+                "tombstones."
+            )
         if since is not None and since.tzinfo is None:
             since = since.replace(tzinfo=timezone.utc)
         self._pages = _Pages(pages)
@@ -150,10 +169,20 @@ class VertexImporter:
         self._app_name = app_name or ""
         self._since = since
         self._revisions = revisions
+        self._allow_erased = allow_erased
         self.report = ImportReport()
 
     def _too_old(self, update_time: datetime | None) -> bool:
         return self._since is not None and (update_time is None or update_time < self._since)
+
+    async def _erased(
+        self, kind: Kind, app_name: str, user_id: str, times: Mapping[str, datetime | None]
+    ) -> set[str]:
+        """Which of one user's ids an erasure removed (`erased_among`); none with
+        `allow_erased`."""
+        if self._allow_erased or self._memory is None:
+            return set()
+        return await self._memory.erased_among(kind, app_name, user_id, times)
 
     # -------------------------------------------------------------------------- memories
 
@@ -214,6 +243,11 @@ class VertexImporter:
         tally = self.report.memories
         scope = group[0].scope
         ids = {m.name: keyed_ids(scope, m.fact.key or "", m.fact.fact)[0] for m in group}
+        if "app_name" in scope and "user_id" in scope:  # a user's: maybe an erased one's
+            times = {ids[m.name]: m.fact.create_time or m.update_time for m in group}
+            erased = await self._erased(Kind.MEMORY, scope["app_name"], scope["user_id"], times)
+            tally.erased += sum(ids[m.name] in erased for m in group)
+            group = [m for m in group if ids[m.name] not in erased]
         new: list[VertexMemory] = []
         history: list[VertexMemory] = []
         live = await service.get_memories(list(ids.values()), scope)
@@ -287,6 +321,10 @@ class VertexImporter:
                 if self._too_old(session.update_time):
                     tally.skipped += 1
                     continue
+                owner = (self._app_name, session.user_id)
+                if await self._erased(Kind.SESSION, *owner, {session.id: session.update_time}):
+                    tally.erased += 1
+                    continue
                 events = [e async for e in self._events(session.name)]
                 here = await service.get_session(
                     app_name=self._app_name, user_id=session.user_id, session_id=session.id
@@ -301,6 +339,8 @@ class VertexImporter:
                         state=session.state,
                     )
                     tally.imported += 1
+                    if self._allow_erased and self._memory is not None:
+                        await self._memory.lift_tombstones(Kind.SESSION, *owner, [session.id])
                 elif missing:  # an earlier run stopped inside it, or Vertex added events since
                     tally.updated += 1
                 else:

@@ -53,8 +53,10 @@ def erase(target: Target, app: str, user: str, yes: bool, as_json: bool) -> None
     """Erase one user of one app: sessions, events, compaction summaries, user state, memories
     (every scope naming the user, quarantined ones too), revisions, watermarks and generation
     jobs. Prints how many of each were deleted. The erasure is recorded with its counts and
-    times, never the user's id. Running it again finishes an interrupted erasure; a finished
-    one counts zeros.
+    times, never the user's id. Running it again finishes an interrupted erasure (counting what
+    both runs deleted); a finished one counts zeros. The user, their sessions and memories are
+    tombstoned first (keyed hashes, no text): no later import brings them back unless
+    --allow-erased.
 
     Asks first, unless --yes; with no answer on stdin (a script, CI) and no --yes it refuses.
 

@@ -15,6 +15,11 @@ export's), else its content, so running an import again, or the whole file after
 that stopped part-way, writes each line once. A line whose key's memory was deleted since, or
 holds another fact (an edited export line with the same id), is skipped and counted, never
 overwritten.
+
+An erased user stays erased: a line of an erased (app, user) whose memory an erasure removed, or
+that is from before their latest erasure by its `create_time` (else `update_time`; a line
+without either counts as before), is skipped and counted (`erased_among`, the rule every import
+follows), unless `--allow-erased`.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ from ..config import MemoryBankConfig, RetrievalConfig
 from ..env import parse_redact
 from ..errors import InputValidationError
 from ..memory.embeddings import GeminiEmbedder
+from ..memory.entries import keyed_ids
 from ..memory.models import MemoryFact, SourceType
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
+from ..memory.tombstones import Kind
 from .options import (
     Overrides,
     Target,
@@ -88,24 +95,50 @@ def _fact(record: object, now: datetime) -> tuple[Scope, MemoryFact] | None:
     )
 
 
-def _read(lines: IO[str]) -> tuple[list[tuple[int, Scope, MemoryFact]], int]:
-    """Every fact with its line number and scope (all checked before any write), and how many
-    lines had expired."""
+def _time(record: dict[str, Any]) -> datetime | None:
+    """When the line's memory was made (`create_time`, else `update_time`), if it says."""
+    value = record.get("create_time") or record.get("update_time")
+    try:
+        when = datetime.fromisoformat(str(value)) if value else None
+    except ValueError as exc:
+        raise InputValidationError(f"create_time is not an ISO time: {exc}") from exc
+    return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _read(lines: IO[str]) -> tuple[list[tuple[int, Scope, MemoryFact]], dict[str, Any], int]:
+    """Every fact with its line number and scope (all checked before any write), each fact's
+    time by its key, and how many lines had expired."""
     now = datetime.now(timezone.utc)
     facts: list[tuple[int, Scope, MemoryFact]] = []
+    times: dict[str, datetime | None] = {}
     expired = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            parsed = _fact(json.loads(line), now)
+            record = json.loads(line)
+            parsed = _fact(record, now)
+            if parsed is not None:
+                times[parsed[1].key or ""] = _time(record)
         except (ValueError, InputValidationError) as exc:
             raise InputValidationError(f"Line {number}: {exc}") from exc
         if parsed is None:
             expired += 1
         else:
             facts.append((number, *parsed))
-    return facts, expired
+    return facts, times, expired
+
+
+async def _unerased(
+    service: PostgresMemoryService, scope: Scope, batch: list[MemoryFact], times: dict[str, Any]
+) -> list[MemoryFact]:
+    """The batch without what an erasure removed (`erased_among`)."""
+    if "app_name" not in scope or "user_id" not in scope:
+        return batch
+    ids = {fact.key or "": keyed_ids(scope, fact.key or "", fact.fact)[0] for fact in batch}
+    at = {ids[key]: times.get(key) for key in ids}
+    erased = await service.erased_among(Kind.MEMORY, scope["app_name"], scope["user_id"], at)
+    return [fact for fact in batch if ids[fact.key or ""] not in erased]
 
 
 def _batches(
@@ -123,17 +156,24 @@ def _batches(
         start = end
 
 
-async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int, int]:
+async def _import(
+    service: PostgresMemoryService, source: IO[str], allow_erased: bool
+) -> tuple[int, int, int, int, int]:
     """(memories imported, now or by an earlier run; lines skipped as written before and
-    deleted or changed since; expired lines; memories of this run the guard holds in
-    quarantine). Identical lines are one memory."""
-    facts, expired = _read(source)
+    deleted or changed since; expired lines; lines of erased users; memories of this run the
+    guard holds in quarantine). Identical lines are one memory."""
+    facts, times, expired = _read(source)
     written: set[str] = set()
     held: set[str] = set()
-    lines = skipped = 0
+    lines = skipped = erased = 0
     with running_count("lines imported") as progress:
         async with service:
-            for first_line, scope, batch in _batches(facts):
+            for first_line, scope, read in _batches(facts):
+                batch = read if allow_erased else await _unerased(service, scope, read, times)
+                erased += len(read) - len(batch)
+                lines += len(read) - len(batch)
+                if not batch:
+                    continue
                 try:
                     done = await service.create_memories(batch, scope)
                 except InputValidationError as exc:
@@ -146,28 +186,36 @@ async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int,
                 skipped += len(batch) - len(done)
                 lines += len(batch)
                 progress(lines)
-    return len(written), skipped, expired, len(held)
+    return len(written), skipped, expired, erased, len(held)
 
 
 @click.command("import")
 @database_options
 @embedding_model_option
 @redact_option
+@click.option(
+    "--allow-erased",
+    is_flag=True,
+    help="Import erased users' lines too (restoring them on purpose).",
+)
 @click.argument("source", type=click.File("r", encoding="utf-8"))
 def import_memories(
-    target: Target, embedding_model: str | None, redact: str, source: IO[str]
+    target: Target, embedding_model: str | None, redact: str, allow_erased: bool, source: IO[str]
 ) -> None:
     """Import memories from JSON lines (e.g. a `memories export`), each a memory of its line's
     scope, redacted and guarded as the agent's own writes. Use the agent's --embedding-model
     and --redact, so its searches find them. Safe to run again, or to resume after a stop:
-    each line (known by its `id`, else its content) is imported once."""
+    each line (known by its `id`, else its content) is imported once. Lines of an erased user
+    from before the erasure are skipped (and counted) unless --allow-erased."""
     overrides = click.get_current_context().find_object(Overrides) or Overrides()
     embedder = overrides.embedder or (
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, skipped, expired, held = run(_import(service, source))
+    written, skipped, expired, erased, held = run(_import(service, source, allow_erased))
     notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
+    if erased:
+        notes.append(f"{plural(erased, 'line')} of erased users skipped (--allow-erased)")
     if skipped:
         notes.append(f"{plural(skipped, 'line')} skipped: imported before, then deleted or changed")
     extra = f" ({'; '.join(notes)})" if notes else ""

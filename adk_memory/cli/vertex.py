@@ -104,17 +104,27 @@ def _import_options(command: Any) -> Any:
                 help="The app_name the sessions get here: the ADK app's name (an Agent Engine "
                 "session has none of its own).",
             ),
+            click.option(
+                "--allow-erased",
+                is_flag=True,
+                help="Import erased users' data too (restoring it on purpose). Without it, what "
+                "an erasure removed is counted as ERASED and not imported.",
+            ),
         ],
     )
 
 
 def _table(report: ImportReport) -> None:
+    """The counts; an ERASED column (what erasures keep out) when an erased user's data was
+    read."""
+    rows = [(kind, t) for kind, t in report.rows() if kind == "memories" or t.read]
+    erased = any(t.erased for _, t in rows)
     echo_table(
-        ["", "READ", "IMPORTED", "UPDATED", "ALREADY_HERE", "SKIPPED"],
+        ["", "READ", "IMPORTED", "UPDATED", "ALREADY_HERE", "SKIPPED"] + ["ERASED"] * erased,
         [
             [kind, *map(str, (t.read, t.imported, t.updated, t.present, t.skipped))]
-            for kind, t in report.rows()
-            if kind == "memories" or t.read
+            + [str(t.erased)] * erased
+            for kind, t in rows
         ],
     )
     held_in_quarantine(report.memories.quarantined)
@@ -150,6 +160,7 @@ def _import(
     with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
+    allow_erased: bool,
 ) -> None:
     if with_sessions and not app_name:
         raise click.UsageError("--sessions needs --app: the app the sessions belong to here.")
@@ -170,6 +181,7 @@ def _import(
         app_name=app_name,
         since=since,
         revisions=with_revisions,
+        allow_erased=allow_erased,
     )
     resume = "Run the same command again to resume: nothing is imported twice."
     try:
@@ -210,13 +222,16 @@ def import_vertex(
     with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
+    allow_erased: bool,
 ) -> None:
     """Copy an Agent Engine's Memory Bank memories (fact, scope, topics, metadata, times, the
     TTL left) and, with --sessions, its sessions with their events, through
     google-cloud-aiplatform (pip install "adk-memory[vertex]"; Application Default
     Credentials). Memories are redacted and guarded as the agent's own writes: use the agent's
     --embedding-model and --redact. Safe to run again, or to resume after a stop: nothing is
-    imported twice, and a memory changed in Memory Bank since is updated."""
+    imported twice, and a memory changed in Memory Bank since is updated. What an erasure
+    removed (`adk-memory erase`) is not imported again (counted as ERASED) unless
+    --allow-erased."""
     try:
         engine = engine_name(project, location, agent_engine)
     except InputValidationError as exc:
@@ -239,6 +254,7 @@ def import_vertex(
         with_revisions=with_revisions,
         with_sessions=with_sessions,
         app_name=app_name,
+        allow_erased=allow_erased,
     )
 
 
@@ -254,9 +270,11 @@ def import_vertex_jsonl(
     with_revisions: bool,
     with_sessions: bool,
     app_name: str | None,
+    allow_erased: bool,
 ) -> None:
     """Import the JSON lines `export vertex-jsonl` writes (Memory Bank's memory and session
-    shapes), as `import vertex` imports an Agent Engine: safe to run again."""
+    shapes), as `import vertex` imports an Agent Engine: safe to run again, and what an erasure
+    removed is not imported again unless --allow-erased."""
     with user_errors():
         pages = JsonlPages(source)
     _import(
@@ -269,6 +287,7 @@ def import_vertex_jsonl(
         with_revisions=with_revisions,
         with_sessions=with_sessions,
         app_name=app_name,
+        allow_erased=allow_erased,
     )
 
 

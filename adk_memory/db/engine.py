@@ -43,7 +43,7 @@ from ..errors import (
 from . import embedded
 from .driver import CONNECT_FAILURES, driver_error
 from .migrations import migrate
-from .replica import ReplicaHealth, recovery_conflict
+from .replica import ErasureFences, ReadFor, ReplicaHealth, recovery_conflict
 from .urls import create_engine, normalise_url
 from .vectors import VectorState, migrate_vectors
 
@@ -262,6 +262,10 @@ def _raise_typed(exc: BaseException) -> NoReturn:
     raise timeout from exc
 
 
+_WAL_POSITION = "SELECT pg_current_wal_lsn()::text"
+"""The primary's WAL position now: past the commit of everything committed before."""
+
+
 class _Attempt:
     """Which connection one try of `Database.run` got, and whether it is the replica's."""
 
@@ -341,6 +345,7 @@ class Database:
         self.schema = validate_schema_name(schema)
         self.auto_migrate = auto_migrate
         self._replica = ReplicaHealth(self.schema)
+        self._fences = ErasureFences()
         self._ready: set[str] = set()
         self._lock = asyncio.Lock()
         self._migrate_lock = asyncio.Lock()
@@ -370,11 +375,14 @@ class Database:
                     )
         return self._read_engine
 
-    async def _checkout(self, replica: bool) -> tuple[AsyncEngine, PoolProxiedConnection, bool]:
+    async def _checkout(
+        self, replica: bool | ReadFor
+    ) -> tuple[AsyncEngine, PoolProxiedConnection, bool]:
         """A pooled connection, its engine, and whether it is the replica's: the replica's when
         `replica` asks for it and it can serve (one that cannot be reached raises nothing here:
         the primary serves; one whose schema is not the primary's in time is a
-        `SchemaVersionError`)."""
+        `SchemaVersionError`; one that has not replayed an erasure of the user `replica`
+        names, as `ErasureFences` says, leaves the read to the primary)."""
         read = await self._read_engine_now() if replica else None
         if read is not None:
             try:
@@ -384,10 +392,15 @@ class Database:
             else:
                 try:
                     await self._replica.check(_driver(proxied))
+                    passable = not isinstance(replica, ReadFor) or await self._fences.passable(
+                        replica, _driver(proxied)
+                    )
                 except BaseException as exc:
                     await _give_back(read, proxied, exc)
                     raise
-                return read, proxied, True
+                if passable:
+                    return read, proxied, True
+                await _give_back(read, proxied, None)
         engine = await self.engine()
         return engine, await _borrow(engine), False
 
@@ -412,7 +425,7 @@ class Database:
     async def _run_once(
         self,
         statement: Callable[[asyncpg.Connection], Awaitable[T]],
-        replica: bool,
+        replica: bool | ReadFor,
         attempt: _Attempt,
     ) -> T:
         """`statement` on a connection lent and given back as `connection` does, spelt out:
@@ -431,12 +444,17 @@ class Database:
             await _give_back(engine, proxied, failure)
 
     async def run(
-        self, statement: Callable[[asyncpg.Connection], Awaitable[T]], *, replica: bool = False
+        self,
+        statement: Callable[[asyncpg.Connection], Awaitable[T]],
+        *,
+        replica: bool | ReadFor = False,
     ) -> T:
         """Run `statement` on a pooled connection, once more on a fresh one if the connection
         was lost mid-statement. With `replica` (a read that may be a little behind the
         primary), on the replica when there is one that can serve; a read the replica cancels
-        (a recovery conflict) runs once more, on the primary.
+        (a recovery conflict) runs once more, on the primary. A `ReadFor` says whose rows the
+        read returns: after this process erased that user (`fence_replica`), it is served by
+        the replica only once the replica has replayed the erasure.
 
         The contract every caller keeps: `statement` is safe to replay, and its replay returns
         the original result. A lost connection does not say whether the first attempt
@@ -467,7 +485,15 @@ class Database:
             conflict = first.on_replica and recovery_conflict(exc)
             if first.conn is None or not (conflict or _is_lost(exc, first.conn)):
                 raise
-        return await self._run_once(statement, replica and not conflict, _Attempt())
+        return await self._run_once(statement, False if conflict else replica, _Attempt())
+
+    async def fence_replica(self, app_name: str, user_id: str) -> None:
+        """The user was just erased (committed): until the replica has replayed the primary's
+        WAL as it is now, reads of theirs (`ReadFor`), of their app's users and of every app
+        go to the primary. Nothing to do without a replica."""
+        if self.has_replica:
+            position = await self.run(lambda conn: conn.fetchval(_WAL_POSITION))
+            self._fences.erected(app_name, user_id, str(position))
 
     async def ensure_migrated(self, component: str, steps: Sequence[str]) -> None:
         """Bring `component`'s tables up to date (or check them, with auto_migrate off), once."""

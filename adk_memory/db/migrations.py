@@ -330,6 +330,25 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE {schema}.memory_revisions ADD COLUMN confidence float8
         CHECK (confidence BETWEEN 0 AND 1);
     """,
+    # 10: erasure that stays erased (`memory.tombstones`). A tombstone is a keyed hash (HMAC-
+    # SHA256 under this database's own random key, one row) of what an erasure removed: the
+    # user, their session ids and memory ids; never any text. Imports and replays look them up
+    # to refuse the erased data. An erasure is one record from its first step to its last:
+    # `finish_time` NULL while it runs, its tombstone naming it, so a run after a crash goes on
+    # with the same record (and counts) instead of starting a second one.
+    """
+    CREATE TABLE {schema}.memory_tombstone_key (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        key       bytea   NOT NULL CHECK (length(key) >= 32)
+    );
+    CREATE TABLE {schema}.memory_tombstones (
+        digest      bytea       PRIMARY KEY,
+        erasure_id  uuid        NOT NULL,
+        create_time timestamptz NOT NULL DEFAULT now()
+    );
+    ALTER TABLE {schema}.erasures ALTER COLUMN finish_time DROP NOT NULL;
+    ALTER TABLE {schema}.erasures ALTER COLUMN finish_time DROP DEFAULT;
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -10,7 +10,9 @@ the primary to: right after a migration it may not have replayed it yet, so the 
 waits for it (`CATCH_UP`), and one still different after that is a `SchemaVersionError`
 saying so (a read URL naming another database, never migrated, is the usual cause), raised at
 once by the reads of the next `RETRY_AFTER` (a misconfiguration must not make every read wait),
-then looked at again.
+then looked at again. After an erasure (`ErasureFences`), reads of the erased user go to the
+primary until the replica has replayed the erasure's last commit (its replay position,
+`pg_last_wal_replay_lsn()`, at or past the primary's WAL position taken after it).
 
 It never writes to the replica, never migrates it and never holds SQL beyond reading the
 version rows and vector catalog (`migrations.current_version`, `vectors.vector_state`).
@@ -22,6 +24,7 @@ import asyncio
 import logging
 import time
 from datetime import timedelta
+from typing import NamedTuple
 
 import asyncpg
 
@@ -132,3 +135,44 @@ class ReplicaHealth:
             else:
                 behind.append(f"vectors for {self._dimensions} dimensions not in place")
         return behind
+
+
+class ReadFor(NamedTuple):
+    """Whose rows a replica read returns: one user of an app, every user of an app
+    (`user_id` ""), or every app (both ""). `Database.run(..., replica=ReadFor(...))`."""
+
+    app_name: str = ""
+    user_id: str = ""
+
+
+_REPLAYED = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)"
+"""Whether the replica has replayed the primary's WAL up to $1 (false on a server that
+reports no replay position: it is not known to have)."""
+
+
+class ErasureFences:
+    """The primary's WAL position after each erasure this process made, per read it concerns
+    (the user's, their app's, every app's), until the replica is seen past it. Reads named
+    by `ReadFor` go to the primary meanwhile: a lagging replica never returns an erased
+    user's rows. Erasures are rare, and a fence goes at the first read the replica could
+    serve, so this holds a few entries."""
+
+    def __init__(self) -> None:
+        self._positions: dict[ReadFor, str] = {}
+
+    def erected(self, app_name: str, user_id: str, position: str) -> None:
+        """The user was erased; the primary's WAL was at `position` after it."""
+        for read in (ReadFor(app_name, user_id), ReadFor(app_name), ReadFor()):
+            self._positions[read] = position  # a later erasure's position is never earlier
+
+    async def passable(self, read: ReadFor, conn: asyncpg.Connection) -> bool:
+        """Whether the replica behind `conn` may serve `read`: nothing fences it, or the
+        replica has replayed past the fence (which then goes)."""
+        position = self._positions.get(read)
+        if position is None:
+            return True
+        if not await conn.fetchval(_REPLAYED, position):
+            return False
+        if self._positions.get(read) == position:
+            del self._positions[read]
+        return True

@@ -25,7 +25,7 @@ from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
 from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
 from ..env import parse_redact
-from ..errors import InputValidationError
+from ..errors import ErasedError, InputValidationError
 from ..redaction import Redactor
 from ..uri import announce, check_uri_alone, without_agents_dir
 from .app_config import (
@@ -49,6 +49,7 @@ from .profile_store import ProfileStore
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
+from .tombstones import Kind, Tombstones
 from .uri import memory_arguments
 
 
@@ -119,6 +120,7 @@ class MemoryServiceCore:
             self.database, text_search_language=self.config.retrieval.text_search_language
         )
         self._profiles = ProfileStore(self.database)
+        self._tombstones = Tombstones(self.database)
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
@@ -241,6 +243,19 @@ class MemoryServiceCore:
                 await self._store.prepare_embeddings(self.embedder.dimensions)
             self._prepared = True
         return self._store
+
+    async def _refuse_erased_session(self, app_name: str, user_id: str, session_id: str) -> None:
+        """Raise `ErasedError` for a session an erasure removed (its tombstone): its events
+        must not come back as memories (a trigger, a backfill or a replay holding the old
+        session)."""
+        if not isinstance(session_id, str):
+            raise InputValidationError("session_id must be a string.")
+        await self._ready()
+        if await self._tombstones.buried(Kind.SESSION, app_name, user_id, [session_id]):
+            raise ErasedError(
+                f"Session {session_id!r} of app {app_name!r} was erased with its user: "
+                "nothing of it is remembered again."
+            )
 
     async def _embed(self, texts: Sequence[str], task: str) -> list[list[float]] | None:
         if self.embedder is None or not texts:

@@ -366,11 +366,12 @@ class JobQueue:
         counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
         return int(counts[0])
 
-    async def erase(self, containing: dict[str, str]) -> int:
+    async def erase(self, containing: dict[str, str], request_id: uuid.UUID | None = None) -> int:
         """Delete the jobs and leases of every scope that contains `containing`; how many jobs
         went. A generation running for one of them then finds its job gone and writes nothing
-        (`MemoryStore.apply_generation` checks that its try still owns the job)."""
-        args = (json.dumps(containing), uuid.uuid4())
+        (`MemoryStore.apply_generation` checks that its try still owns the job). The same
+        `request_id` again (a re-run of an erasure) returns the first run's count."""
+        args = (json.dumps(containing), request_id or uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
         return int(counts[0])
 

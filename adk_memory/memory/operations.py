@@ -68,7 +68,7 @@ class GenerationOperations(MemoryServiceCore):
         user. Returns at once with an operation to poll, unless `wait_for_completion`.
         `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
         the application's own data by default); a conversation's facts get theirs from
-        extraction."""
+        extraction. A session an erasure removed is refused (`ErasedError`)."""
         if self.llm is None:
             raise InputValidationError("Memory generation needs a model: pass llm=... .")
         if sum(source is not None for source in (session, contents, facts)) != 1:
@@ -88,6 +88,7 @@ class GenerationOperations(MemoryServiceCore):
             "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
         }
         if session is not None:
+            await self._refuse_erased_session(session.app_name, session.user_id, session.id)
             events = [
                 e
                 for e in session.events

@@ -1,16 +1,18 @@
 """Forgetting and holding back: the memory service's privacy operations.
 
 Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app; structured profiles
-included) and the erasure record, the retention sweeps (expired memories, profile fields and
-revisions, finished generation jobs, and pruning memories no longer believed: `prune_memories`),
-and the operators' review of the quarantine (list, approve, reject). Jobs always go before
-memories, so a generation running for what is being forgotten finds its job gone and writes
-nothing. "None" never means "all" here: every deletion names its scope or its user.
+included), the erasure record and its tombstones (`memory.tombstones`), the retention sweeps
+(expired memories, profile fields and revisions, finished generation jobs, and pruning memories
+no longer believed: `prune_memories`, replay-safe), and the operators' review of the quarantine
+(list, approve, reject). Jobs always go before memories, so a generation running for what is
+being forgotten finds its job gone and writes nothing. "None" never means "all" here: every
+deletion names its scope or its user.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from ..db.batches import in_batches
@@ -22,6 +24,7 @@ from .core import MemoryServiceCore
 from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from .scope import scope_key, user_scope, validate_scope
 from .store import kind_key, procedure_key, quarantine_key
+from .tombstones import Kind
 
 
 def _kind_key(key: str, memory_type: MemoryType) -> str:
@@ -52,19 +55,27 @@ class PrivacyOperations(MemoryServiceCore):
         )
 
     @traced("memory.erase_user")
-    async def erase_user(self, app_name: str, user_id: str) -> dict[str, int]:
+    async def erase_user(
+        self, app_name: str, user_id: str, *, erasure_id: uuid.UUID | None = None
+    ) -> dict[str, int]:
         """Forget one user of one app everywhere in memory: for every scope that contains
         `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
         `{..., "agent": "a1"}`), its generation jobs, memories (quarantined ones too), revisions,
         watermarks and structured profiles (fields and their revisions). Scopes without an
         `app_name` are not touched. Idempotent: a second call counts zeros; an interrupted one
-        is finished by calling again. Returns counts per kind (`MemoryStack.erase_user` also
-        erases sessions and artifacts and records the erasure)."""
+        is finished by calling again. With the `erasure_id` of `begin_erasure`, a call made
+        again for the same erasure (a re-run after a crash) counts what the first deleted, not
+        zeros. Returns counts per kind (`MemoryStack.erase_user` also erases sessions and
+        artifacts and records the erasure)."""
         containing = user_scope(app_name, user_id)
         store = await self._ready()
-        jobs = await self._jobs.erase(containing)
-        memories, revisions, watermarks = await store.erase(containing)
-        fields, field_revisions = await self._profiles.erase(containing)
+
+        def step(name: str) -> uuid.UUID | None:
+            return None if erasure_id is None else uuid.uuid5(erasure_id, name)
+
+        jobs = await self._jobs.erase(containing, step("generation_jobs"))
+        memories, revisions, watermarks = await store.erase(containing, step("memories"))
+        fields, field_revisions = await self._profiles.erase(containing, step("profiles"))
         return {
             "generation_jobs": jobs,
             "memories": memories,
@@ -74,14 +85,58 @@ class PrivacyOperations(MemoryServiceCore):
             "profile_revisions": field_revisions,
         }
 
-    @traced("memory.record_erasure")
-    async def record_erasure(
-        self, app_name: str, counts: Mapping[str, int], start_time: datetime
+    @traced("memory.begin_erasure")
+    async def begin_erasure(
+        self, app_name: str, user_id: str, session_ids: Sequence[str], start_time: datetime
+    ) -> tuple[uuid.UUID, dict[str, int]]:
+        """Before anything of the user is deleted: tombstone them, their `session_ids` and
+        every memory id they have (`memory.tombstones`: keyed hashes, no text), and open the
+        erasure's record. Returns its id and the counts it holds already: an erasure of this
+        user that never finished (a crash) goes on under its own record."""
+        user_scope(app_name, user_id)
+        await self._ready()
+        return await self._tombstones.begin(app_name, user_id, session_ids, start_time)
+
+    @traced("memory.count_erasure")
+    async def count_erasure(self, erasure_id: uuid.UUID, counts: Mapping[str, int]) -> None:
+        """One step's counts, kept in the erasure's record (a step counted again overwrites
+        its kinds with the same counts: a re-run's steps count what the first run deleted)."""
+        await self._ready()
+        await self._tombstones.count(erasure_id, counts)
+
+    @traced("memory.finish_erasure")
+    async def finish_erasure(self, erasure_id: uuid.UUID) -> None:
+        """The erasure is complete: its record gets its finish time (it holds the app, the
+        counts and the times, nothing that says who)."""
+        await self._ready()
+        await self._tombstones.finish(erasure_id)
+
+    @traced("memory.erased_among")
+    async def erased_among(
+        self,
+        kind: Kind,
+        app_name: str,
+        user_id: str,
+        times: Mapping[str, datetime | None],
+    ) -> set[str]:
+        """The tombstone rule every import follows: which of one user's session or memory ids
+        (each with the time its source says it was created or last updated; None: unknown)
+        an erasure removed. An id is erased when its tombstone says so, or when the user was
+        erased at or after its time (an unknown time counts as before): what the user does
+        after an erasure is theirs to keep."""
+        user_scope(app_name, user_id)
+        await self._ready()
+        return await self._tombstones.erased_among(kind, app_name, user_id, times)
+
+    @traced("memory.lift_tombstones")
+    async def lift_tombstones(
+        self, kind: Kind, app_name: str, user_id: str, ids: Sequence[str]
     ) -> None:
-        """Record that a user of `app_name` was erased: the counts and the times, nothing that
-        says who (the record must not keep what it erased)."""
-        store = await self._ready()
-        await store.record_erasure(app_name, dict(counts), start_time)
+        """An operator brought these erased ids back on purpose (`allow_erased`): their
+        tombstones go, so the memory generation for a restored session is allowed again."""
+        user_scope(app_name, user_id)
+        await self._ready()
+        await self._tombstones.lift(kind, app_name, user_id, ids)
 
     @traced("memory.sweep_expired")
     async def sweep_expired(

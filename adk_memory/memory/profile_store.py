@@ -246,10 +246,13 @@ class ProfileStore:
         counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
         return int(counts[0]), int(counts[1])
 
-    async def erase(self, containing: dict[str, str]) -> tuple[int, int]:
+    async def erase(
+        self, containing: dict[str, str], request_id: uuid.UUID | None = None
+    ) -> tuple[int, int]:
         """Delete the profile fields and revisions of every scope containing `containing`;
-        (fields, revisions) deleted (the same again for a replay)."""
-        args = (json.dumps(containing), uuid.uuid4())
+        (fields, revisions) deleted (the same again for a replay, or with the same
+        `request_id`)."""
+        args = (json.dumps(containing), request_id or uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
         return int(counts[0]), int(counts[1])
 

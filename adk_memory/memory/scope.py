@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..db.replica import ReadFor
 from ..errors import InputValidationError
 
 MAX_SCOPE_KEYS = 5
@@ -78,3 +79,11 @@ def app_scope(app_name: str) -> Scope:
     It is a scope of its own, matched exactly like any other: it never includes, or is
     included in, a user's scope."""
     return validate_scope({"app_name": app_name})
+
+
+def read_for(scope: Mapping[str, str] | None) -> ReadFor:
+    """Whose rows a replica read of `scope` returns (None: every scope): the erasure fence it
+    must pass (`db.replica.ErasureFences`). A scope without an app is no erased user's, but is
+    fenced as every app's read (the cautious side)."""
+    app_name = (scope or {}).get("app_name", "")
+    return ReadFor(app_name, (scope or {}).get("user_id", "")) if app_name else ReadFor()

@@ -70,7 +70,7 @@ from .models import (
 from .privacy import PrivacyOperations
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
-from .scope import Scope, scope_key, user_scope, validate_scope
+from .scope import Scope, read_for, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search, kind_key
 from .temporal import find_window
@@ -313,7 +313,12 @@ class PostgresMemoryService(
         after = decode_token(page_token) if page_token else None
         store = await self._ready()
         rows = await store.list_memories(
-            key, filter, after, page_size + 1, replica=True, quarantined=include_quarantined
+            key,
+            filter,
+            after,
+            page_size + 1,
+            replica=read_for(scope),
+            quarantined=include_quarantined,
         )
         more = len(rows) > page_size
         rows = rows[:page_size]
@@ -432,7 +437,9 @@ class PostgresMemoryService(
         """A memory's history, oldest first; still there after the memory was deleted."""
         checked = validate_scope(scope)
         store = await self._ready()
-        return await store.revisions(check_id(memory_id), scope_key(checked), replica=True)
+        return await store.revisions(
+            check_id(memory_id), scope_key(checked), replica=read_for(checked)
+        )
 
     @traced("memory.import_revisions")
     async def import_revisions(
@@ -517,7 +524,7 @@ class PostgresMemoryService(
             top_k=top_k,
             time_window=search.window is not None,
         )
-        rows = await store.retrieve(search, replica=True)
+        rows = await store.retrieve(search, replica=read_for(checked))
         return [RetrievedMemory(memory=self._believed(m), distance=d, score=s) for m, d, s in rows]
 
     def _believed(self, memory: Memory) -> Memory:
@@ -685,7 +692,9 @@ class PostgresMemoryService(
     @traced("memory.add_session_to_memory")
     async def add_session_to_memory(self, session: Session) -> None:
         """Remember the session: in extraction mode, enqueue generation from its new events (the
-        turn never waits); in raw-events mode, one memory per event with text."""
+        turn never waits); in raw-events mode, one memory per event with text. A session an
+        erasure removed (an old session object replayed after its user was erased) is refused
+        with `ErasedError`: nothing of it is remembered again."""
         if not isinstance(session, Session):
             raise InputValidationError("session must be an ADK Session.")
         if self.llm is not None:
@@ -712,9 +721,12 @@ class PostgresMemoryService(
         """Remember these events (a delta): in extraction mode, enqueue generation from them; in
         raw-events mode, each event with text once (an event already remembered, or remembered
         and then deleted, is skipped), redacted and judged by the guard: an event it rejects is
-        not remembered (logged), one it quarantines is held for an operator."""
+        not remembered (logged), one it quarantines is held for an operator. Events of a
+        `session_id` an erasure removed are refused with `ErasedError`."""
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
+        if session_id is not None:
+            await self._refuse_erased_session(app_name, user_id, session_id)
         if self.llm is not None:
             await self.generate_memories(
                 contents=list(events),

@@ -24,6 +24,7 @@ import asyncpg
 from .._json import dump_json
 from ..db.engine import Database
 from ..db.migrations import MEMORY_MIGRATIONS
+from ..db.replica import ReadFor
 from ..db.replies import FIRST_ATTEMPT, recorded
 from ..db.vectors import COVERED, EXACT, QUANTIZED
 from ..errors import InputValidationError
@@ -486,13 +487,6 @@ w AS (DELETE FROM {{schema}}.memory_watermarks
     ["(SELECT count(*) FROM m)", "(SELECT count(*) FROM r)", "(SELECT count(*) FROM w)"],
 )
 
-# The record's id is chosen by the caller: a replay finds it written.
-_RECORD_ERASURE = """
-INSERT INTO {schema}.erasures (id, app_name, counts, start_time)
-VALUES ($1::uuid, $2, $3::jsonb, $4)
-ON CONFLICT (id) DO NOTHING
-"""
-
 # Live memories of a scope by id ($1 ids, $2 scope key), for an operation's results.
 _GET_MANY = f"""
 SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
@@ -891,9 +885,9 @@ UPDATE {{schema}}.memories m
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
 
 
-def _delete_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
-    """SQL deleting up to `limit` memories matching `where` (over `m`), each with a DELETED
-    revision labelled with `reason` (kept `ttl` seconds), returning how many went."""
+def _deleting_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
+    """CTEs `m` and `r`: up to `limit` memories matching `where` (over `m`) deleted, each with a
+    DELETED revision labelled with `reason` (kept `ttl` seconds)."""
     revision = _revision_of_m(
         "DELETED",
         revision_id="gen_random_uuid()",
@@ -902,15 +896,18 @@ def _delete_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
         ttl=ttl,
     )
     return f"""
-WITH m AS (
+m AS (
     DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
         SELECT m.ctid FROM {{schema}}.memories m WHERE {where} LIMIT {limit}))
     RETURNING m.*
 ), r AS (
 {revision}
-)
-SELECT count(*) FROM m
-"""
+)"""
+
+
+def _delete_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
+    """SQL running `_deleting_labelled`, returning how many memories went."""
+    return f"WITH {_deleting_labelled(where, reason, limit, ttl)}\nSELECT count(*) FROM m\n"
 
 
 _SWEEP_MEMORIES = _delete_labelled("m.expire_time <= now()", "expired", "$1", "$2")
@@ -939,14 +936,21 @@ SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
 # that were not updated or corroborated for $2 seconds, deleted with a labelled DELETED revision
 # ($6 revision ttl). A memory of unknown confidence is never pruned, nor a quarantined one (the
 # operator's). Scopes are matched on their JSON, as erasure does: pruning is rare maintenance.
-_PRUNE = _delete_labelled(
-    f"""m.scope @> $1::jsonb AND NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
+# Counted under request id $7 (`db.replies`): a batch replayed after a lost reply returns what
+# its first attempt deleted, not 0.
+_PRUNE = recorded(
+    "{schema}.memory_replies",
+    "$7",
+    _deleting_labelled(
+        f"""m.scope @> $1::jsonb AND NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
            AND m.confidence IS NOT NULL
            AND m.update_time < now() - make_interval(secs => $2::float8)
-           AND {_effective_confidence("$3")} < $4::float8""",
-    "low_confidence",
-    "$5",
-    "$6",
+           AND {_effective_confidence("$3")} < $4::float8 AND {FIRST_ATTEMPT}""",
+        "low_confidence",
+        "$5",
+        "$6",
+    ),
+    ["(SELECT count(*) FROM m)"],
 )
 
 # What the trust rule needs of a scope's ($1) memories ($2 ids): per memory, the sources (a
@@ -1120,7 +1124,6 @@ class MemoryStore:
         self._delete_one = _DELETE_ONE.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
         self._erase = _ERASE.format(schema=schema)
-        self._record_erasure = _RECORD_ERASURE.format(schema=schema)
         self._get_many = _GET_MANY.format(schema=schema)
         self._quarantined = _QUARANTINED.format(schema=schema)
         self._release = _RELEASE.format(schema=schema)
@@ -1318,19 +1321,15 @@ class MemoryStore:
         counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
         return int(counts[0])
 
-    async def erase(self, containing: dict[str, str]) -> tuple[int, int, int]:
+    async def erase(
+        self, containing: dict[str, str], request_id: uuid.UUID | None = None
+    ) -> tuple[int, int, int]:
         """Delete the memories, revisions and watermarks of every scope containing
-        `containing`; (memories, revisions, watermarks) deleted (the same again for a replay)."""
-        args = (json.dumps(containing), uuid.uuid4())
+        `containing`; (memories, revisions, watermarks) deleted (the same again for a replay,
+        or with the same `request_id`)."""
+        args = (json.dumps(containing), request_id or uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
         return int(counts[0]), int(counts[1]), int(counts[2])
-
-    async def record_erasure(
-        self, app_name: str, counts: dict[str, int], start_time: datetime
-    ) -> None:
-        """Keep a record that an erasure happened: the app, the counts and the times only."""
-        args = (str(uuid.uuid4()), app_name, json.dumps(counts), start_time)
-        await self._db.run(lambda conn: conn.execute(self._record_erasure, *args))
 
     async def get_many(self, memory_ids: Sequence[str], scope_key: str) -> dict[str, Memory]:
         """The live memories of the scope among these ids, by id."""
@@ -1370,7 +1369,7 @@ class MemoryStore:
         after: tuple[datetime, str] | None,
         limit: int,
         *,
-        replica: bool = False,
+        replica: bool | ReadFor = False,
         quarantined: bool = False,
     ) -> list[Memory]:
         """Live memories newest first, starting after `after` (the previous page's last row);
@@ -1384,7 +1383,7 @@ class MemoryStore:
         ]
 
     async def revisions(
-        self, memory_id: str, scope_key: str, *, replica: bool = False
+        self, memory_id: str, scope_key: str, *, replica: bool | ReadFor = False
     ) -> list[MemoryRevision]:
         """A memory's revisions, oldest first (also after the memory was deleted)."""
         rows = await self._db.run(
@@ -1447,7 +1446,7 @@ class MemoryStore:
         return self._retrieve[search.flt is not None], args
 
     async def retrieve(
-        self, search: Search, *, replica: bool = False
+        self, search: Search, *, replica: bool | ReadFor = False
     ) -> list[tuple[Memory, float | None, float]]:
         """The `top_k` best memories for `search`: (memory, cosine distance, score), best
         first."""
@@ -1603,7 +1602,8 @@ class MemoryStore:
         """Delete up to `batch_size` live memories of the scopes containing `containing` whose
         effective confidence is below `threshold` and that were not updated or corroborated for
         `min_age_seconds`, each with a DELETED revision labelled `reason: low_confidence`; how
-        many went. Safe to run again: it deletes only what still qualifies."""
+        many went. Safe to run again: it deletes only what still qualifies; a replay after a
+        lost reply returns the first attempt's count."""
         args = (
             json.dumps(containing),
             min_age_seconds,
@@ -1611,8 +1611,10 @@ class MemoryStore:
             threshold,
             batch_size,
             revision_ttl,
+            uuid.uuid4(),
         )
-        return int(await self._db.run(lambda conn: conn.fetchval(self._prune, *args)))
+        counts = await self._db.run(lambda conn: conn.fetchval(self._prune, *args))
+        return int(counts[0])
 
     async def trust_history(
         self, scope_key: str, memory_ids: Sequence[str]

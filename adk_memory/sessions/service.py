@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -35,6 +36,7 @@ from ..config import DatabaseTimeouts
 from ..db.arguments import connection_arguments
 from ..db.batches import in_batches
 from ..db.engine import DEFAULT_SCHEMA, Database
+from ..db.replica import ReadFor
 from ..errors import (
     AlreadyExistsError,
     InputValidationError,
@@ -270,7 +272,7 @@ class PostgresSessionService(BaseSessionService):
             config.num_recent_events if config else None,
             config.after_timestamp if config else None,
         )
-        replica = self._written is not None
+        replica = self._written is not None and ReadFor(app_name, user_id)
         row = await self._store.get(app_name, user_id, session_id, *selection, replica=replica)
         if self._written is not None and self._written.stale(
             app_name, user_id, session_id, None if row is None else row.revision
@@ -289,7 +291,8 @@ class PostgresSessionService(BaseSessionService):
         _check_key("app_name", app_name)
         if user_id is not None:
             _check_key("user_id", user_id)
-        rows = await self._store.list_sessions(app_name, user_id, replica=True)
+        read = ReadFor(app_name, user_id or "")
+        rows = await self._store.list_sessions(app_name, user_id, replica=read)
         return ListSessionsResponse(sessions=[_to_session(app_name, row, []) for row in rows])
 
     @override
@@ -305,14 +308,20 @@ class PostgresSessionService(BaseSessionService):
                 self._written.deleted(app_name, user_id, session_id)
 
     @traced("session.erase_user")
-    async def erase_user(self, *, app_name: str, user_id: str) -> dict[str, int]:
+    async def erase_user(
+        self, *, app_name: str, user_id: str, request_id: uuid.UUID | None = None
+    ) -> dict[str, int]:
         """Forget one user of one app: every session with its events (compaction summaries
         included) and the user's state, in one statement; counts per kind. Idempotent (a second
-        call counts zeros). This process's decoded-event cache is emptied too, so none of the
-        user's events stays in memory. App state is shared by all users and is kept."""
+        call counts zeros; one with the `request_id` of an earlier call, as an erasure's re-run
+        passes, counts what that call deleted). This process's decoded-event cache is emptied
+        too, so none of the user's events stays in memory. App state is shared by all users
+        and is kept."""
         _check_key("app_name", app_name)
         _check_key("user_id", user_id)
-        sessions, events, summaries, states = await self._store.erase_user(app_name, user_id)
+        sessions, events, summaries, states = await self._store.erase_user(
+            app_name, user_id, request_id
+        )
         self._events.clear()
         if self._written is not None:
             self._written.erased(app_name, user_id)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from ..db.engine import Database
 from ..db.migrations import SESSION_MIGRATIONS
+from ..db.replica import ReadFor
 from ..db.replies import FIRST_ATTEMPT, recorded
 
 # $8 is the call's request id. A taken id returns no row, unless the session holding it was
@@ -290,7 +291,7 @@ class SessionStore:
         num_recent_events: int | None,
         after_timestamp: float | None,
         *,
-        replica: bool = False,
+        replica: bool | ReadFor = False,
     ) -> SessionRow | None:
         """One session with merged-state inputs and its selected events, in one statement
         (on the read replica if `replica`: `Database.run`)."""
@@ -306,7 +307,7 @@ class SessionStore:
         return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
 
     async def list_sessions(
-        self, app_name: str, user_id: str | None, *, replica: bool = False
+        self, app_name: str, user_id: str | None, *, replica: bool | ReadFor = False
     ) -> list[SessionRow]:
         """Sessions of one user (or of every user of the app), oldest update first (on the read
         replica if `replica`)."""
@@ -333,11 +334,13 @@ class SessionStore:
         await self.ready()
         await self._db.run(lambda conn: conn.execute(self._delete, app_name, user_id, session_id))
 
-    async def erase_user(self, app_name: str, user_id: str) -> tuple[int, int, int, int]:
+    async def erase_user(
+        self, app_name: str, user_id: str, request_id: uuid.UUID | None = None
+    ) -> tuple[int, int, int, int]:
         """Delete every session, event and the user state of one user; (sessions, events,
-        compaction summaries, user states) deleted; a replay after a lost reply returns the
-        same counts."""
-        request_id = uuid.uuid4()
+        compaction summaries, user states) deleted; a replay after a lost reply (or a call
+        with the same `request_id`) returns the same counts."""
+        request_id = request_id or uuid.uuid4()
         counts = await self._db.run(
             lambda conn: conn.fetchval(self._erase_user, app_name, user_id, request_id)
         )

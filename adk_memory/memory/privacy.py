@@ -48,6 +48,7 @@ class PrivacyOperations(MemoryServiceCore):
             jobs
             + await store.purge(key)
             + await store.purge(procedure_key(key))
+            + await self._support.purge(procedure_key(key))
             + sum(await self._profiles.purge(key))
         )
 
@@ -65,6 +66,7 @@ class PrivacyOperations(MemoryServiceCore):
         jobs = await self._jobs.erase(containing)
         memories, revisions, watermarks = await store.erase(containing)
         fields, field_revisions = await self._profiles.erase(containing)
+        procedures = await self._support.erase(containing, self.config.generation)
         return {
             "generation_jobs": jobs,
             "memories": memories,
@@ -72,6 +74,7 @@ class PrivacyOperations(MemoryServiceCore):
             "watermarks": watermarks,
             "profile_fields": fields,
             "profile_revisions": field_revisions,
+            **procedures,
         }
 
     @traced("memory.record_erasure")

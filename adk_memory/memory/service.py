@@ -68,9 +68,11 @@ from .models import (
     SourceType,
 )
 from .privacy import PrivacyOperations
+from .procedure_rule import viewer_key
+from .procedure_support import AUDIENCE
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
-from .scope import Scope, scope_key, user_scope, validate_scope
+from .scope import Scope, app_scope, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search, kind_key
 from .temporal import find_window
@@ -509,6 +511,21 @@ class PostgresMemoryService(
         )
         rows = await store.retrieve(search, replica=True)
         return [RetrievedMemory(memory=self._believed(m), distance=d, score=s) for m, d, s in rows]
+
+    @traced("memory.retrieve_procedures")
+    async def retrieve_procedures(
+        self, app_name: str, user_id: str, *, search_query: str, top_k: int = 3
+    ) -> list[RetrievedMemory]:
+        """The `top_k` procedures most like `search_query` that `user_id` may see: the app's
+        public ones and the user's own private ones (see the module docstring), best first."""
+        scope = user_scope(app_name, user_id)
+        found: list[RetrievedMemory] = []
+        for audience in ("*", viewer_key(scope["app_name"], scope["user_id"])):
+            flt = MemoryFilter(memory_type="procedure", metadata={AUDIENCE: [audience]})
+            found += await self.retrieve_memories(
+                app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt
+            )
+        return sorted(found, key=lambda r: -r.score)[:top_k]
 
     def _believed(self, memory: Memory) -> Memory:
         """`memory` with its effective confidence as of now, as every read returns it."""

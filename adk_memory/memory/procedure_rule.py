@@ -1,0 +1,114 @@
+"""The rule that decides who may see an app's procedure: structural, not a list of patterns.
+
+Owns: how a procedure's text and a supporting session's material are tokenised and hashed
+(`material`), who a text is visible to (`audience`, `visible_to`), and what of a candidate the
+consolidation model may be shown (`masked`). The rule, in full:
+
+- A token is a normalised word of any script (NFKC, case- and accent-folded: `text.tokens`),
+  or a character bigram of the scripts written without spaces. Names, numbers, ids, addresses,
+  places and e-mail parts are all tokens; no pattern says which is which.
+- A token is *exempt* (it identifies no one on its own) when it is a function word of one of the
+  languages `languages.py` knows, a word of the playbook's own frame ("task", "steps", the
+  redactors' placeholders, "user"), a single character, or a number of one or two digits (step
+  numbers, counts). Everything else must be earned.
+- Each (procedure, user, session) that supports a procedure keeps the hashes of the tokens of
+  that session's redacted material (the conversation and outcome its job was given) and of the
+  text its job wrote (what the model assembled from that user's words, such as a name split
+  across turns, is that user's too).
+- A token is *common* when at least two distinct supporting users hold it.
+- The procedure is public (every user of the app sees it) when at least `k` distinct users
+  support it and every token of its text is exempt or common. Otherwise it is private: a
+  supporting user sees it when every token is exempt, common, or held by that user; no one
+  else does.
+- Consolidation may show the model an existing procedure only masked for the job's user (a run
+  with a token neither exempt, common, nor the job's user's own becomes "…"), so what a job
+  writes can hold no other user's detail, which is what makes attributing it to its user sound.
+
+Hashes, not tokens, are stored: the support rows hold no readable text. It never touches SQL
+and never needs a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+from .languages import FUNCTION_WORDS
+from .text import segments, tokens
+
+PUBLIC = "*"
+"""The audience entry of a procedure every user of the app may see."""
+
+MASK = "…"
+"""What a run of a candidate procedure the job's user may not see becomes."""
+
+_FRAME = frozenset(
+    {"task", "when", "to", "use", "steps", "pitfalls", "user", "email", "phone", "card", "iban"}
+)
+"""The playbook's labels (`Playbook.render`), the anonymiser's placeholder ("the user") and the
+redactors' placeholders: words every procedure has whoever it came from."""
+
+Support = Mapping[str, frozenset[str]]
+"""A procedure's support: each supporting user's token hashes (all their sessions')."""
+
+
+def token_hash(token: str) -> str:
+    """A token's stored form: 64 bits of BLAKE2b, enough to tell a procedure's tokens apart."""
+    return hashlib.blake2b(token.encode(), digest_size=8).hexdigest()
+
+
+def exempt(token: str) -> bool:
+    """Whether a token identifies no one on its own (see the module docstring)."""
+    return (
+        token in FUNCTION_WORDS
+        or token in _FRAME
+        or len(token) == 1
+        or (token.isdigit() and len(token) <= 2)
+    )
+
+
+def material(*texts: str) -> set[str]:
+    """The hashes of the texts' tokens that are not exempt."""
+    return {token_hash(t) for text in texts for t in tokens(text) if not exempt(t)}
+
+
+def _allowed(hashed: str, support: Support, viewer: str | None) -> bool:
+    holders = [user for user, held in support.items() if hashed in held]
+    return len(holders) >= 2 or (viewer is not None and viewer in holders)
+
+
+def visible_to(texts: Iterable[str], support: Support, viewer: str | None) -> bool:
+    """Whether `viewer` (None: any user of the app) may see every one of `texts`, ignoring `k`:
+    each token exempt, common, or held by the viewer."""
+    return all(_allowed(h, support, viewer) for text in texts for h in material(text))
+
+
+def sees(texts: Iterable[str], support: Support, viewer: str | None, min_users: int) -> bool:
+    """Whether `viewer` (None: any user of the app) may see `texts` of a procedure with this
+    support: publicly (`min_users` users and every token common), or as one of its supporters."""
+    texts = list(texts)
+    if len(support) >= min_users and visible_to(texts, support, None):
+        return True
+    return viewer is not None and viewer in support and visible_to(texts, support, viewer)
+
+
+def audience(text: str, support: Support, min_users: int) -> list[str]:
+    """Who may see a procedure of this text: `[PUBLIC]`, or the supporting users who may."""
+    if sees([text], support, None, min_users):
+        return [PUBLIC]
+    return sorted(user for user in support if sees([text], support, user, min_users))
+
+
+def masked(text: str, support: Support, viewer: str) -> str:
+    """`text` with every word (`text.segments`) holding a token `viewer` may not see replaced by
+    `MASK`; the rest stays exactly as written."""
+    return "".join(
+        MASK if word and not visible_to([part], support, viewer) else part
+        for part, word in segments(text)
+    )
+
+
+def viewer_key(app_name: str, user_id: str) -> str:
+    """A user's entry in a private procedure's audience: a hash of the app and the user, so the
+    procedure's metadata names no one."""
+    return "u:" + hashlib.blake2b(f"{app_name}\0{user_id}".encode(), digest_size=12).hexdigest()

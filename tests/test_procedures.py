@@ -402,7 +402,9 @@ async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_pe
     update = {"action": "UPDATE", "fact_numbers": [1], "target_id": first.memory_id, "fact": clean}
     for user in ("carol-5120", "erin-0093"):
         memory_llm.add(playbooks(CLEAN_PLAYBOOK), plan(update))
-        await service.learn_procedure(rebooking_session(user, f"s-{user}"), wait_for_completion=True)
+        await service.learn_procedure(
+            rebooking_session(user, f"s-{user}"), wait_for_completion=True
+        )
     sessions = make_session_service()
     agent_llm = ScriptedLlm(["On it.", "On it."])
     callback = MemoryContextCallback(procedure_max_tokens=200)

@@ -11,6 +11,7 @@ model, and it never deletes a procedure that its remaining supporters wrote alon
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Collection, Sequence
 
 import asyncpg
@@ -75,6 +76,10 @@ _DROP_REVISIONS = "DELETE FROM {schema}.memory_revisions WHERE id = ANY($1::uuid
 _COUNTS = ("procedure_support", "procedures_withdrawn", "procedure_revisions")
 """What `SupportStore.erase` counts: support rows, procedures withdrawn, revisions deleted."""
 
+_PRIOR = "SELECT counts FROM {schema}.memory_replies WHERE id = $1::uuid"
+
+_REPLY = "INSERT INTO {schema}.memory_replies (id, counts) VALUES ($1::uuid, $2::bigint[])"
+
 _PURGE = "DELETE FROM {schema}.procedure_support WHERE scope_key = $1"
 
 
@@ -105,6 +110,8 @@ class SupportStore:
         self._withdraw = _WITHDRAW.format(schema=schema)
         self._drop_revisions = _DROP_REVISIONS.format(schema=schema)
         self._purge = _PURGE.format(schema=schema)
+        self._prior = _PRIOR.format(schema=schema)
+        self._reply = _REPLY.format(schema=schema)
 
     async def _load(
         self, conn: asyncpg.Connection, key: str, memory_ids: Collection[str]
@@ -166,35 +173,45 @@ class SupportStore:
         app_name, user_id = user["app_name"], user["user_id"]
         key = procedure_key(scope_key(app_scope(app_name)))
         min_users = settings.procedure_min_users
+        request = uuid.uuid4()  # a replay after a lost reply returns the first counts
 
         async def erase(conn: asyncpg.Connection) -> dict[str, int]:
             async with conn.transaction():
-                rows = await conn.fetch(self._unsupport, key, user_id)
-                ids = {r[0] for r in rows}
-                if not ids:
-                    return dict.fromkeys(_COUNTS, 0)
-                support = await self._load(conn, key, ids)
-                facts = dict(await conn.fetch(self._facts, list(ids), _keys(key)))
-                gone = [
-                    i
-                    for i in ids
-                    if not support.get(i) or (i in facts and not _covered([facts[i]], support[i]))
-                ]
-                withdrawn = await conn.fetchrow(self._withdraw, gone, key, _keys(key))
-                kept = ids - set(gone)
-                stale = [
-                    revision_id
-                    for revision_id, memory_id, fact, extracted in await conn.fetch(
-                        self._revisions, list(kept), _keys(key)
-                    )
-                    if not _covered([fact or "", *extracted], support[memory_id])
-                ]
-                await conn.execute(self._drop_revisions, stale)
-                await self._refresh(conn, key, app_name, kept, min_users)
-                counts = (len(rows), withdrawn["procedures"], withdrawn["revisions"] + len(stale))
+                prior = await conn.fetchval(self._prior, request)
+                if prior is not None:
+                    return dict(zip(_COUNTS, map(int, prior), strict=True))
+                counts = await self._erase(conn, key, app_name, user_id, min_users)
+                await conn.execute(self._reply, request, list(counts))
                 return dict(zip(_COUNTS, counts, strict=True))
 
         return await self._db.run(erase)
+
+    async def _erase(
+        self, conn: asyncpg.Connection, key: str, app_name: str, user_id: str, min_users: int
+    ) -> tuple[int, int, int]:
+        rows = await conn.fetch(self._unsupport, key, user_id)
+        ids = {r[0] for r in rows}
+        if not ids:
+            return 0, 0, 0
+        support = await self._load(conn, key, ids)
+        facts = dict(await conn.fetch(self._facts, list(ids), _keys(key)))
+        gone = [
+            i
+            for i in ids
+            if not support.get(i) or (i in facts and not _covered([facts[i]], support[i]))
+        ]
+        withdrawn = await conn.fetchrow(self._withdraw, gone, key, _keys(key))
+        kept = ids - set(gone)
+        stale = [
+            revision_id
+            for revision_id, memory_id, fact, extracted in await conn.fetch(
+                self._revisions, list(kept), _keys(key)
+            )
+            if not _covered([fact or "", *extracted], support[memory_id])
+        ]
+        await conn.execute(self._drop_revisions, stale)
+        await self._refresh(conn, key, app_name, kept, min_users)
+        return len(rows), withdrawn["procedures"], withdrawn["revisions"] + len(stale)
 
     async def purge(self, key: str) -> int:
         """Delete every support row of an app's procedures (its procedures are being purged)."""

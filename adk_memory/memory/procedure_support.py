@@ -18,7 +18,7 @@ import asyncpg
 
 from ..config import GenerationConfig
 from ..db.engine import Database
-from .procedure_rule import Support, audience, material, viewer_key
+from .procedure_rule import PUBLIC, Support, audience, material, viewer_key
 from .scope import Scope, app_scope, scope_key
 from .store import procedure_key, quarantine_key
 
@@ -160,7 +160,7 @@ class SupportStore:
         for memory_id, fact in await conn.fetch(self._facts, list(memory_ids), _keys(key)):
             users = support.get(memory_id, {})
             seen = audience(fact, users, min_users)
-            entries = [e if e == "*" else viewer_key(app_name, e) for e in seen]
+            entries = [e if e == PUBLIC else viewer_key(app_name, e) for e in seen]
             for where in _keys(key):
                 await conn.execute(self._set_audience, memory_id, where, json.dumps(entries))
 

@@ -68,7 +68,7 @@ from .models import (
     SourceType,
 )
 from .privacy import PrivacyOperations
-from .procedure_rule import viewer_key
+from .procedure_rule import PUBLIC, viewer_key
 from .procedure_support import AUDIENCE
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
@@ -520,7 +520,7 @@ class PostgresMemoryService(
         public ones and the user's own private ones (see the module docstring), best first."""
         scope = user_scope(app_name, user_id)
         found: list[RetrievedMemory] = []
-        for audience in ("*", viewer_key(scope["app_name"], scope["user_id"])):
+        for audience in (PUBLIC, viewer_key(scope["app_name"], scope["user_id"])):
             flt = MemoryFilter(memory_type="procedure", metadata={AUDIENCE: [audience]})
             found += await self.retrieve_memories(
                 app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt

@@ -35,6 +35,7 @@ from .models import (
     PastRevision,
     SourceType,
 )
+from .procedure_rule import PUBLIC
 from .text import AUTO, SearchText, search_text
 
 # The last column is the memory's `memory_type`, read from its key (`PROCEDURE_PREFIX`, also
@@ -86,7 +87,7 @@ def kind_key(scope_key: str, flt: MemoryFilter | None) -> tuple[str, MemoryFilte
     """The key holding the kind of memories `flt` asks for (facts unless it says procedures),
     and what is left of the filter (None when the kind was all it said, so the unfiltered,
     index-only retrieval statement still serves it). Procedures are only those every user may
-    see (`metadata["audience"]` holds "*": `procedure_support`) unless the filter names an
+    see (`metadata["audience"]` holds `PUBLIC`: `procedure_support`) unless the filter names an
     audience itself (`PostgresMemoryService.retrieve_procedures` names one user's)."""
     if flt is None or flt.memory_type is None:
         return scope_key, flt
@@ -94,7 +95,7 @@ def kind_key(scope_key: str, flt: MemoryFilter | None) -> tuple[str, MemoryFilte
         rest = flt.model_copy(update={"memory_type": None})
         return scope_key, None if rest == MemoryFilter() else rest
     metadata = dict(flt.metadata or {})
-    metadata.setdefault("audience", ["*"])
+    metadata.setdefault("audience", [PUBLIC])
     return procedure_key(scope_key), flt.model_copy(
         update={"memory_type": None, "metadata": metadata}
     )

@@ -32,7 +32,7 @@ from adk_memory import (
     MemoryFilter,
     MemoryRevision,
 )
-from adk_memory.memory.procedure_rule import exempt
+from adk_memory.memory.procedure_rule import exempt, language_words
 from adk_memory.memory.text import normalise, tokens
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
@@ -217,6 +217,8 @@ DETAILS = [
     Detail("booking-reference", "zh", ("我的订单号是ZX-88120。",), "订单号ZX-88120",
            ("ZX-88120",)),
     Detail("wifi-name", "ar", ("اسم شبكتي FalconNest_5G.",), "FalconNest_5G", ("FalconNest",)),
+    Detail("names-that-are-words-elsewhere", "en", ("I'm Ben Ada Mia, by the way.",),
+           "Greet Ben Ada Mia", ("Ben Ada Mia",)),
     Detail("flat-and-postcode", "ru", ("Я живу на улице Лесной, дом 12, кв. 48, индекс 630090.",),
            "Лесная 12-48, 630090", ("630090",)),
 ]  # fmt: skip
@@ -292,7 +294,8 @@ def identifying(detail: Detail) -> set[str]:
     ask, answer, thanks, task, steps = TASKS[detail.language]
     common = tokens(" ".join([ask, answer, thanks, task, *steps]))
     found = tokens(" ".join([*detail.turns, detail.written, json.dumps(detail.tool)]))
-    return {t for t in found - common if not exempt(t)}
+    function = language_words(" ".join(steps))
+    return {t for t in found - common if not exempt(t, function)}
 
 
 def leaked(detail: Detail, *texts: str) -> set[str]:

@@ -7,14 +7,15 @@ consolidation model may be shown (`masked`). The rule, in full:
 - A token is a normalised word of any script (NFKC, case- and accent-folded: `text.tokens`),
   or a character bigram of the scripts written without spaces. Names, numbers, ids, addresses,
   places and e-mail parts are all tokens; no pattern says which is which.
-- A token is *exempt* (it identifies no one on its own) when it is a function word of one of the
-  languages `languages.py` knows, a word of the playbook's own frame ("task", "steps", the
-  redactors' placeholders, "user"), a single character, or a number of one or two digits (step
-  numbers, counts). Everything else must be earned.
-- Each (procedure, user, session) that supports a procedure keeps the hashes of the tokens of
-  that session's redacted material (the conversation and outcome its job was given) and of the
-  text its job wrote (what the model assembled from that user's words, such as a name split
-  across turns, is that user's too).
+- A token is *exempt* (it identifies no one on its own) when it is a function word of the
+  text's own language (detected as full-text search detects it, `languages.py`: "ben" is a
+  Turkish function word and an English name), a word of the playbook's own frame ("task",
+  "steps", the redactors' placeholders, "user"), a single character, or a number of one or two
+  digits (step numbers, counts). Everything else must be earned.
+- Each (procedure, user, session) that supports a procedure keeps the hashes of the tokens
+  (function words included) of that session's redacted material (the conversation and outcome
+  its job was given) and of the text its job wrote (what the model assembled from that user's
+  words, such as a name split across turns, is that user's too).
 - A token is *common* when at least two distinct supporting users hold it.
 - The procedure is public (every user of the app sees it) when at least `k` distinct users
   support it and every token of its text is exempt or common. Otherwise it is private: a
@@ -33,8 +34,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 
-from .languages import FUNCTION_WORDS
-from .text import segments, tokens
+from .languages import detect_configuration, function_words
+from .text import normalise, segments, tokens
 
 PUBLIC = "*"
 """The audience entry of a procedure every user of the app may see."""
@@ -57,19 +58,35 @@ def token_hash(token: str) -> str:
     return hashlib.blake2b(token.encode(), digest_size=8).hexdigest()
 
 
-def exempt(token: str) -> bool:
-    """Whether a token identifies no one on its own (see the module docstring)."""
+def exempt(token: str, function: frozenset[str] = frozenset()) -> bool:
+    """Whether a token identifies no one on its own (see the module docstring); `function`: the
+    function words of the text's language (`language_words`)."""
     return (
-        token in FUNCTION_WORDS
+        token in function
         or token in _FRAME
         or len(token) == 1
         or (token.isdigit() and len(token) <= 2)
     )
 
 
+def language_words(text: str) -> frozenset[str]:
+    """The function words of the language `text` is written in (`languages`): only those are
+    exempt in it ("ben" is a Turkish word and an English name, "ada" Indonesian and a name)."""
+    return function_words(detect_configuration(normalise(text), "english"))
+
+
 def material(*texts: str) -> set[str]:
-    """The hashes of the texts' tokens that are not exempt."""
+    """The hashes of the texts' tokens, but those exempt in any text (the frame, single
+    characters, short numbers): whether a function word is exempt depends on the procedure's
+    language, so material keeps them."""
     return {token_hash(t) for text in texts for t in tokens(text) if not exempt(t)}
+
+
+def unsafe(text: str, function: frozenset[str] | None = None) -> set[str]:
+    """The hashes of the tokens of `text` that must be earned: not exempt in its language (or
+    in the one whose `function` words are given)."""
+    function = language_words(text) if function is None else function
+    return {token_hash(t) for t in tokens(text) if not exempt(t, function)}
 
 
 def _allowed(hashed: str, support: Support, viewer: str | None) -> bool:
@@ -80,7 +97,7 @@ def _allowed(hashed: str, support: Support, viewer: str | None) -> bool:
 def visible_to(texts: Iterable[str], support: Support, viewer: str | None) -> bool:
     """Whether `viewer` (None: any user of the app) may see every one of `texts`, ignoring `k`:
     each token exempt, common, or held by the viewer."""
-    return all(_allowed(h, support, viewer) for text in texts for h in material(text))
+    return all(_allowed(h, support, viewer) for text in texts for h in unsafe(text))
 
 
 def sees(texts: Iterable[str], support: Support, viewer: str | None, min_users: int) -> bool:
@@ -102,8 +119,11 @@ def audience(text: str, support: Support, min_users: int) -> list[str]:
 def masked(text: str, support: Support, viewer: str) -> str:
     """`text` with every word (`text.segments`) holding a token `viewer` may not see replaced by
     `MASK`; the rest stays exactly as written."""
+    function = language_words(text)
     return "".join(
-        MASK if word and not visible_to([part], support, viewer) else part
+        MASK
+        if word and not all(_allowed(h, support, viewer) for h in unsafe(part, function))
+        else part
         for part, word in segments(text)
     )
 

@@ -18,7 +18,7 @@ import asyncpg
 
 from ..config import GenerationConfig
 from ..db.engine import Database
-from .procedure_rule import PUBLIC, Support, audience, material, viewer_key
+from .procedure_rule import PUBLIC, Support, audience, material, unsafe, viewer_key
 from .scope import Scope, app_scope, scope_key
 from .store import procedure_key, quarantine_key
 
@@ -92,7 +92,7 @@ def _covered(texts: Sequence[str], support: Support) -> bool:
     """Whether every token of `texts` that is not exempt is held by some remaining supporter:
     a text with a token no one left holds kept something only an erased user gave."""
     held = frozenset().union(*support.values())
-    return all(material(text) <= held for text in texts)
+    return all(unsafe(text) <= held for text in texts)
 
 
 class SupportStore:

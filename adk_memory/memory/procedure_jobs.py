@@ -4,12 +4,14 @@ procedures, consolidated, with revisions.
 Owns: the job kind (`PROCEDURE_SOURCE` payloads) and its handler. A procedure job is queued in
 the session's user scope (so the user's erasure or purge deletes it with its conversation, and
 it takes that user's lease), and writes to the app-level scope's procedures
-(`store.procedure_key` of `{"app_name": ...}`), which every user of the app reads. So that
-nothing personal crosses, the conversation is anonymised when the job is built (`Anonymiser`:
-the user's identifiers, the service's redactor and a `PiiRedactor`), the model is told to
-anonymise (`prompts/procedure_extract.md`), and every playbook it writes, extracted or
-consolidated, is anonymised again and judged by the guard before it is stored. The stored
-procedure names no session, event or user: only the app.
+(`store.procedure_key` of `{"app_name": ...}`). The conversation is anonymised when the job
+is built (`Anonymiser`: the user's identifiers, the service's redactor and a `PiiRedactor`),
+the model is told to anonymise (`prompts/procedure_extract.md`), and every playbook it writes,
+extracted or consolidated, is anonymised again and judged by the guard before it is stored.
+What no redactor finds is kept from other users structurally (`procedure_rule`): the
+consolidation model sees existing procedures masked for the job's user, and the job's user and
+session are recorded, in its transaction, as supporting what it wrote (`procedure_support`),
+which decides who may see it. The stored procedure names no session, event or user.
 
 The work is `Generator`'s, reused whole (judging, candidates, consolidation with the procedure
 prompt, one transaction with the job's completion, retries), with the extraction swapped for

@@ -9,10 +9,11 @@ of Synthetic-Persona-Chat (`../shared/data/synthetic-persona-chat/valid.csv`, se
 
 Setup: each row is one person (its "user 1": their persona sentences and their turns of the
 chat). For every row A, two rows a third and two thirds of the file away, B and C, are the
-other supporters (neighbouring rows often share a persona: they would be one person twice). A procedure that copied each of A's persona sentences verbatim is judged against
-A, B and C's material (their persona sentences and turns), as the rule judges it: the share of
-A's persona sentences that would be shown whole to a fourth user, and the share of their
-non-exempt tokens that would be (the rest are masked or hidden).
+other supporters (neighbouring rows often share a persona: they would be one person twice). A
+procedure that copied each of A's persona sentences verbatim is judged against A, B and C's
+material (their persona sentences and turns), as the rule judges it: the share of A's persona
+sentences that would be shown whole to a fourth user, and the share of their non-exempt tokens
+that would be (the rest are masked or hidden).
 
     python benchmarks/procedure_rule.py [--data PATH] [--limit 1000]
 

@@ -88,6 +88,25 @@ def _answer(request: LlmRequest) -> str:
     return json.dumps({"playbooks": [playbook]})
 
 
+def _said(author: str, text: str) -> Event:
+    role = "user" if author == "user" else "model"
+    return Event(
+        author=author,
+        invocation_id="i",
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+def _reply(task: str) -> str:
+    """The agent's answer: the playbook's words are said in the session (a procedure is the
+    app's only in words its users' sessions hold)."""
+    return (
+        f"When the user asks to {task.split('-')[1]} a booking, I ask for the {task} "
+        f"reference, run the {task} tool and confirm the result; I check the {task} fare rules "
+        "first."
+    )
+
+
 async def learn(service: PostgresMemoryService, count: int) -> float:
     """`count` procedures, each learned from the sessions of `SUPPORTERS` users (so each is the
     app's: README, "Procedural memory"); seconds per session learned."""
@@ -99,15 +118,7 @@ async def learn(service: PostgresMemoryService, count: int) -> float:
                 id=f"s{n}-{supporter}",
                 app_name=APP,
                 user_id=f"u{n}-{supporter}",
-                events=[
-                    Event(
-                        author="user",
-                        invocation_id="i",
-                        content=types.Content(
-                            role="user", parts=[types.Part(text=f"Please {task}")]
-                        ),
-                    )
-                ],
+                events=[_said("user", f"Please {task} my booking"), _said("agent", _reply(task))],
             )
             await service.learn_procedure(session)
             await service.worker.run_until_idle()  # each one consolidates into the last

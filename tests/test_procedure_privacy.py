@@ -66,9 +66,8 @@ TASKS: dict[str, tuple[str, str, str, str, list[str]]] = {
     ),
     "de": (
         "Mein Router-Passwort funktioniert nicht mehr. Können Sie mir helfen, das "
-        "Router-Passwort zurückzusetzen?",
-        "Halten Sie die Reset-Taste zehn Sekunden gedrückt und melden Sie sich mit dem "
-        "Standardpasswort an.",
+        "Router-Passwort zurücksetzen?",
+        "Reset-Taste zehn Sekunden gedrückt halten und dann mit dem Standardpasswort anmelden.",
         "Hat geklappt, danke!",
         "Router-Passwort zurücksetzen",
         ["Reset-Taste zehn Sekunden gedrückt halten", "Mit dem Standardpasswort anmelden"],
@@ -109,8 +108,8 @@ TASKS: dict[str, tuple[str, str, str, str, list[str]]] = {
         "ルーターのパスワードが使えなくなりました。リセットを手伝ってもらえますか？",
         "リセットボタンを十秒押して、初期パスワードでログインしてください。",
         "できました、ありがとう！",
-        "ルーターのパスワードをリセットする",
-        ["リセットボタンを十秒押す", "初期パスワードでログインする"],
+        "ルーターのパスワード",
+        ["リセットボタンを十秒押して", "初期パスワードでログインして"],
     ),
 }
 
@@ -188,8 +187,8 @@ DETAILS = [
            "Обратиться к Светлана Кузнецова-Оболенская", ("Кузнецова",)),
     Detail("arabic-name", "ar", ("اسمي فاطمة الزهراء بن عاشور.",),
            "مرحبا فاطمة الزهراء بن عاشور", ("فاطمة الزهراء",)),
-    Detail("chinese-name", "zh", ("我叫欧阳明月。",), "问候欧阳明月", ("欧阳明月",)),
-    Detail("japanese-name", "ja", ("私の名前は佐々木美咲です。",), "佐々木美咲さんに挨拶",
+    Detail("chinese-name", "zh", ("我叫欧阳明月。",), "欧阳明月", ("欧阳明月",)),
+    Detail("japanese-name", "ja", ("私の名前は佐々木美咲です。",), "佐々木美咲",
            ("佐々木美咲",)),
     Detail("korean-name", "zh", ("我的韩国名字是김민준。",), "김민준", ("김민준",)),
     Detail("name-split-across-turns", "en",
@@ -493,3 +492,41 @@ async def test_item_3_another_users_block_never_names_the_learner(
     stored = " ".join(await stored_texts(engine))
     for detail in ("Marguerite", "Okonkwo", "XDA839201", "Thaddeus", "Quimby"):
         assert detail not in stored
+
+
+class _OmniscientModel(CopyingModel):
+    """A model that writes the detail into every other user's update too, as if it had seen
+    the first user's procedure unmasked (a scripted model can; a real one here cannot)."""
+
+    def __call__(self, request: LlmRequest) -> str:
+        answer = json.loads(super().__call__(request))
+        for operation in answer.get("operations", []):
+            operation["fact"] += " " + " ".join(d.written for d in self.details)
+        return json.dumps(answer)
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [d for d in DETAILS if d.kind in ("passport", "cyrillic-name", "chinese-name", "address")],
+    ids=lambda d: d.kind,
+)
+async def test_a_detail_written_into_other_users_updates_still_reaches_no_one(
+    make, engine, detail: Detail
+):
+    model = _OmniscientModel(detail.language, [detail])
+    service = make(model.llm)
+    query = TASKS[detail.language][0]
+    await service.learn_procedure(
+        session_of(ALICE, detail.language, detail), wait_for_completion=True
+    )
+    for user in (BOB, CAROL):
+        await service.learn_procedure(session_of(user, detail.language), wait_for_completion=True)
+    # The stored text holds it (the model wrote it), but only Alice's material does: it is
+    # not the app's, and Bob, Carol and Dave are shown none of it.
+    assert await public(service, query) == []
+    for user in (BOB, CAROL, DAVE):
+        assert not leaked(detail, *await visible_to(service, user, query)), user
+    # Erasing Alice withdraws it: nothing of the detail is left stored.
+    counts = await service.erase_user(APP, ALICE)
+    assert counts["procedures_withdrawn"] == 1
+    assert not leaked(detail, *await stored_texts(engine))

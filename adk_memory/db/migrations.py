@@ -330,11 +330,11 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE {schema}.memory_revisions ADD COLUMN confidence float8
         CHECK (confidence BETWEEN 0 AND 1);
     """,
-    # Procedure support: which user's session supports which of an app's procedures, and the
-    # (hashed) tokens of that session's redacted material and of what its job wrote. A procedure
-    # is shown to other users only when enough users support it and no token of it is one
-    # user's alone (`memory.procedure_rule`); erasing a user deletes their rows and withdraws
-    # what they alone supported. Self-contained: no other table changes.
+    # Procedure support: which user's session supports which of an app's procedures, with the
+    # (hashed) tokens of that session's redacted material and, apart, of what its job wrote. A
+    # procedure is shown to other users only when enough users support it and no token of it is
+    # one user's alone (`memory.procedure_rule`); erasing a user deletes their rows and
+    # withdraws what they alone gave. Self-contained: no other table changes.
     """
     CREATE TABLE {schema}.procedure_support (
         scope_key   text        NOT NULL,
@@ -342,6 +342,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         user_id     text        NOT NULL,
         session_id  text        NOT NULL,
         tokens      text[]      NOT NULL,
+        written     text[]      NOT NULL DEFAULT '{{}}',
         create_time timestamptz NOT NULL DEFAULT now(),
         update_time timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (scope_key, memory_id, user_id, session_id)

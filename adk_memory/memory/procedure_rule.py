@@ -1,8 +1,8 @@
 """The rule that decides who may see an app's procedure: structural, not a list of patterns.
 
 Owns: how a procedure's text and a supporting session's material are tokenised and hashed
-(`material`), who a text is visible to (`audience`, `visible_to`), and what of a candidate the
-consolidation model may be shown (`masked`). The rule, in full:
+(`material`, `unsafe`), who may see a procedure (`public`, `audience`) and what of it a
+supporter, or the consolidation model working for one, is shown (`masked`). The rule, in full:
 
 - A token is a normalised word of any script (NFKC, case- and accent-folded: `text.tokens`),
   or a character bigram of the scripts written without spaces. Names, numbers, ids, addresses,
@@ -13,17 +13,18 @@ consolidation model may be shown (`masked`). The rule, in full:
   "steps", the redactors' placeholders, "user"), a single character, or a number of one or two
   digits (step numbers, counts). Everything else must be earned.
 - Each (procedure, user, session) that supports a procedure keeps the hashes of the tokens
-  (function words included) of that session's redacted material (the conversation and outcome
-  its job was given) and of the text its job wrote (what the model assembled from that user's
-  words, such as a name split across turns, is that user's too).
+  (function words included) of that session's redacted material: the conversation, tool
+  results and outcome its job was given. Only that counts as a user's: what a model writes is
+  no one's (a name it pieced together from two turns, or copied from where it should not have,
+  is held by no one and so shown to no one).
 - A token is *common* when at least two distinct supporting users hold it.
-- The procedure is public (every user of the app sees it) when at least `k` distinct users
-  support it and every token of its text is exempt or common. Otherwise it is private: a
-  supporting user sees it when every token is exempt, common, or held by that user; no one
-  else does.
-- Consolidation may show the model an existing procedure only masked for the job's user (a run
-  with a token neither exempt, common, nor the job's user's own becomes "…"), so what a job
-  writes can hold no other user's detail, which is what makes attributing it to its user sound.
+- The procedure is public (every user of the app sees it, as stored) when at least `k` distinct
+  users support it and every token of its text is exempt or common. Otherwise only its
+  supporters see it, each *masked* for them: a word holding a token that is neither exempt,
+  common, nor theirs shows as "…". Revisions are shown the same way.
+- Consolidation shows the model an existing procedure masked for the job's user too.
+- Erasure: a text holding a token of the erased user's (their material, or what their jobs
+  wrote) that no remaining supporter's material holds is something only they gave; it goes.
 
 Hashes, not tokens, are stored: the support rows hold no readable text. It never touches SQL
 and never needs a model.
@@ -100,20 +101,15 @@ def visible_to(texts: Iterable[str], support: Support, viewer: str | None) -> bo
     return all(_allowed(h, support, viewer) for text in texts for h in unsafe(text))
 
 
-def sees(texts: Iterable[str], support: Support, viewer: str | None, min_users: int) -> bool:
-    """Whether `viewer` (None: any user of the app) may see `texts` of a procedure with this
-    support: publicly (`min_users` users and every token common), or as one of its supporters."""
-    texts = list(texts)
-    if len(support) >= min_users and visible_to(texts, support, None):
-        return True
-    return viewer is not None and viewer in support and visible_to(texts, support, viewer)
+def public(texts: Iterable[str], support: Support, min_users: int) -> bool:
+    """Whether every user of the app may see `texts` as they are: `min_users` supporters and
+    every token exempt or common."""
+    return len(support) >= min_users and visible_to(texts, support, None)
 
 
 def audience(text: str, support: Support, min_users: int) -> list[str]:
-    """Who may see a procedure of this text: `[PUBLIC]`, or the supporting users who may."""
-    if sees([text], support, None, min_users):
-        return [PUBLIC]
-    return sorted(user for user in support if sees([text], support, user, min_users))
+    """Who may see a procedure of this text: `[PUBLIC]`, or its supporters (masked)."""
+    return [PUBLIC] if public([text], support, min_users) else sorted(support)
 
 
 def masked(text: str, support: Support, viewer: str) -> str:

@@ -26,10 +26,13 @@ AUDIENCE = "audience"
 """The metadata key a procedure's audience is kept under."""
 
 _RECORD = """
-INSERT INTO {schema}.procedure_support AS s (scope_key, memory_id, user_id, session_id, tokens)
-SELECT $1, unnest($2::uuid[]), $3, $4, $5::text[]
+INSERT INTO {schema}.procedure_support AS s
+       (scope_key, memory_id, user_id, session_id, tokens, written)
+VALUES ($1, $2::uuid, $3, $4, $5::text[], $6::text[])
 ON CONFLICT (scope_key, memory_id, user_id, session_id) DO UPDATE
-SET tokens = ARRAY(SELECT DISTINCT unnest(s.tokens || EXCLUDED.tokens)), update_time = now()
+SET tokens = ARRAY(SELECT DISTINCT unnest(s.tokens || EXCLUDED.tokens)),
+    written = ARRAY(SELECT DISTINCT unnest(s.written || EXCLUDED.written)),
+    update_time = now()
 """
 
 _SUPPORT = """
@@ -49,7 +52,7 @@ WHERE id = $1::uuid AND scope_key = $2 AND metadata -> 'audience' IS DISTINCT FR
 
 _UNSUPPORT = """
 DELETE FROM {schema}.procedure_support WHERE scope_key = $1 AND user_id = $2
-RETURNING memory_id::text
+RETURNING memory_id::text, tokens || written
 """
 
 _REVISIONS = """
@@ -88,11 +91,11 @@ def _keys(key: str) -> list[str]:
     return [key, quarantine_key(key)]
 
 
-def _covered(texts: Sequence[str], support: Support) -> bool:
-    """Whether every token of `texts` that is not exempt is held by some remaining supporter:
-    a text with a token no one left holds kept something only an erased user gave."""
-    held = frozenset().union(*support.values())
-    return all(unsafe(text) <= held for text in texts)
+def _only_theirs(texts: Sequence[str], theirs: frozenset[str], support: Support) -> bool:
+    """Whether `texts` hold a token of the erased user's (`theirs`: their material and what
+    their jobs wrote) that no remaining supporter's material holds: something only they gave."""
+    left = frozenset().union(*support.values())
+    return any(h in theirs and h not in left for text in texts for h in unsafe(text))
 
 
 class SupportStore:
@@ -141,11 +144,11 @@ class SupportStore:
         min_users: int,
     ) -> None:
         """In the generation's transaction: `supporter` (user, session) supports each written
-        procedure (id, text) with `hashes` and the hashes of that text; then the procedures'
-        audiences are worked out again."""
+        procedure (id, text) with `hashes` (its material; the text's own are kept apart, for
+        erasure only); then the procedures' audiences are worked out again."""
         for memory_id, text in written:
-            tokens = sorted(set(hashes) | material(text))
-            await conn.execute(self._record, key, [memory_id], *supporter, tokens)
+            wrote = sorted(material(text))
+            await conn.execute(self._record, key, memory_id, *supporter, sorted(hashes), wrote)
         await self._refresh(conn, key, app_name, [m for m, _ in written], min_users)
 
     async def _refresh(
@@ -166,9 +169,9 @@ class SupportStore:
 
     async def erase(self, user: Scope, settings: GenerationConfig) -> dict[str, int]:
         """Remove the support of `user` (`scope.user_scope`) for its app's procedures. A
-        procedure left with no support, or whose text holds a token no remaining supporter
-        holds, is withdrawn: deleted with every revision. Of the others, each revision with such
-        a token is deleted, and the audience is worked out again (below
+        procedure left with no support, or whose text holds something only they gave
+        (`procedure_rule`), is withdrawn: deleted with every revision. Of the others, each
+        revision holding such a token is deleted, and the audience is worked out again (below
         `settings.procedure_min_users` users, a public one turns private)."""
         app_name, user_id = user["app_name"], user["user_id"]
         key = procedure_key(scope_key(app_scope(app_name)))
@@ -190,7 +193,10 @@ class SupportStore:
         self, conn: asyncpg.Connection, key: str, app_name: str, user_id: str, min_users: int
     ) -> tuple[int, int, int]:
         rows = await conn.fetch(self._unsupport, key, user_id)
-        ids = {r[0] for r in rows}
+        theirs: dict[str, frozenset[str]] = {}
+        for memory_id, hashes in rows:
+            theirs[memory_id] = theirs.get(memory_id, frozenset()) | frozenset(hashes)
+        ids = set(theirs)
         if not ids:
             return 0, 0, 0
         support = await self._load(conn, key, ids)
@@ -198,7 +204,8 @@ class SupportStore:
         gone = [
             i
             for i in ids
-            if not support.get(i) or (i in facts and not _covered([facts[i]], support[i]))
+            if not support.get(i)
+            or (i in facts and _only_theirs([facts[i]], theirs[i], support[i]))
         ]
         withdrawn = await conn.fetchrow(self._withdraw, gone, key, _keys(key))
         kept = ids - set(gone)
@@ -207,7 +214,7 @@ class SupportStore:
             for revision_id, memory_id, fact, extracted in await conn.fetch(
                 self._revisions, list(kept), _keys(key)
             )
-            if not _covered([fact or "", *extracted], support[memory_id])
+            if _only_theirs([fact or "", *extracted], theirs[memory_id], support[memory_id])
         ]
         await conn.execute(self._drop_revisions, stale)
         await self._refresh(conn, key, app_name, kept, min_users)

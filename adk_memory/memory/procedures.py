@@ -23,10 +23,11 @@ from ..errors import InputValidationError
 from ..telemetry import traced
 from .anonymise import identity_values
 from .checks import check_id
-from .models import GenerateMemoriesOperation, MemoryRevision
+from .models import GenerateMemoriesOperation, MemoryRevision, RetrievedMemory
 from .operations import GenerationOperations
 from .procedure_jobs import procedure_payload
-from .procedure_rule import sees
+from .procedure_rule import PUBLIC, masked, public
+from .procedure_support import AUDIENCE
 from .scope import app_scope, scope_key, user_scope
 from .store import procedure_key
 
@@ -118,9 +119,10 @@ class ProcedureOperations(GenerationOperations):
     async def procedure_revisions(
         self, app_name: str, memory_id: str, *, user_id: str | None = None
     ) -> list[MemoryRevision]:
-        """A procedure's history, oldest first (kept after it is deleted): the revisions
-        `user_id` may see (None: those every user of the app may see), by the same rule as the
-        procedure itself (a revision's text and extracted playbooks all count)."""
+        """A procedure's history, oldest first (kept after it is deleted), as `user_id` may see
+        it (None: as every user of the app may): by the rule of the procedure itself, a
+        revision's text and extracted playbooks together, public ones as stored and, for a
+        supporter, the others masked (`procedure_rule`)."""
         key = procedure_key(scope_key(app_scope(app_name)))
         if user_id is not None:
             user_id = user_scope(app_name, user_id)["user_id"]
@@ -128,10 +130,38 @@ class ProcedureOperations(GenerationOperations):
         revisions = await store.revisions(check_id(memory_id), key)
         support = (await self._support.support(key, [memory_id])).get(memory_id, {})
         least = self.config.generation.procedure_min_users
+        shown: list[MemoryRevision] = []
+        for revision in revisions:
+            texts = [revision.fact or "", *revision.extracted_facts]
+            if public(texts, support, least):
+                shown.append(revision)
+            elif user_id is not None and user_id in support:
+                fact = None if revision.fact is None else masked(revision.fact, support, user_id)
+                extracted = [masked(t, support, user_id) for t in revision.extracted_facts]
+                shown.append(
+                    revision.model_copy(update={"fact": fact, "extracted_facts": extracted})
+                )
+        return shown
+
+    async def _as_seen_by(
+        self, app_name: str, user_id: str, found: list[RetrievedMemory]
+    ) -> list[RetrievedMemory]:
+        """`found` as `user_id` may see it: the app's public procedures as stored, the others
+        (theirs: they support them) masked for them (`procedure_rule`)."""
+        key = procedure_key(scope_key(app_scope(app_name)))
+        private = [r.memory.id for r in found if r.memory.metadata.get(AUDIENCE) != [PUBLIC]]
+        support = await self._support.support(key, private)
         return [
-            r
-            for r in revisions
-            if sees([r.fact or "", *r.extracted_facts], support, user_id, least)
+            r.model_copy(
+                update={
+                    "memory": r.memory.model_copy(
+                        update={"fact": masked(r.memory.fact, support[r.memory.id], user_id)}
+                    )
+                }
+            )
+            if r.memory.id in support
+            else r
+            for r in found
         ]
 
     @traced("memory.delete_procedure")

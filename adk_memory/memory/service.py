@@ -516,8 +516,9 @@ class PostgresMemoryService(
     async def retrieve_procedures(
         self, app_name: str, user_id: str, *, search_query: str, top_k: int = 3
     ) -> list[RetrievedMemory]:
-        """The `top_k` procedures most like `search_query` that `user_id` may see: the app's
-        public ones and the user's own private ones (see the module docstring), best first."""
+        """The `top_k` procedures most like `search_query` that `user_id` may see, best first:
+        the app's public ones, as stored, and those the user's sessions support, masked for
+        them (a word only another user gave is "…": `procedure_rule`)."""
         scope = user_scope(app_name, user_id)
         found: list[RetrievedMemory] = []
         for audience in (PUBLIC, viewer_key(scope["app_name"], scope["user_id"])):
@@ -525,7 +526,8 @@ class PostgresMemoryService(
             found += await self.retrieve_memories(
                 app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt
             )
-        return sorted(found, key=lambda r: -r.score)[:top_k]
+        best = sorted(found, key=lambda r: -r.score)[:top_k]
+        return await self._as_seen_by(app_name, scope["user_id"], best)
 
     def _believed(self, memory: Memory) -> Memory:
         """`memory` with its effective confidence as of now, as every read returns it."""

@@ -2,10 +2,11 @@
 
 Owns: the `procedure_support` table (one row per procedure, user and session, holding token
 hashes, see `procedure_rule`), each procedure's audience (its `metadata["audience"]`: `["*"]`
-for a public procedure, the supporting users' `viewer_key`s for a private one, `[]` for one no
-one may see), and the withdrawal that follows a user's erasure. The rule itself is
-`procedure_rule`'s; reads that honour the audience are `store.kind_key`'s. It never runs a
-model, and it never deletes a procedure that its remaining supporters wrote alone.
+for a public procedure, the supporting users' `viewer_key`s for a private one; a procedure
+learned before support was recorded has none, and no one sees it: it may name its learner),
+and the withdrawal that follows a user's erasure. The rule itself is `procedure_rule`'s;
+reads that honour the audience are `store.kind_key`'s. It never runs a model, and it never
+deletes a text whose every token the remaining supporters' material holds.
 """
 
 from __future__ import annotations

@@ -304,6 +304,13 @@ async def test_delete_procedure_and_bad_input(make, make_memory_service):
     ):
         with pytest.raises(InputValidationError):
             await service.learn_procedure(**bad)
+    for bad_user in ("", 7):
+        with pytest.raises(InputValidationError):
+            await service.retrieve_procedures(APP, bad_user, search_query="rebook")
+        with pytest.raises(InputValidationError):
+            await service.procedure_revisions(APP, memory_id, user_id=bad_user)
+    with pytest.raises(InputValidationError):
+        await service.retrieve_procedures(APP, ALICE, search_query="x", top_k=0)
     with pytest.raises(InputValidationError):
         await make_memory_service(run_worker=False).learn_procedure(rebooking_session())
     assert await service.worker.run_until_idle() == 0  # nothing was queued

@@ -23,7 +23,7 @@ from ..errors import InputValidationError
 from ..telemetry import traced
 from .anonymise import identity_values
 from .checks import check_id
-from .models import GenerateMemoriesOperation, MemoryRevision, RetrievedMemory
+from .models import GenerateMemoriesOperation, Memory, MemoryRevision
 from .operations import GenerationOperations
 from .procedure_jobs import procedure_payload
 from .procedure_rule import PUBLIC, masked, public
@@ -104,6 +104,7 @@ class ProcedureOperations(GenerationOperations):
         operation = await self.wait(operation)
         key = procedure_key(scope_key(app_scope(session.app_name)))
         live = await self._store.get_many([g.memory_id for g in operation.generated_memories], key)
+        live = await self._as_seen_by(session.app_name, session.user_id, list(live.values()))
         return operation.model_copy(
             update={
                 "generated_memories": [
@@ -144,25 +145,20 @@ class ProcedureOperations(GenerationOperations):
         return shown
 
     async def _as_seen_by(
-        self, app_name: str, user_id: str, found: list[RetrievedMemory]
-    ) -> list[RetrievedMemory]:
-        """`found` as `user_id` may see it: the app's public procedures as stored, the others
-        (theirs: they support them) masked for them (`procedure_rule`)."""
+        self, app_name: str, user_id: str, memories: Sequence[Memory]
+    ) -> dict[str, Memory]:
+        """`memories` (procedures of the app) as `user_id` may see them, by id: the app's
+        public ones as stored, the others (theirs: they support them) masked for them
+        (`procedure_rule`)."""
         key = procedure_key(scope_key(app_scope(app_name)))
-        private = [r.memory.id for r in found if r.memory.metadata.get(AUDIENCE) != [PUBLIC]]
+        private = [m.id for m in memories if m.metadata.get(AUDIENCE) != [PUBLIC]]
         support = await self._support.support(key, private)
-        return [
-            r.model_copy(
-                update={
-                    "memory": r.memory.model_copy(
-                        update={"fact": masked(r.memory.fact, support[r.memory.id], user_id)}
-                    )
-                }
-            )
-            if r.memory.id in support
-            else r
-            for r in found
-        ]
+        return {
+            m.id: m.model_copy(update={"fact": masked(m.fact, support[m.id], user_id)})
+            if m.id in support
+            else m
+            for m in memories
+        }
 
     @traced("memory.delete_procedure")
     async def delete_procedure(self, app_name: str, memory_id: str) -> bool:

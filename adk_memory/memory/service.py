@@ -527,7 +527,8 @@ class PostgresMemoryService(
                 app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt
             )
         best = sorted(found, key=lambda r: -r.score)[:top_k]
-        return await self._as_seen_by(app_name, scope["user_id"], best)
+        seen = await self._as_seen_by(app_name, scope["user_id"], [r.memory for r in best])
+        return [r.model_copy(update={"memory": seen[r.memory.id]}) for r in best]
 
     def _believed(self, memory: Memory) -> Memory:
         """`memory` with its effective confidence as of now, as every read returns it."""

@@ -70,7 +70,8 @@ class ProcedureOperations(GenerationOperations):
         `outcome`: what went well (a hint for the model, anonymised too). Returns the operation
         (of the session's user scope: the job and its conversation are the user's until done);
         with `wait_for_completion`, finished, its `generated_memories` read from the app's
-        procedures (`get_operation` reports their ids and actions only). `erase_user` removes
+        procedures as the session's user may see them (`get_operation` reports their ids and
+        actions only). `erase_user` removes
         the user's support and withdraws what they alone supported.
         """
         if self.llm is None:

@@ -343,6 +343,10 @@ class GenerationConfig(_Settings):
     package's `adk_memory._retry.Backoff`)."""
     include_function_calls: bool = False
     """Send function calls and responses to the model too (off: only what was said)."""
+    procedure_min_users: int = Field(default=3, ge=1, le=1000)
+    """How many distinct users' sessions must support a procedure before other users of the
+    app see it (and then only if no token of it is one user's alone: README, "Procedural
+    memory")."""
     job_retention: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
     """How long a finished job is kept before `sweep_jobs` deletes it. A done job holds no
     conversation (only memory ids and actions); a dead-lettered one keeps its payload, for

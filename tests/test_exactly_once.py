@@ -321,6 +321,7 @@ async def test_quarantine_approval_and_rejection(memories, proxy, rows):
         pytest.param(f"DELETE FROM {SCHEMA}.memory_watermarks", id="memories"),
         pytest.param("session_replies", id="sessions"),
         pytest.param(f"INSERT INTO {SCHEMA}.erasures", id="erasure-record"),
+        pytest.param(f"{SCHEMA}.procedure_support", id="procedure-support"),
     ],
 )
 async def test_erasing_a_user_counts_and_records_once(match, sessions, memories, proxy, rows):
@@ -342,6 +343,9 @@ async def test_erasing_a_user_counts_and_records_once(match, sessions, memories,
         "watermarks": 0,
         "profile_fields": 0,
         "profile_revisions": 0,
+        "procedure_support": 0,
+        "procedures_withdrawn": 0,
+        "procedure_revisions": 0,
         "sessions": 1,
         "events": 1,
         "compaction_summaries": 0,

@@ -28,7 +28,7 @@ from adk_memory import (
     RememberHowTool,
 )
 from adk_memory.errors import InputValidationError
-from adk_memory.memory.scope import app_scope
+from adk_memory.memory.procedure_rule import viewer_key
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel"
@@ -123,8 +123,11 @@ async def make(make_memory_service):
         await service.worker.stop()
 
 
-async def procedures_of(service) -> list:
-    return (await service.list_memories(APP_SCOPE, filter=PROCEDURES)).memories
+async def procedures_of(service, user: str = ALICE) -> list:
+    """The procedures `user` may see: the app's public ones and the user's private ones."""
+    seen = MemoryFilter(memory_type="procedure", metadata={"audience": [viewer_key(APP, user)]})
+    public = (await service.list_memories(APP_SCOPE, filter=PROCEDURES)).memories
+    return public + (await service.list_memories(APP_SCOPE, filter=seen)).memories
 
 
 async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(make, engine):
@@ -152,7 +155,7 @@ async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(mak
     # Nothing that identifies the user survives, even what the model wrote back.
     assert_anonymous(procedure.model_dump_json())
     assert procedure.source_session_id is None and procedure.source_event_ids == []
-    [revision] = await service.procedure_revisions(APP, procedure.id)
+    [revision] = await service.procedure_revisions(APP, procedure.id, user_id=ALICE)
     assert_anonymous(revision.model_dump_json())
     # An operator's scope listing (the memory inspector's) skips the procedures' key (no scope
     # of its own) instead of failing on it.
@@ -171,11 +174,9 @@ async def test_procedures_and_facts_are_never_returned_for_each_other(make):
     facts = await service.retrieve_memories(APP_SCOPE, search_query=query, top_k=10)
     assert [r.memory.memory_type for r in facts] == ["fact"]
     assert [m.memory_type for m in (await service.list_memories(APP_SCOPE)).memories] == ["fact"]
-    found = await service.retrieve_memories(
-        APP_SCOPE, search_query=query, top_k=10, filter=PROCEDURES
-    )
+    found = await service.retrieve_procedures(APP, ALICE, search_query=query, top_k=10)
     assert [r.memory.memory_type for r in found] == ["procedure"]
-    assert found[0].memory.fact.startswith("Task: Rebook a cancelled flight.")
+    assert found[0].memory.fact.startswith("Task: … a cancelled flight.")  # "Rebook": no one's
     # ADK's own search (the user's facts) never returns a procedure.
     search = await service.search_memory(app_name=APP, user_id=ALICE, query=query)
     assert [e.content.parts[0].text for e in search.memories] == [
@@ -191,6 +192,9 @@ async def test_a_better_playbook_updates_the_old_one_and_keeps_its_revisions(mak
     first = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
     [created] = first.generated_memories
     assert created.action is MemoryAction.CREATED
+    [stored] = await procedures_of(service)
+    # Returned as its learner may see it: the model's own words ("Rebook") are no one's.
+    assert created.memory.fact.startswith("Task: … a cancelled flight.")
 
     better = {
         **CLEAN_PLAYBOOK,
@@ -216,15 +220,25 @@ async def test_a_better_playbook_updates_the_old_one_and_keeps_its_revisions(mak
     [updated] = second.generated_memories
     assert updated.action is MemoryAction.UPDATED
     assert updated.memory_id == created.memory_id
-    assert updated.memory.fact == improved
-    # The consolidation saw the old playbook and was told how to merge playbooks.
+    assert updated.memory.fact.startswith("Task: … a cancelled flight.")
+    # The consolidation saw the old playbook, masked where its words were Alice's alone, and
+    # was told how to merge playbooks.
     consolidation = request_text(llm, 2)
-    assert "playbooks" in consolidation and created.memory.fact in consolidation
-    [procedure] = await procedures_of(service)
+    assert "playbooks" in consolidation and stored.fact not in consolidation
+    assert "Task: … a cancelled flight. When to use: The user … their flight" in consolidation
+    # Two users, not three: only they see it, and each only in words they said themselves or
+    # both said (the model's own words, such as "Waive", are no one's: masked).
+    [procedure] = await procedures_of(service, BOB)
     assert procedure.fact == improved
-    revisions = await service.procedure_revisions(APP, procedure.id)
-    assert [r.action for r in revisions] == [MemoryAction.CREATED, MemoryAction.UPDATED]
-    assert revisions[0].fact == created.memory.fact
+    for user in (ALICE, BOB):
+        [seen] = await service.retrieve_procedures(APP, user, search_query="rebook a flight")
+        assert seen.memory.fact.startswith("Task: … a cancelled flight.")
+        assert "booking reference" in seen.memory.fact and "Waive" not in seen.memory.fact
+        revisions = await service.procedure_revisions(APP, procedure.id, user_id=user)
+        assert [r.action for r in revisions] == [MemoryAction.CREATED, MemoryAction.UPDATED]
+        assert all("Rebook" not in (r.fact or "") for r in revisions)
+    assert await service.procedure_revisions(APP, procedure.id) == []
+    assert await service.retrieve_procedures(APP, "carol", search_query="rebook a flight") == []
     # Its revisions are not reachable as a fact's.
     assert await service.list_revisions(procedure.id, APP_SCOPE) == []
 
@@ -240,20 +254,19 @@ async def test_learning_never_carries_the_users_facts_and_others_see_only_the_pr
     assert len(llm.requests) == 1
     assert "passport" not in request_text(llm, 0)
     assert "afraid" not in request_text(llm, 0)
-    # Bob finds the app's procedure for his task, and nothing of Alice.
+    # Alice finds her procedure for the task; Bob, with one user's support, nothing.
     query = "my flight was cancelled, rebook it"
-    found = await service.retrieve_memories(
-        app_scope(APP), search_query=query, top_k=10, filter=PROCEDURES
-    )
+    found = await service.retrieve_procedures(APP, ALICE, search_query=query, top_k=10)
     assert [r.memory.memory_type for r in found] == ["procedure"]
     assert_anonymous(found[0].memory.model_dump_json())
+    assert await service.retrieve_procedures(APP, BOB, search_query=query, top_k=10) == []
     assert await service.retrieve_memories(BOB_SCOPE, search_query="passport flying") == []
     # Alice's procedure job is hers: another user cannot read it.
     assert await service.get_operation(learned.id, BOB_SCOPE) is None
     assert await service.get_operation(learned.id, APP_SCOPE) is None
 
 
-async def test_erasing_the_user_removes_a_queued_job_but_not_the_apps_procedures(make):
+async def test_erasing_the_user_removes_a_queued_job_and_what_she_alone_supported(make):
     llm = ScriptedLlm([playbooks(CLEAN_PLAYBOOK)])
     service = make(llm, run_worker=False)
     await service.learn_procedure(rebooking_session())
@@ -261,12 +274,17 @@ async def test_erasing_the_user_removes_a_queued_job_but_not_the_apps_procedures
     queued = await service.learn_procedure(rebooking_session(session_id="s2"))
     counts = await service.erase_user(APP, ALICE)
     assert counts["generation_jobs"] == 2  # the finished one and the queued one
+    assert counts["procedures_withdrawn"] == 1 and counts["procedure_revisions"] == 1
     assert await service.get_operation(queued.id, ALICE_SCOPE) is None
     assert await service.worker.run_until_idle() == 0
-    assert len(await procedures_of(service)) == 1  # anonymous: not Alice's data
-    # Purging the app's scope forgets its procedures too.
-    assert await service.purge(APP_SCOPE) >= 2  # the procedure and its revision
-    assert await procedures_of(service) == []
+    assert await procedures_of(service) == []  # hers alone: withdrawn
+    assert (await service.erase_user(APP, ALICE))["procedure_support"] == 0
+    # Purging the app's scope forgets its procedures and their support too.
+    llm.add(playbooks(CLEAN_PLAYBOOK))
+    await service.learn_procedure(rebooking_session(BOB, "s3"))
+    await service.worker.run_until_idle()
+    assert await service.purge(APP_SCOPE) == 3  # the procedure, its revision, its support
+    assert await procedures_of(service, BOB) == []
 
 
 async def test_delete_procedure_and_bad_input(make, make_memory_service):
@@ -278,7 +296,7 @@ async def test_delete_procedure_and_bad_input(make, make_memory_service):
     assert len(await procedures_of(service)) == 1
     assert await service.delete_procedure(APP, memory_id)
     assert await procedures_of(service) == []
-    assert [r.action for r in await service.procedure_revisions(APP, memory_id)] == [
+    assert [r.action for r in await service.procedure_revisions(APP, memory_id, user_id=ALICE)] == [
         MemoryAction.CREATED,
         MemoryAction.DELETED,
     ]
@@ -289,6 +307,13 @@ async def test_delete_procedure_and_bad_input(make, make_memory_service):
     ):
         with pytest.raises(InputValidationError):
             await service.learn_procedure(**bad)
+    for bad_user in ("", 7):
+        with pytest.raises(InputValidationError):
+            await service.retrieve_procedures(APP, bad_user, search_query="rebook")
+        with pytest.raises(InputValidationError):
+            await service.procedure_revisions(APP, memory_id, user_id=bad_user)
+    with pytest.raises(InputValidationError):
+        await service.retrieve_procedures(APP, ALICE, search_query="x", top_k=0)
     with pytest.raises(InputValidationError):
         await make_memory_service(run_worker=False).learn_procedure(rebooking_session())
     assert await service.worker.run_until_idle() == 0  # nothing was queued
@@ -343,7 +368,7 @@ async def test_the_agent_remembers_how_with_the_tool(make, make_session_service)
     assert_anonymous(learned)
     [procedure] = await procedures_of(service)
     assert_anonymous(procedure.model_dump_json())
-    [revision] = await service.procedure_revisions(APP, procedure.id)
+    [revision] = await service.procedure_revisions(APP, procedure.id, user_id=ALICE)
     assert revision.labels == {"tool": "remember_how"}
 
 
@@ -363,7 +388,7 @@ async def test_a_positive_rating_learns_a_procedure_through_the_plugin(make, mak
     assert await service.worker.run_until_idle() == 1  # the 5-star session only
     assert "please rebook" in request_text(memory_llm, 0)
     [procedure] = await procedures_of(service)
-    [revision] = await service.procedure_revisions(APP, procedure.id)
+    [revision] = await service.procedure_revisions(APP, procedure.id, user_id=ALICE)
     assert revision.labels == {"feedback": "5"}
     plugin = ProcedureFeedbackPlugin()
     assert [plugin.is_positive(v) for v in (True, 4, "Thumbs_Up", 3.5, False, "bad")] == [
@@ -382,7 +407,17 @@ async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_pe
     memory_llm = ScriptedLlm([playbooks(LEAKY_PLAYBOOK)])
     service = make(memory_llm)
     await service.create_memory("The user's passport number is 123456789.", ALICE_SCOPE)
-    await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    learned = await service.learn_procedure(rebooking_session(), wait_for_completion=True)
+    [first] = learned.generated_memories
+    # Two more users' sessions support it (the third user makes it the app's).
+    # In words every one of them said (the app's procedures are in users' words only).
+    clean = "Task: Cancelled flight. Steps: 1) Booking reference; 2) Same day, no fee."
+    update = {"action": "UPDATE", "fact_numbers": [1], "target_id": first.memory_id, "fact": clean}
+    for user in ("carol-5120", "erin-0093"):
+        memory_llm.add(playbooks(CLEAN_PLAYBOOK), plan(update))
+        await service.learn_procedure(
+            rebooking_session(user, f"s-{user}"), wait_for_completion=True
+        )
     sessions = make_session_service()
     agent_llm = ScriptedLlm(["On it.", "On it."])
     callback = MemoryContextCallback(procedure_max_tokens=200)
@@ -402,9 +437,7 @@ async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_pe
     # Its own share: none (and no search) when it is 0, trimmed to the share otherwise.
     off = MemoryContextCallback(service, procedure_max_tokens=0)
     assert off.procedure_max_tokens == 0
-    found = await service.retrieve_memories(
-        APP_SCOPE, search_query="flight cancelled", filter=PROCEDURES
-    )
+    found = await service.retrieve_procedures(APP, BOB, search_query="flight cancelled")
     assert "<PROCEDURES>" not in off.render([], [], procedures=found)
     tight = MemoryContextCallback(service, max_tokens=1000, procedure_max_tokens=30)
     assert "<PROCEDURES>" not in tight.render([], [], procedures=found)  # the note alone fits

@@ -39,7 +39,7 @@ from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
 from ..memory.profiles import MemoryProfile
 from ..memory.rendering import neutralise, quoted
-from ..memory.scope import Scope, app_scope, user_scope
+from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
 from ..telemetry import annotate, traced
 from .tokens import text_tokens
@@ -323,9 +323,9 @@ class MemoryContextCallback:
     follows a changed system instruction, the conversation, is not cached across turns whose
     relevant memories differ: the price of the system-instruction placement.)
 
-    Procedures: the app's playbooks (`learn_procedure`) for a task like the user's message, by
-    similarity, in their own section between the profile and the relevant memories, when given
-    a share (`procedure_max_tokens`).
+    Procedures: the app's playbooks (`learn_procedure`) the user may see (`retrieve_procedures`)
+    for a task like the user's message, by similarity, in their own section between the profile
+    and the relevant memories, when given a share (`procedure_max_tokens`).
 
     Budget: the whole appended text stays within `max_tokens` (estimated locally, see
     `tokens.py`); the structured profiles and the profile take at most `profile_max_tokens` of
@@ -492,11 +492,8 @@ class MemoryContextCallback:
         async def procedures() -> list[RetrievedMemory]:
             if not query or not self.procedure_max_tokens:
                 return []
-            return await service.retrieve_memories(
-                app_scope(scope["app_name"]),
-                search_query=query,
-                top_k=self.procedure_top_k,
-                filter=MemoryFilter(memory_type="procedure"),
+            return await service.retrieve_procedures(
+                scope["app_name"], scope["user_id"], search_query=query, top_k=self.procedure_top_k
             )
 
         return await asyncio.gather(profile(), relevant(), structured(), procedures())

@@ -12,7 +12,8 @@ during a run. Each rating event triggers learning once per process.
 Both only enqueue `learn_procedure` (a durable, retried job): a turn never waits for a model
 call, and a failure to enqueue is logged, never fails the turn. The session comes from the
 invocation, never from the model, so a call learns from the caller's own session only; what
-is learned is anonymised before it reaches the app's shared procedures.
+is learned is anonymised, and other users see it only once enough users' sessions support it
+(`memory.procedure_rule`).
 """
 
 from __future__ import annotations

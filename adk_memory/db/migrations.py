@@ -349,6 +349,25 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE {schema}.erasures ALTER COLUMN finish_time DROP NOT NULL;
     ALTER TABLE {schema}.erasures ALTER COLUMN finish_time DROP DEFAULT;
     """,
+    # 11: Procedure support: which user's session supports which of an app's procedures, with the
+    # (hashed) tokens of that session's redacted material and, apart, of what its job wrote. A
+    # procedure is shown to other users only when enough users support it and no token of it is
+    # one user's alone (`memory.procedure_rule`); erasing a user deletes their rows and
+    # withdraws what they alone gave. Self-contained: no other table changes.
+    """
+    CREATE TABLE {schema}.procedure_support (
+        scope_key   text        NOT NULL,
+        memory_id   uuid        NOT NULL,
+        user_id     text        NOT NULL,
+        session_id  text        NOT NULL,
+        tokens      text[]      NOT NULL,
+        written     text[]      NOT NULL DEFAULT '{{}}',
+        create_time timestamptz NOT NULL DEFAULT now(),
+        update_time timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_key, memory_id, user_id, session_id)
+    );
+    CREATE INDEX procedure_support_by_user ON {schema}.procedure_support (scope_key, user_id);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -45,6 +45,7 @@ from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
 from .procedure_jobs import ProcedureGenerator
+from .procedure_support import SupportStore
 from .profile_store import ProfileStore
 from .scope import Scope, scope_key
 from .screen import FactScreen, Screened, guard_labels
@@ -121,6 +122,7 @@ class MemoryServiceCore:
         )
         self._profiles = ProfileStore(self.database)
         self._tombstones = Tombstones(self.database)
+        self._support = SupportStore(self.database)
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
@@ -166,6 +168,7 @@ class MemoryServiceCore:
     ) -> Generator:
         """The generation pipeline for one configuration (procedure jobs included)."""
         return ProcedureGenerator(
+            support=self._support,
             store=self._store,
             profiles=self._profiles,
             queue=self._jobs,

@@ -359,6 +359,12 @@ class Generator:
         now = datetime.now(timezone.utc)  # the model is shown each one's effective confidence
         return [trust.with_effective(m, self._config.trust, now) for m in found]
 
+    async def _in_transaction(
+        self, conn: Any, job: ClaimedJob, applied: list[tuple[MemoryAction, Memory]]
+    ) -> None:
+        """What else a generation writes in its transaction, after its memories: nothing for
+        facts; the procedure learner records whose session supports what it wrote."""
+
     @traced("generation.apply")
     async def _apply(
         self,
@@ -502,6 +508,7 @@ class Generator:
                 {"action": "REJECTED", "rule": s.verdict.rule, "reason": s.verdict.reason}
                 for s in refused
             ]
+            await self._in_transaction(conn, job, applied)
             await self._queue.complete(conn, job.id, result, job.attempt)
 
         await self._store.apply_generation(

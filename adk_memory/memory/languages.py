@@ -67,6 +67,12 @@ FUNCTION_WORDS: frozenset[str] = frozenset().union(*_FUNCTION_WORDS.values())
 nearly every memory (each configuration drops its own stop words from the stemmed one)."""
 
 
+def function_words(configuration: str) -> frozenset[str]:
+    """The common function words of one configuration's language (none for a language this
+    module has no list for: the non-Latin scripts')."""
+    return _FUNCTION_WORDS.get(configuration, frozenset())
+
+
 def detect_configuration(words: str, fallback: str) -> str:
     """The configuration `words` (already normalised) are most likely written for; `fallback`
     when nothing points to one language (a name, a number, an unknown language)."""

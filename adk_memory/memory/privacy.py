@@ -51,6 +51,7 @@ class PrivacyOperations(MemoryServiceCore):
             jobs
             + await store.purge(key)
             + await store.purge(procedure_key(key))
+            + await self._support.purge(procedure_key(key))
             + sum(await self._profiles.purge(key))
         )
 
@@ -76,6 +77,9 @@ class PrivacyOperations(MemoryServiceCore):
         jobs = await self._jobs.erase(containing, step("generation_jobs"))
         memories, revisions, watermarks = await store.erase(containing, step("memories"))
         fields, field_revisions = await self._profiles.erase(containing, step("profiles"))
+        procedures = await self._support.erase(
+            containing, self.config.generation, step("procedures")
+        )
         return {
             "generation_jobs": jobs,
             "memories": memories,
@@ -83,6 +87,7 @@ class PrivacyOperations(MemoryServiceCore):
             "watermarks": watermarks,
             "profile_fields": fields,
             "profile_revisions": field_revisions,
+            **procedures,
         }
 
     @traced("memory.begin_erasure")

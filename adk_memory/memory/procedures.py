@@ -3,11 +3,14 @@ procedures.
 
 Owns: `learn_procedure` (a session that went well becomes a durable procedure job, see
 `procedure_jobs`), and the procedure-only reads and writes that the fact API cannot serve by a
-filter: revisions and deletion by id. Finding procedures is the fact API with
-`MemoryFilter(memory_type="procedure")` on the app's scope (`app_scope`): `retrieve_memories`
-(by task similarity) and `list_memories`. Procedures are the app's, not a user's: anyone who
-may read the app's scope sees them, and they hold nothing personal (the job anonymises them).
-It never writes SQL (the store does) and never runs a model in the caller's turn.
+filter: revisions and deletion by id (an erased user's support goes with `erase_user`:
+`procedure_support`). The fact API with `MemoryFilter(memory_type="procedure")` on the app's
+scope (`app_scope`) finds the procedures every user may see (`retrieve_memories`,
+`list_memories`); `PostgresMemoryService.retrieve_procedures` adds one user's private ones.
+Who sees what is the structural rule of `procedure_rule`: a procedure is shown to every user
+only when enough users' sessions support it and none of its words is one user's alone; until
+then only its supporters see it. It never writes SQL (the stores do) and never runs a model in
+the caller's turn.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from ..errors import InputValidationError
 from ..telemetry import traced
 from .anonymise import identity_values
 from .checks import check_id
-from .models import GenerateMemoriesOperation, MemoryRevision
+from .models import GenerateMemoriesOperation, Memory, MemoryRevision
 from .operations import GenerationOperations
 from .procedure_jobs import procedure_payload
+from .procedure_rule import PUBLIC, masked, public
+from .procedure_support import AUDIENCE
 from .scope import app_scope, scope_key, user_scope
 from .store import procedure_key
 
@@ -55,15 +60,19 @@ class ProcedureOperations(GenerationOperations):
         background like `generate_memories`. Call it for a session that went well (the
         `remember_how` tool and the `ProcedureFeedbackPlugin` do).
 
-        Nothing personal is stored: the user's id, the identity values in the session state
-        (name, e-mail, phone...), the `identifiers` given, and every e-mail address, phone and
-        card number are removed before the model sees the conversation and again from what it
-        writes, and the guard judges each playbook. `outcome`: what went well (a hint for the
-        model, anonymised too). Returns the operation (of the session's user scope: the job and
-        its conversation are the user's until done); with `wait_for_completion`, finished, its
-        `generated_memories` read from the app's procedures (`get_operation` reports their ids
-        and actions only: they are not the user's scope's). A procedure names no session, so
-        `revoke_source` and `erase_user` leave the app's procedures as they are.
+        The user's id, the identity values in the session state (name, e-mail, phone...), the
+        `identifiers` given, and every e-mail address, phone and card number are removed before
+        the model sees the conversation and again from what it writes, and the guard judges
+        each playbook. What no redactor can know (a name said in passing, an address, an id)
+        is kept from other users structurally: the session supports what its job writes, and a
+        procedure is shown to other users only when `generation.procedure_min_users` users
+        support it and none of its words is one user's alone (README, "Procedural memory").
+        `outcome`: what went well (a hint for the model, anonymised too). Returns the operation
+        (of the session's user scope: the job and its conversation are the user's until done);
+        with `wait_for_completion`, finished, its `generated_memories` read from the app's
+        procedures as the session's user may see them (`get_operation` reports their ids and
+        actions only). `erase_user` removes
+        the user's support and withdraws what they alone supported.
         """
         if self.llm is None:
             raise InputValidationError("Learning procedures needs a model: pass llm=... .")
@@ -74,6 +83,7 @@ class ProcedureOperations(GenerationOperations):
         scope = user_scope(session.app_name, session.user_id)
         payload = procedure_payload(
             [e for e in session.events if not e.partial],
+            session_id=session.id,
             identifiers=_identifiers(session, identifiers),
             outcome=outcome,
             revision_labels={str(k): str(v) for k, v in (revision_labels or {}).items()},
@@ -95,6 +105,7 @@ class ProcedureOperations(GenerationOperations):
         operation = await self.wait(operation)
         key = procedure_key(scope_key(app_scope(session.app_name)))
         live = await self._store.get_many([g.memory_id for g in operation.generated_memories], key)
+        live = await self._as_seen_by(session.app_name, session.user_id, list(live.values()))
         return operation.model_copy(
             update={
                 "generated_memories": [
@@ -107,11 +118,48 @@ class ProcedureOperations(GenerationOperations):
         )
 
     @traced("memory.procedure_revisions")
-    async def procedure_revisions(self, app_name: str, memory_id: str) -> list[MemoryRevision]:
-        """A procedure's history, oldest first (kept after it is deleted)."""
+    async def procedure_revisions(
+        self, app_name: str, memory_id: str, *, user_id: str | None = None
+    ) -> list[MemoryRevision]:
+        """A procedure's history, oldest first (kept after it is deleted), as `user_id` may see
+        it (None: as every user of the app may): by the rule of the procedure itself, a
+        revision's text and extracted playbooks together, public ones as stored and, for a
+        supporter, the others masked (`procedure_rule`)."""
         key = procedure_key(scope_key(app_scope(app_name)))
+        if user_id is not None:
+            user_id = user_scope(app_name, user_id)["user_id"]
         store = await self._ready()
-        return await store.revisions(check_id(memory_id), key)
+        revisions = await store.revisions(check_id(memory_id), key)
+        support = (await self._support.support(key, [memory_id])).get(memory_id, {})
+        least = self.config.generation.procedure_min_users
+        shown: list[MemoryRevision] = []
+        for revision in revisions:
+            texts = [revision.fact or "", *revision.extracted_facts]
+            if public(texts, support, least):
+                shown.append(revision)
+            elif user_id is not None and user_id in support:
+                fact = None if revision.fact is None else masked(revision.fact, support, user_id)
+                extracted = [masked(t, support, user_id) for t in revision.extracted_facts]
+                shown.append(
+                    revision.model_copy(update={"fact": fact, "extracted_facts": extracted})
+                )
+        return shown
+
+    async def _as_seen_by(
+        self, app_name: str, user_id: str, memories: Sequence[Memory]
+    ) -> dict[str, Memory]:
+        """`memories` (procedures of the app) as `user_id` may see them, by id: the app's
+        public ones as stored, the others (theirs: they support them) masked for them
+        (`procedure_rule`)."""
+        key = procedure_key(scope_key(app_scope(app_name)))
+        private = [m.id for m in memories if m.metadata.get(AUDIENCE) != [PUBLIC]]
+        support = await self._support.support(key, private)
+        return {
+            m.id: m.model_copy(update={"fact": masked(m.fact, support[m.id], user_id)})
+            if m.id in support
+            else m
+            for m in memories
+        }
 
     @traced("memory.delete_procedure")
     async def delete_procedure(self, app_name: str, memory_id: str) -> bool:

@@ -68,9 +68,11 @@ from .models import (
     SourceType,
 )
 from .privacy import PrivacyOperations
+from .procedure_rule import PUBLIC, viewer_key
+from .procedure_support import AUDIENCE
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
-from .scope import Scope, read_for, scope_key, user_scope, validate_scope
+from .scope import Scope, app_scope, read_for, scope_key, user_scope, validate_scope
 from .screen import MemoryRejectedError
 from .store import MemoryChange, Search, kind_key
 from .temporal import find_window
@@ -526,6 +528,24 @@ class PostgresMemoryService(
         )
         rows = await store.retrieve(search, replica=read_for(checked))
         return [RetrievedMemory(memory=self._believed(m), distance=d, score=s) for m, d, s in rows]
+
+    @traced("memory.retrieve_procedures")
+    async def retrieve_procedures(
+        self, app_name: str, user_id: str, *, search_query: str, top_k: int = 3
+    ) -> list[RetrievedMemory]:
+        """The `top_k` procedures most like `search_query` that `user_id` may see, best first:
+        the app's public ones, as stored, and those the user's sessions support, masked for
+        them (a word only another user gave is "…": `procedure_rule`)."""
+        scope = user_scope(app_name, user_id)
+        found: list[RetrievedMemory] = []
+        for audience in (PUBLIC, viewer_key(scope["app_name"], scope["user_id"])):
+            flt = MemoryFilter(memory_type="procedure", metadata={AUDIENCE: [audience]})
+            found += await self.retrieve_memories(
+                app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt
+            )
+        best = sorted(found, key=lambda r: -r.score)[:top_k]
+        seen = await self._as_seen_by(app_name, scope["user_id"], [r.memory for r in best])
+        return [r.model_copy(update={"memory": seen[r.memory.id]}) for r in best]
 
     def _believed(self, memory: Memory) -> Memory:
         """`memory` with its effective confidence as of now, as every read returns it."""

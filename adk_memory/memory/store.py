@@ -36,6 +36,7 @@ from .models import (
     PastRevision,
     SourceType,
 )
+from .procedure_rule import PUBLIC
 from .text import AUTO, SearchText, search_text
 
 # The last column is the memory's `memory_type`, read from its key (`PROCEDURE_PREFIX`, also
@@ -86,12 +87,19 @@ def procedure_key(scope_key: str) -> str:
 def kind_key(scope_key: str, flt: MemoryFilter | None) -> tuple[str, MemoryFilter | None]:
     """The key holding the kind of memories `flt` asks for (facts unless it says procedures),
     and what is left of the filter (None when the kind was all it said, so the unfiltered,
-    index-only retrieval statement still serves it)."""
+    index-only retrieval statement still serves it). Procedures are only those every user may
+    see (`metadata["audience"]` holds `PUBLIC`: `procedure_support`) unless the filter names an
+    audience itself (`PostgresMemoryService.retrieve_procedures` names one user's)."""
     if flt is None or flt.memory_type is None:
         return scope_key, flt
-    rest = flt.model_copy(update={"memory_type": None})
-    key = procedure_key(scope_key) if flt.memory_type == "procedure" else scope_key
-    return key, None if rest == MemoryFilter() else rest
+    if flt.memory_type == "fact":
+        rest = flt.model_copy(update={"memory_type": None})
+        return scope_key, None if rest == MemoryFilter() else rest
+    metadata = dict(flt.metadata or {})
+    metadata.setdefault("audience", [PUBLIC])
+    return procedure_key(scope_key), flt.model_copy(
+        update={"memory_type": None, "metadata": metadata}
+    )
 
 
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time

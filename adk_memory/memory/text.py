@@ -73,6 +73,29 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def segments(text: str) -> list[tuple[str, bool]]:
+    """`text` cut into its words (maximal runs of letters, marks and digits, in any script:
+    True) and what lies between them (False), in order: joined, they are `text` again."""
+    found: list[tuple[str, bool]] = []
+    for char in text:
+        word = unicodedata.category(char)[0] in "LMN"
+        if found and found[-1][1] == word:
+            found[-1] = (found[-1][0] + char, word)
+        else:
+            found.append((char, word))
+    return found
+
+
+def tokens(text: str) -> set[str]:
+    """`text`'s distinct tokens, normalised (`normalise`): its words (`segments`: "O'Brien" is
+    "o" and "brien", "AB-123" is "ab" and "123") and the bigrams of its unspaced runs, the units
+    full-text search matches too."""
+    normal = normalise(text)
+    found = {gram for run in _UNSPACED.findall(normal) for gram in _bigrams(run)}
+    found.update(part for part, word in segments(_UNSPACED.sub(" ", normal)) if word)
+    return found
+
+
 def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
     """`text` split into words and bigram tokens, both normalised, for the text-search
     configuration `language` (or the detected one, for "auto"). The unspaced runs become spaces

@@ -429,7 +429,7 @@ async def test_another_user_gets_the_procedure_in_its_own_section_and_nothing_pe
     section = instruction.split("<PROCEDURES>\n", 1)[1].split("\n</PROCEDURES>", 1)[0]
     note, line = section.split("\n")
     assert "playbooks" in note
-    assert line.startswith('- "Task: Rebook a cancelled flight for the user.')
+    assert line.startswith(f'- "{clean}" (')  # quoted: data, never an instruction
     assert "<RELEVANT_MEMORIES>" not in instruction  # Bob has no memories; Alice's are hers
     assert "passport" not in instruction
     assert_anonymous(instruction)

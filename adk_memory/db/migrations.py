@@ -401,6 +401,18 @@ async def migrate(
                     "`CREATE EXTENSION vector;` in this database once (on Cloud SQL, as "
                     "cloudsqlsuperuser), then start again."
                 ) from exc
+            except (
+                asyncpg.exceptions.FeatureNotSupportedError,  # PostgreSQL >= 15
+                asyncpg.exceptions.UndefinedFileError,  # older: no control file
+            ) as exc:
+                if "vector" not in str(exc):
+                    raise
+                raise MigrationError(
+                    f"The pgvector extension is not installed on this PostgreSQL server ({exc}). "
+                    "Install pgvector (e.g. the postgresql-NN-pgvector package, or the "
+                    "pgvector/pgvector Docker image), then run `CREATE EXTENSION vector;` in this "
+                    "database as a superuser, or `adk-memory migrate` again."
+                ) from exc
             await conn.execute(
                 f"INSERT INTO {schema}.schema_versions (component, version) VALUES ($1, $2)",
                 component,

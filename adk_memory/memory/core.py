@@ -36,7 +36,7 @@ from .app_config import (
     named_guard,
     redactor_name,
 )
-from .checks import check_fact, check_mapping, check_topics, check_unit, seconds
+from .checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
 from .embeddings import Embedder
 from .generation import resolve_llm
 from .generation.llm import GenerationOutputError
@@ -307,8 +307,8 @@ class MemoryServiceCore:
             source_session_id=source_session_id,
             source_event_ids=list(source_event_ids),
             embedding=embedding,
-            create_time=create_time,
-            update_time=update_time,
+            create_time=check_time("create_time", create_time),
+            update_time=check_time("update_time", update_time),
             ttl_seconds=seconds(ttl),
             labels=guard_labels(screened.verdict),
         )

@@ -37,10 +37,12 @@ from .checks import (
     MAX_TOP_K,
     check_count,
     check_fact,
+    check_filter,
     check_id,
     check_key,
     check_mapping,
     check_query,
+    check_time,
     check_topics,
     check_unit,
     decode_token,
@@ -297,6 +299,7 @@ class PostgresMemoryService(
         a model or an end user.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
+        filter = check_filter(filter)
         if key is not None:
             key, filter = kind_key(key, filter)
         elif filter is not None and filter.memory_type is not None:
@@ -443,6 +446,9 @@ class PostgresMemoryService(
             for revision in revisions:
                 if not isinstance(revision, PastRevision) or check_key(revision.key) is None:
                     raise InputValidationError("Each revision must be a PastRevision with a key.")
+                if check_time("A revision's create_time", revision.create_time) is None:
+                    raise InputValidationError("A revision's create_time is required.")
+                check_time("A revision's expire_time", revision.expire_time)
                 memory_ids.append(memory_id)
                 ids.append(str(uuid.uuid5(uuid.UUID(memory_id), revision.key)))
                 kept.append(
@@ -476,13 +482,13 @@ class PostgresMemoryService(
         checked = validate_scope(scope)
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
+        filter = check_filter(filter)
         if search_query is None or not search_query.strip():
             return [
                 RetrievedMemory(memory=m, score=0.0)
                 for m in await self._all_memories(checked, filter)
             ]
-        if now is not None and not isinstance(now, datetime):
-            raise InputValidationError("now must be a datetime.")
+        check_time("now", now)
         retrieval = self.config.retrieval
         if retrieval.mode == "vector" and self.embedder is None:
             raise InputValidationError("Vector-only retrieval needs an embedder.")

@@ -82,6 +82,10 @@ class GenerationOperations(MemoryServiceCore):
                 raise InputValidationError("A scope is required unless a session is given.")
             scope = user_scope(session.app_name, session.user_id)
         checked = validate_scope(scope)
+        own = session is not None and user_scope(session.app_name, session.user_id).items() <= (
+            checked.items()
+        )
+        await self._refuse_opted_out(checked, session.state if own and session else None)
         options = {
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),

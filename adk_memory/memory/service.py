@@ -29,7 +29,7 @@ from google.adk.sessions.session import Session
 from typing_extensions import override
 
 from ..db.batches import in_batches
-from ..errors import InputValidationError, NotFoundError
+from ..errors import InputValidationError, NotFoundError, OptedOutError
 from ..telemetry import annotate, traced
 from .checks import (
     MAX_DIRECT_FACTS,
@@ -204,6 +204,7 @@ class PostgresMemoryService(
     ) -> list[Memory]:
         """`create_memories`; `itemised`: errors name the item they are about."""
         checked = validate_scope(scope)
+        await self._refuse_opted_out(checked)
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
             raise InputValidationError("facts must be a list of strings or MemoryFact objects.")
         facts = [MemoryFact(item) if isinstance(item, str) else item for item in items]
@@ -341,6 +342,7 @@ class PostgresMemoryService(
         """
         checked = validate_scope(scope)
         memory_id = check_id(memory_id)
+        await self._refuse_opted_out(checked)
         if fact is not None:
             screened = await self._screen.admit(check_fact(fact), checked, "api")
             if screened.quarantined:
@@ -461,6 +463,7 @@ class PostgresMemoryService(
                 )
         if not kept:
             return 0
+        await self._refuse_opted_out(checked)
         store = await self._ready()
         return await store.import_revisions(scope_key(checked), memory_ids, ids, kept)
 
@@ -483,6 +486,8 @@ class PostgresMemoryService(
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
         filter = check_filter(filter)
+        if self.config.retrieval.opt_out_hides:
+            await self._refuse_opted_out(checked)
         if search_query is None or not search_query.strip():
             return [
                 RetrievedMemory(memory=m, score=0.0)
@@ -611,11 +616,15 @@ class PostgresMemoryService(
         if not isinstance(query, str) or not query.strip():
             user_scope(app_name, user_id)  # still validated
             return SearchMemoryResponse()
-        results = await self.retrieve_memories(
-            user_scope(app_name, user_id),
-            search_query=query,
-            top_k=self.config.retrieval.top_k,
-        )
+        try:
+            results = await self.retrieve_memories(
+                user_scope(app_name, user_id),
+                search_query=query,
+                top_k=self.config.retrieval.top_k,
+            )
+        except OptedOutError:  # `opt_out_hides`: the turn goes on without memories
+            logger.info("No memories searched: the user opted out (opt_out_hides).")
+            return SearchMemoryResponse()
         return SearchMemoryResponse(memories=[to_memory_entry(r) for r in results])
 
     @override
@@ -642,6 +651,7 @@ class PostgresMemoryService(
         for entry in memories:
             if not isinstance(entry, MemoryEntry):
                 raise InputValidationError("memories must be ADK MemoryEntry objects.")
+        await self._refuse_opted_out(scope)
         happened = [entry_time(i, e) for i, e in enumerate(memories)]
         screened = await self._screen_all(
             [entry_text(e) for e in memories], scope, "add_memory", direct=True
@@ -687,6 +697,8 @@ class PostgresMemoryService(
         if self.llm is not None:
             await self.generate_memories(session=session)
             return
+        # The session's state may hold the user's opt-out key: it decides (and is recorded).
+        await self._refuse_opted_out(user_scope(session.app_name, session.user_id), session.state)
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,
@@ -711,6 +723,7 @@ class PostgresMemoryService(
         not remembered (logged), one it quarantines is held for an operator."""
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
+        await self._refuse_opted_out(scope)
         if self.llm is not None:
             await self.generate_memories(
                 contents=list(events),

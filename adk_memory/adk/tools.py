@@ -29,7 +29,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction, SourceType
@@ -310,10 +310,13 @@ class LoadMemoryTool(_MemoryTool):
             query = _text_arg(args, "query")
             if query is None:
                 raise InputValidationError("query must say what to look for.")
-            service, scope = await self._service(tool_context)
-            top_k = self.top_k or service.config.retrieval.top_k
+        except InputValidationError as exc:
+            return _error(exc)
+        service, scope = await self._service(tool_context)
+        top_k = self.top_k or service.config.retrieval.top_k
+        try:
             found = await service.retrieve_memories(scope, search_query=query, top_k=top_k)
-        except InputValidationError as exc:  # an `OptedOutError` too, with `opt_out_hides`
+        except OptedOutError as exc:  # with `RetrievalConfig.opt_out_hides`
             return _error(exc)
         now = datetime.now(timezone.utc)
         return {"memories": [_shown(ContextMemory.of(r, now)) for r in found]}

@@ -376,6 +376,21 @@ async def test_the_values_drivers_cannot_take_are_typed_errors_that_write_nothin
         lambda: memory.retrieve_memories(
             SCOPE, search_query="last week", now=datetime.datetime.min
         ),
+        lambda: memory.revoke_source("s\x00", SCOPE),
+        lambda: memory.processed_until([(SCOPE, "\ud800")]),
+        lambda: memory.add_events_to_memory(
+            app_name=APP,
+            user_id=USER,
+            session_id="s1",
+            events=[
+                Event(
+                    author="user",
+                    invocation_id="inv",
+                    timestamp=1e20,
+                    content=types.Content(role="user", parts=[types.Part(text="Has a dog.")]),
+                )
+            ],
+        ),
     ]
     for index, call in enumerate(refused):
         with pytest.raises(InputValidationError):

@@ -80,6 +80,30 @@ def check_time(name: str, value: object) -> datetime | None:
     return value
 
 
+def check_timestamp(name: str, value: object) -> datetime:
+    """An ADK event's `timestamp` (seconds since the epoch) as a UTC time, in the range
+    `check_time` accepts."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputValidationError(f"{name} must be a number of seconds.")
+    try:
+        when = datetime.fromtimestamp(value, timezone.utc)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise InputValidationError(f"{name} is not a time: {value!r}.") from exc
+    check_time(name, when)
+    return when
+
+
+def check_session_id(session_id: object) -> str:
+    """A session id the memory service keeps (a memory's source, a watermark's key): a
+    non-empty string of valid text (a NUL or a lone surrogate is refused, not replaced: a
+    changed id would name another session)."""
+    if not isinstance(session_id, str) or not session_id:
+        raise InputValidationError("session_id must be a non-empty string.")
+    if sanitise_text(session_id) != session_id:
+        raise InputValidationError("session_id must be valid text (no NUL, no lone surrogate).")
+    return session_id
+
+
 def check_filter(flt: object) -> MemoryFilter | None:
     """A listing's or a search's filter, as it is matched: its topics and metadata checked and
     sanitised as stored ones are (so a NUL matches what a stored NUL became), its times in

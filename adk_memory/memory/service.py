@@ -42,7 +42,9 @@ from .checks import (
     check_key,
     check_mapping,
     check_query,
+    check_session_id,
     check_time,
+    check_timestamp,
     check_topics,
     check_unit,
     decode_token,
@@ -723,6 +725,8 @@ class PostgresMemoryService(
         not remembered (logged), one it quarantines is held for an operator."""
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
+        if session_id is not None:
+            session_id = check_session_id(session_id)
         await self._refuse_opted_out(scope)
         if self.llm is not None:
             await self.generate_memories(
@@ -765,7 +769,7 @@ class PostgresMemoryService(
                     else SourceType.AGENT,
                     source_session_id=session_id,
                     source_event_ids=[event.id],
-                    create_time=datetime.fromtimestamp(event.timestamp, timezone.utc),
+                    create_time=check_timestamp("An event's timestamp", event.timestamp),
                 )
             )
         store = await self._ready()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime
+import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from google.genai import types
 from adk_memory import OPT_OUT_STATE_KEY, MemoryBankConfig, MemoryFact, RetrievalConfig
 from adk_memory.adk.procedures import ProcedureFeedbackPlugin, RememberHowTool
 from adk_memory.adk.tools import CreateMemoryTool, LoadMemoryTool
+from adk_memory.adk.triggers import sweep_idle_sessions
 from adk_memory.errors import OptedOutError
 from adk_memory.memory.models import PastRevision
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
@@ -261,3 +263,24 @@ async def test_opt_out_hides_retrieval_when_configured(make_session_service, mak
     # Off (the default), what was kept is still read.
     plain = make_memory_service()
     assert len(await plain.retrieve_memories(ALICE, search_query="jazz")) == 1
+
+
+async def test_the_triggers_skip_a_user_opted_out_by_the_record_alone(
+    make_session_service, extraction
+):
+    """No state key in any session of the user: the record set through the API is what the
+    idle sweep (and every trigger) reads."""
+    sessions = make_session_service()
+    memory = extraction(ScriptedLlm([]))
+    session = await sessions.create_session(app_name=APP, user_id="frank")
+    await sessions.append_event(session, said("I prefer aisle seats.", ts=time.time()))
+    await memory.set_opt_out(APP, "frank")
+    await sessions.database.run(  # an hour passes, without sleeping
+        lambda conn: conn.execute(
+            f"UPDATE {sessions.database.schema}.sessions "
+            "SET active_time = active_time - interval '1 hour'"
+        )
+    )
+    stats = await sweep_idle_sessions(sessions, memory, idle_for=timedelta(minutes=5))
+    assert (stats.scanned, stats.opted_out, stats.enqueued) == (1, 1, 0)
+    assert await memory.worker.run_until_idle() == 0

@@ -341,6 +341,8 @@ async def test_hostile_sizes_and_depths_are_typed_errors_or_cut(
         await sessions.create_session(app_name=APP, user_id=USER, state={"k": _nested(300)})
     with pytest.raises(AdkMemoryError):
         await memory.create_memory("Likes tea.", SCOPE, metadata=_nested(5_000))
+    with pytest.raises(AdkMemoryError, match="at most"):
+        await memory.create_memory("Likes tea.", SCOPE, content={"blob": "x" * 2_000_000})
     assert await _counts(engine) == before
 
 

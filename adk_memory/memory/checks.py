@@ -31,6 +31,10 @@ MAX_QUERY_LENGTH = 2_000
 MAX_KEY_LENGTH = 1_000
 """Longest key of a fact (`MemoryFact.key`), in characters."""
 
+MAX_JSON_BYTES = 1_000_000
+"""Largest metadata or structured content accepted, as JSON text: data about a fact, never a
+document (each copy is kept in every revision)."""
+
 MAX_TOP_K = 100
 MAX_DIRECT_FACTS = 5
 """Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
@@ -157,18 +161,20 @@ def check_topics(topics: object) -> list[str] | None:
 
 def check_mapping(name: str, value: object) -> dict[str, Any] | None:
     """Metadata and structured content: a dict, stored as JSON (strings sanitised; datetimes as
-    ISO 8601 and NaN as null, pydantic's rules)."""
+    ISO 8601 and NaN as null, pydantic's rules) of at most `MAX_JSON_BYTES`."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise InputValidationError(f"{name} must be a dict.")
     try:
         checked = sanitise(dict(value))
-        dump_json(checked)
+        size = len(dump_json(checked).encode())
     except RecursionError as exc:
         raise InputValidationError(f"{name} is nested too deeply.") from exc
     except PydanticSerializationError as exc:
         raise InputValidationError(f"{name} must hold JSON values only: {exc}") from exc
+    if size > MAX_JSON_BYTES:
+        raise InputValidationError(f"{name} is at most {MAX_JSON_BYTES:,} bytes as JSON.")
     return checked
 
 

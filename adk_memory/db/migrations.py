@@ -332,13 +332,12 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     """,
     # 10: the users who opted out of memory (`set_opt_out`, or the opt-out state key seen by
     # the service): one row per app and user, read by one primary-key lookup before every write
-    # for that user. It holds ids only, never anything the user said.
+    # for that user. A row holds a SHA-256 of the user's scope, not the ids themselves, and
+    # never anything the user said.
     """
     CREATE TABLE {schema}.memory_opt_outs (
-        app_name    text        NOT NULL,
-        user_id     text        NOT NULL,
-        create_time timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (app_name, user_id)
+        user_hash   bytea       PRIMARY KEY,
+        create_time timestamptz NOT NULL DEFAULT now()
     );
     """,
 )

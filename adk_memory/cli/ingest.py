@@ -7,8 +7,9 @@ Owns: reading the lines and grouping consecutive lines of one scope into batches
 by one `create_memories` call (one statement: redacted, guarded, embedded in batches, with its
 revisions), and each line's key. Every line is checked before anything is written; a batch the
 memory service refuses stops the import, with the batches before it written (the message says
-how many). It never writes SQL and never keeps an exported memory's id or times: an import
-creates memories of its own (a remaining expiry becomes the TTL; an expired line is skipped).
+how many), except a batch of a user who opted out of memory: skipped, and counted. It never
+writes SQL and never keeps an exported memory's id or times: an import creates memories of its
+own (a remaining expiry becomes the TTL; an expired line is skipped).
 
 Idempotent: each line is written with a key (`MemoryFact.key`), its `id` when it has one (an
 export's), else its content, so running an import again, or the whole file after an import
@@ -30,7 +31,7 @@ from pydantic import ValidationError
 
 from ..config import MemoryBankConfig, RetrievalConfig
 from ..env import parse_redact
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.models import MemoryFact, SourceType
 from ..memory.scope import Scope, validate_scope
@@ -123,17 +124,21 @@ def _batches(
         start = end
 
 
-async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int]:
+async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int, int, int, int]:
     """(memories imported, now or by an earlier run; lines skipped as written before and
-    deleted or changed since; expired lines). Identical lines are one memory."""
+    deleted or changed since; expired lines; lines of users who opted out of memory, skipped).
+    Identical lines are one memory."""
     facts, expired = _read(source)
     written: set[str] = set()
-    lines = skipped = 0
+    lines = skipped = opted_out = 0
     with running_count("lines imported") as progress:
         async with service:
             for first_line, scope, batch in _batches(facts):
                 try:
                     done = await service.create_memories(batch, scope)
+                except OptedOutError:  # nothing of the batch written; the others go on
+                    opted_out += len(batch)
+                    continue
                 except InputValidationError as exc:
                     raise InputValidationError(
                         f"The batch from line {first_line} was refused ({exc}); "
@@ -143,7 +148,7 @@ async def _import(service: PostgresMemoryService, source: IO[str]) -> tuple[int,
                 skipped += len(batch) - len(done)
                 lines += len(batch)
                 progress(lines)
-    return len(written), skipped, expired
+    return len(written), skipped, expired, opted_out
 
 
 @click.command("import")
@@ -163,10 +168,12 @@ def import_memories(
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, skipped, expired = run(_import(service, source))
+    written, skipped, expired, opted_out = run(_import(service, source))
     notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
     if skipped:
         notes.append(f"{plural(skipped, 'line')} skipped: imported before, then deleted or changed")
+    if opted_out:
+        notes.append(f"{plural(opted_out, 'line')} skipped: the user opted out of memory")
     extra = f" ({'; '.join(notes)})" if notes else ""
     note(f"Imported {plural(written, 'memory', 'memories')}{extra}.")
 

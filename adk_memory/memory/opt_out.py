@@ -46,10 +46,11 @@ UserState = Mapping[str, Any] | State
 
 def stated_wish(state: UserState | None) -> bool | None:
     """What a session's or a tool context's state says: True (opted out), False (opted back
-    in), or None when it holds no opt-out key (the record decides)."""
+    in), or None when it holds no opt-out key, or holds None (the record decides)."""
     if state is None or OPT_OUT_STATE_KEY not in state:
         return None
-    return bool(state.get(OPT_OUT_STATE_KEY))
+    value = state.get(OPT_OUT_STATE_KEY)
+    return None if value is None else bool(value)
 
 
 class OptOutStore:

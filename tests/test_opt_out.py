@@ -23,6 +23,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
+from test_cli import arun, assert_user_error, cli, services
 
 from adk_memory import OPT_OUT_STATE_KEY, MemoryBankConfig, MemoryFact, RetrievalConfig
 from adk_memory.adk.procedures import ProcedureFeedbackPlugin, RememberHowTool
@@ -31,6 +32,8 @@ from adk_memory.adk.triggers import sweep_idle_sessions
 from adk_memory.errors import OptedOutError
 from adk_memory.memory.models import PastRevision
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
+
+__all__ = ["cli"]  # the fixture, used by name
 
 APP = "shop"
 ALICE = {"app_name": APP, "user_id": "alice"}
@@ -284,3 +287,20 @@ async def test_the_triggers_skip_a_user_opted_out_by_the_record_alone(
     stats = await sweep_idle_sessions(sessions, memory, idle_for=timedelta(minutes=5))
     assert (stats.scanned, stats.opted_out, stats.enqueued) == (1, 1, 0)
     assert await memory.worker.run_until_idle() == 0
+
+
+def test_an_operator_records_an_opt_out_from_the_command_line(cli, database_url):
+    cli("opt-out", "--app", APP, "--user", "alice")
+
+    async def refused() -> bool:
+        async with services(database_url) as (_, memory):
+            try:
+                await memory.create_memory("Likes jazz.", ALICE)
+            except OptedOutError:
+                return True
+            return False
+
+    assert arun(refused)
+    cli("opt-out", "--app", APP, "--user", "alice", "--undo")
+    assert not arun(refused)
+    assert_user_error(cli("opt-out", "--app", APP, "--user", "a*", code=1), "'*'")

@@ -108,6 +108,12 @@ class RetrievalConfig(_Settings):
     top_k: int = Field(default=3, ge=1, le=100)
     """How many memories ADK's `search_memory` returns (Memory Bank's default)."""
 
+    opt_out_hides: bool = False
+    """Whether a user who opted out of memory (`set_opt_out`, `OPT_OUT_STATE_KEY`) is also
+    read nothing: `retrieve_memories` raises `OptedOutError` (the memory tools tell the model)
+    and `search_memory` returns nothing. Off: only writes are refused, and what was remembered
+    before the opt-out is still used until it is erased."""
+
     min_similarity: float | None = Field(default=None, ge=-1, le=1)
     """The relevance floor of vector search: candidates whose cosine similarity to the query is
     below it are not returned (nearest-neighbour search otherwise always returns the nearest

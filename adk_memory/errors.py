@@ -69,3 +69,9 @@ class DatabaseTimeoutError(AdkMemoryError, TimeoutError):
 class DatabaseUnavailableError(AdkMemoryError, ConnectionError):
     """The database could not be reached or refused the connection (down, wrong host or port,
     wrong role or password, missing database). The message says which; nothing was written."""
+
+
+class OptedOutError(InputValidationError):
+    """The user opted out of memory (`set_opt_out`, or the `OPT_OUT_STATE_KEY` state key):
+    nothing is written for them, by any path (and, with `RetrievalConfig.opt_out_hides`,
+    nothing is read). Raised before anything is written; a memory tool tells the model."""

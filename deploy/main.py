@@ -18,6 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 from google.adk.cli.fast_api import get_fast_api_app
 
+from adk_memory.adk.http_errors import add_error_responses
 from adk_memory.adk.inspector import inspector_router
 from adk_memory.adk.services import collect_services, register
 from adk_memory.env import environment, export
@@ -53,6 +54,7 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
         )
     [sessions] = [s for s in services if isinstance(s, PostgresSessionService)]
     app.add_middleware(ResumeOnlyInvocationIds, session_service=sessions)
+    add_error_responses(app)  # adk-memory's errors as 4xx (bad input, not found) or 503/504
     if deployment.inspector != "off":
         [memory] = [s for s in services if isinstance(s, PostgresMemoryService)]
         inspector = inspector_router(

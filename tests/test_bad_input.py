@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import PostgresMemoryService, PostgresSessionService
-from adk_memory.errors import AdkMemoryError
+from adk_memory import MemoryFact, MemoryFilter, PostgresMemoryService, PostgresSessionService
+from adk_memory.errors import AdkMemoryError, InputValidationError
 from adk_memory.testing import HashEmbedder
 
 SCHEMA = "adk_memory_bad_input"
@@ -64,7 +64,26 @@ GARBAGE = st.one_of(
     st.just(object()),
     st.just({"k": object()}),
     st.just(datetime.timedelta(days=-1)),
+    st.just(datetime.timedelta(days=999_999_999)),
+    st.just(datetime.datetime.max),
+    st.just(datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)),
 )
+
+FILTERS = st.one_of(
+    st.none(),
+    GARBAGE,
+    st.builds(
+        lambda t, m, a, b: MemoryFilter.model_construct(
+            topics=t, metadata=m, updated_after=a, updated_before=b
+        ),
+        st.one_of(st.none(), st.lists(st.sampled_from(_HOSTILE_TEXT[:6]), max_size=2)),
+        st.one_of(st.none(), st.just({"k": object()}), st.just({"\x00": "\ud800"})),
+        st.one_of(st.none(), st.just(datetime.datetime.max), st.just(datetime.datetime.min)),
+        st.none(),
+    ),
+)
+"""Filters as a caller may build them: garbage, or a `MemoryFilter` holding NUL or lone
+surrogates in its topics, objects in its metadata, times at the ends of `datetime`."""
 
 
 def maybe(valid: Any) -> st.SearchStrategy[Any]:
@@ -169,16 +188,28 @@ def _calls(
             maybe(None),
             maybe(None),
             maybe(None),
+            maybe(datetime.timedelta(days=30)),
+        ),
+        "create_memories": st.builds(
+            lambda when, ttl: (
+                lambda: m.create_memories(
+                    [MemoryFact("Owns a bike.", create_time=when, ttl=ttl)], SCOPE
+                )
+            ),
+            maybe(None),
             maybe(None),
         ),
         "get_memory": st.builds(
             lambda i, sc: lambda: m.get_memory(i, sc), maybe(memory_id), maybe(SCOPE)
         ),
         "list_memories": st.builds(
-            lambda sc, n, tok: lambda: m.list_memories(sc, page_size=n, page_token=tok),
+            lambda sc, n, tok, flt: (
+                lambda: m.list_memories(sc, page_size=n, page_token=tok, filter=flt)
+            ),
             maybe(SCOPE),
             maybe(10),
             maybe(None),
+            FILTERS,
         ),
         "update_memory": st.builds(
             lambda i, sc, f, md, imp: (
@@ -200,10 +231,14 @@ def _calls(
             lambda i, sc: lambda: m.list_revisions(i, sc), maybe(memory_id), maybe(SCOPE)
         ),
         "retrieve_memories": st.builds(
-            lambda sc, q, k: lambda: m.retrieve_memories(sc, search_query=q, top_k=k),
+            lambda sc, q, k, flt, now: (
+                lambda: m.retrieve_memories(sc, search_query=q, top_k=k, filter=flt, now=now)
+            ),
             maybe(SCOPE),
             maybe("jazz"),
             maybe(3),
+            FILTERS,
+            maybe(None),
         ),
         "search_memory": st.builds(
             lambda a, u, q: lambda: m.search_memory(app_name=a, user_id=u, query=q),
@@ -306,4 +341,62 @@ async def test_hostile_sizes_and_depths_are_typed_errors_or_cut(
         await sessions.create_session(app_name=APP, user_id=USER, state={"k": _nested(300)})
     with pytest.raises(AdkMemoryError):
         await memory.create_memory("Likes tea.", SCOPE, metadata=_nested(5_000))
+    with pytest.raises(AdkMemoryError, match="at most"):
+        await memory.create_memory("Likes tea.", SCOPE, content={"blob": "x" * 2_000_000})
     assert await _counts(engine) == before
+
+
+async def test_the_values_drivers_cannot_take_are_typed_errors_that_write_nothing(
+    services: Any, engine: AsyncEngine
+) -> None:
+    """Each value that once reached the driver raw (a NUL in a filter's topic, an object in a
+    filter's metadata, a TTL or a time PostgreSQL or Python cannot hold) is refused before any
+    statement as `InputValidationError` (a NUL in a filter matches what a stored NUL became),
+    and nothing is written."""
+    _, memory, _, _ = services
+    before = await _counts(engine)
+    assert (await memory.list_memories(SCOPE, filter=MemoryFilter(topics=["\x00"]))).memories == []
+    assert (
+        await memory.retrieve_memories(
+            SCOPE, search_query="jazz", filter=MemoryFilter(topics=["a\x00"])
+        )
+        == []
+    )
+    refused: list[Callable[[], Awaitable[Any]]] = [
+        lambda: memory.list_memories(SCOPE, filter=MemoryFilter(metadata={"k": object()})),
+        lambda: memory.retrieve_memories(
+            SCOPE, search_query="jazz", filter=MemoryFilter(metadata={"k": [b"\xff"]})
+        ),
+        lambda: memory.create_memory("Likes tea.", SCOPE, ttl=datetime.timedelta(days=999999999)),
+        lambda: memory.create_memory("Likes tea.", SCOPE, ttl=datetime.timedelta(days=9999999)),
+        lambda: memory.create_memories(
+            [MemoryFact("Likes tea.", create_time=datetime.datetime.max)], SCOPE
+        ),
+        lambda: memory.list_memories(
+            SCOPE, filter=MemoryFilter(updated_after=datetime.datetime.min)
+        ),
+        lambda: memory.retrieve_memories(
+            SCOPE, search_query="last week", now=datetime.datetime.min
+        ),
+        lambda: memory.revoke_source("s\x00", SCOPE),
+        lambda: memory.processed_until([(SCOPE, "\ud800")]),
+        lambda: memory.add_events_to_memory(
+            app_name=APP,
+            user_id=USER,
+            session_id="s1",
+            events=[
+                Event(
+                    author="user",
+                    invocation_id="inv",
+                    timestamp=1e20,
+                    content=types.Content(role="user", parts=[types.Part(text="Has a dog.")]),
+                )
+            ],
+        ),
+    ]
+    for index, call in enumerate(refused):
+        with pytest.raises(InputValidationError):
+            await call()
+            pytest.fail(f"call {index} was not refused")
+    assert await _counts(engine) == before
+    assert len((await memory.list_memories(SCOPE)).memories) >= 1  # every row still readable

@@ -164,3 +164,41 @@ def test_server_commands_fail_in_one_line_before_adk_starts(command: str, tmp_pa
     assert usage.exit_code == 2
     assert usage.stderr.startswith(f"Usage: adk-memory {command} [OPTIONS]"), usage.stderr
     assert f"Try 'adk-memory {command} --help' for help." in usage.stderr
+
+
+@pytest.fixture
+def database_without_pgvector(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """A real database of the test server in which the pgvector extension is not available:
+    PostgreSQL 18's `extension_control_path` is set, for that database only, to an empty
+    directory, so `CREATE EXTENSION vector` fails there as on a server without pgvector."""
+    name = "adk_memory_no_pgvector"
+    empty = tmp_path / "no-extensions"
+    empty.mkdir()
+    server = make_url(database_url).set(drivername="postgresql", database="postgres")
+
+    async def run(*statements: str) -> None:
+        conn = await asyncpg.connect(server.render_as_string(hide_password=False))
+        try:
+            for statement in statements:
+                await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(
+        run(
+            f"DROP DATABASE IF EXISTS {name}",
+            f"CREATE DATABASE {name}",
+            f"ALTER DATABASE {name} SET extension_control_path = '{empty}'",
+        )
+    )
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        asyncio.run(run(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+def test_a_database_without_pgvector_is_one_line_naming_what_to_run(
+    database_without_pgvector: str,
+) -> None:
+    result = adk_memory("migrate", "--database-url", database_without_pgvector)
+    assert_one_error_line(result, "pgvector", "CREATE EXTENSION vector")

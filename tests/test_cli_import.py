@@ -93,6 +93,32 @@ def test_a_refused_batch_names_its_first_line(cli: Cli, tmp_path: Path) -> None:
     )
 
 
+def test_the_lines_of_a_user_who_opted_out_are_skipped_and_counted(
+    cli: Cli, database_url: str, tmp_path: Path
+) -> None:
+    async def opt_out() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.set_opt_out("shop", "bob")
+
+    arun(opt_out)
+    source = write(
+        tmp_path / "opted.jsonl",
+        {"fact": "Bob likes coffee.", "scope": BOB},
+        {"fact": "Alice likes tea.", "scope": ALICE},
+    )
+    done = cli("memories", "import", str(source))
+    assert "Imported 1 memory (1 line skipped: the user opted out of memory)" in done.stderr
+
+    async def facts() -> dict[str, list[str]]:
+        async with services(database_url) as (_, memory):
+            return {
+                user: [m.fact for m in (await memory.list_memories(scope)).memories]
+                for user, scope in (("alice", ALICE), ("bob", BOB))
+            }
+
+    assert arun(facts) == {"alice": ["Alice likes tea."], "bob": []}
+
+
 def test_an_import_run_again_or_resumed_adds_nothing(
     cli: Cli, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -216,6 +217,55 @@ async def test_bad_input_is_a_400_page_and_changes_nothing(service, browse):
     held = await service.create_memory("HOLD this", ALICE)
     refused = await post(client, "/quarantine/approve", token, app=APP, user="alice", id="x")
     assert refused.status_code == 400
+    assert [q.memory.id for q in await service.list_quarantined(ALICE)] == [held.id]
+
+
+async def test_a_deeply_nested_or_huge_scope_is_a_400(service, browse):
+    client = browse(writable=True)
+    token = token_of((await get(client, "/erase", app=APP, user="alice")).text)
+    for scope in ("[" * 10_000, '{"a":' * 2_000 + "1" + "}" * 2_000, "x" * 50_000):
+        page = await get(client, "/user", app=APP, user="alice", scope=scope)
+        assert page.status_code == 400 and "Not a scope" in page.text
+    form = await post(
+        client,
+        "/quarantine/reject",
+        token,
+        app=APP,
+        user="alice",
+        id=str(uuid.uuid4()),
+        scope="[" * 5_000,
+    )
+    assert form.status_code == 400 and "Not a scope" in form.text
+
+
+async def test_a_chunked_body_is_refused_past_the_cap_before_it_is_read_whole(service, browse):
+    """A body without a declared length (chunked) is counted as it arrives: past the form cap
+    the write is refused with 413, and the rest is never read (the server holds at most the
+    cap and one chunk), however much is sent; nothing is changed."""
+    client = browse(writable=True)
+    held = await service.create_memory("HOLD me", ALICE)
+    token = token_of(await user_page(client))
+    sent = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal sent
+        first = f"token={token}&app={APP}&user=alice&id={held.id}&padding="
+        yield first.encode()
+        for _ in range(10_000):  # 640 MB if read whole
+            sent += 1
+            yield b"x" * 65_536
+
+    response = await client.post(
+        "/memory-inspector/quarantine/approve",
+        content=endless(),
+        headers={
+            "origin": BASE,
+            "sec-fetch-site": "same-origin",
+            "content-type": "application/x-www-form-urlencoded",
+        },
+    )
+    assert response.status_code == 413 and "too large" in response.text
+    assert sent <= 2, sent
     assert [q.memory.id for q in await service.list_quarantined(ALICE)] == [held.id]
 
 

@@ -185,6 +185,21 @@ def test_memory_bank_scopes_are_kept_exactly(cli: Cli, database_url: str) -> Non
     arun(check)
 
 
+def test_an_opted_out_users_memories_are_skipped_and_counted(cli: Cli, database_url: str) -> None:
+    """Bob opted out of memory: his memory is not imported (counted as skipped, logged), the
+    other users' are."""
+
+    async def opt_out() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.set_opt_out("travel", "bob")
+
+    arun(opt_out)
+    done = import_vertex(cli)
+    assert counts(done.stdout)["memories"] == [7, 4, 0, 0, 3]
+    found = arun(lambda: read_all(database_url))["memories"]
+    assert "Bob works night shifts." not in found and "Alice prefers window seats." in found
+
+
 def test_running_again_adds_nothing(cli: Cli, database_url: str) -> None:
     import_vertex(cli, "--sessions", "--app", "travel")
     before = arun(lambda: read_all(database_url))

@@ -99,6 +99,17 @@ def memory_service_of(
     return service
 
 
+async def bound_service(
+    context: CallbackContext, explicit: PostgresMemoryService | None = None
+) -> tuple[PostgresMemoryService, Scope]:
+    """The memory service and scope of a tool call, with the opt-out key of the context's
+    state (which holds what the run set so far) recorded by the service, so the writes it then
+    refuses for an opted-out user include the ones made in the run that opted out."""
+    service, scope = memory_service_of(context, explicit), scope_of(context)
+    await service.is_opted_out(scope["app_name"], scope["user_id"], state=context.state)
+    return service, scope
+
+
 InvocationKey = tuple[str, str, str, str]
 """(app, user, session, invocation id): what a cached memory block belongs to. The invocation
 id alone is not enough: ADK's HTTP API lets the client choose it (`/run`'s `invocation_id`), so

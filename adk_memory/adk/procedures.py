@@ -30,9 +30,9 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from typing_extensions import override
 
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.service import PostgresMemoryService
-from .callbacks import memory_service_of
+from .callbacks import bound_service
 from .tools import _declaration, _error, _text_arg
 
 logger = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class RememberHowTool(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         try:
             outcome = _text_arg(args, "what_went_well")
-            service = memory_service_of(tool_context, self.memory_service)
+            service, _ = await bound_service(tool_context, self.memory_service)
             operation = await service.learn_procedure(
                 tool_context.session, outcome=outcome, revision_labels={"tool": self.name}
             )
@@ -163,5 +163,7 @@ class ProcedureFeedbackPlugin(BasePlugin):
                 outcome=f"The user rated the conversation: {delta[self.feedback_key]}.",
                 revision_labels={"feedback": str(delta[self.feedback_key])},
             )
+        except OptedOutError:
+            logger.info("Positive feedback not learned from: the user opted out of memory.")
         except Exception:  # the user's turn goes on; the rating is logged as not learned
             logger.warning("Could not queue a procedure from positive feedback", exc_info=True)

@@ -32,7 +32,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction, SourceType
@@ -40,7 +40,7 @@ from ..memory.rendering import neutralise
 from ..memory.scope import Scope
 from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
-from .callbacks import ContextMemory, MemoryContextCallback, memory_service_of, scope_of
+from .callbacks import ContextMemory, MemoryContextCallback, bound_service
 
 TopicSource = MemoryBankConfig | CustomizationConfig | Sequence[MemoryTopic]
 """Where a tool's topics come from: a bank's config (its default customization), one
@@ -135,8 +135,8 @@ class _MemoryTool(BaseTool):
         """The topics as a paragraph of the description ("" when none are configured)."""
         return f"\n\n{heading}\n{render_topics(self.topics)}" if self.topics else ""
 
-    def _service(self, context: ToolContext) -> tuple[PostgresMemoryService, Scope]:
-        return memory_service_of(context, self.memory_service), scope_of(context)
+    async def _service(self, context: ToolContext) -> tuple[PostgresMemoryService, Scope]:
+        return await bound_service(context, self.memory_service)
 
 
 class CreateMemoryTool(_MemoryTool):
@@ -202,7 +202,7 @@ class CreateMemoryTool(_MemoryTool):
             labels = [topic_label(t) for t in self.topics]
             if topic is not None and labels and topic not in labels:
                 raise InputValidationError(f"topic must be one of {labels}.")
-            service, scope = self._service(tool_context)
+            service, scope = await self._service(tool_context)
             metadata = {"tool": self.name, "session_id": tool_context.session.id}
             if self.consolidate and service.llm is not None:
                 return await self._consolidate(service, scope, fact, topic, metadata)
@@ -348,9 +348,12 @@ class LoadMemoryTool(_MemoryTool):
                 raise InputValidationError("query must say what to look for.")
         except InputValidationError as exc:
             return _error(exc)
-        service, scope = self._service(tool_context)
+        service, scope = await self._service(tool_context)
         top_k = self.top_k or service.config.retrieval.top_k
-        found = await service.retrieve_memories(scope, search_query=query, top_k=top_k)
+        try:
+            found = await service.retrieve_memories(scope, search_query=query, top_k=top_k)
+        except OptedOutError as exc:  # with `RetrievalConfig.opt_out_hides`
+            return _error(exc)
         now = datetime.now(timezone.utc)
         return {"memories": [_shown(ContextMemory.of(r, now)) for r in found]}
 
@@ -403,7 +406,7 @@ class ForgetMemoryTool(_MemoryTool):
             query = _text_arg(args, "query")
             if (memory_id is None) == (query is None):
                 raise InputValidationError("Pass either memory_id or query (one of them).")
-            service, scope = self._service(tool_context)
+            service, scope = await self._service(tool_context)
             if query is not None:
                 found = await service.retrieve_memories(
                     scope, search_query=query, top_k=self.candidates

@@ -27,17 +27,13 @@ from typing_extensions import override
 
 from ..errors import InputValidationError
 from ..memory.models import GenerateMemoriesOperation
+from ..memory.opt_out import OPT_OUT_STATE_KEY as OPT_OUT_STATE_KEY
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
 from ..sessions.store import IdleSession
 
 logger = logging.getLogger(__name__)
-
-OPT_OUT_STATE_KEY = "user:adk_memory_generation_opt_out"
-"""User-scoped state key: when truthy, no trigger enqueues generation for that user (in any of
-the user's sessions: `user:` state is shared by them all). Set it like any state, e.g. from a
-tool with `tool_context.state[OPT_OUT_STATE_KEY] = True`."""
 
 OptOut = Callable[[Session], bool | Awaitable[bool]]
 """A predicate (sync or async) saying a session's user is opted out of memory generation."""
@@ -60,8 +56,12 @@ def _user_turns(session: Session) -> list[str]:
     return list(turns)
 
 
-async def _opted_out(session: Session, opt_out: OptOut | None) -> bool:
-    if session.state.get(OPT_OUT_STATE_KEY):
+async def _opted_out(
+    memory_service: PostgresMemoryService, session: Session, opt_out: OptOut | None
+) -> bool:
+    """Whether the session's user opted out: by the memory service's record or the session's
+    `OPT_OUT_STATE_KEY` (which the service records), or by the app's predicate."""
+    if await memory_service.is_opted_out(session.app_name, session.user_id, state=session.state):
         return True
     if opt_out is None:
         return False
@@ -138,7 +138,7 @@ async def _sweep_one(
     )
     if session is None:
         return "up_to_date"
-    if await _opted_out(session, opt_out):
+    if await _opted_out(memory_service, session, opt_out):
         return "opted_out"
     operation = await _enqueue(memory_service, session, processed, "idle")
     return "up_to_date" if operation is None else "enqueued"
@@ -307,7 +307,7 @@ class MemoryGenerationPlugin(BasePlugin):
     ) -> GenerateMemoriesOperation | None:
         """Opt-out check, watermark read, enqueue; any failure logged, never raised."""
         try:
-            if await _opted_out(session, self._opt_out):
+            if await _opted_out(self.memory_service, session, self._opt_out):
                 logger.debug("User %s opted out: no memory generation.", session.user_id)
                 return None
             scope = user_scope(session.app_name, session.user_id)

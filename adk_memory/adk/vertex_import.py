@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -38,7 +39,7 @@ from typing import IO, Any
 from google.adk.events.event import Event
 
 from .._retry import Backoff, RetryPolicy, retry_call
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.entries import keyed_ids
 from ..memory.models import Memory
 from ..memory.scope import Scope, scope_key
@@ -58,6 +59,8 @@ from .vertex_records import (
     write_session,
 )
 from .vertex_source import AgentEnginePages, Listing, items
+
+logger = logging.getLogger(__name__)
 
 RETRY = RetryPolicy(Backoff(base=1.0, cap=30.0), max_attempts=6)
 """A page the API fails to serve for a transient reason (rate limit, 5xx, timeout) is asked
@@ -88,7 +91,8 @@ class Tally:
     """Already here from an earlier run (nothing written)."""
     skipped: int = 0
     """Not written: expired, older than --since, not a natural-language memory, deleted here
-    after an earlier import, or refused by the memory guard."""
+    after an earlier import, refused by the memory guard, or of a user who opted out of
+    memory (logged)."""
     quarantined: int = 0
     """Of `imported`, memories the guard held back (stored, not live until approved)."""
     erased: int = 0
@@ -231,7 +235,11 @@ class VertexImporter:
     ) -> None:
         """Write the memories read and not written yet, and forget them."""
         for group in pending.values():
-            await self._write_memories(service, group)
+            try:
+                await self._write_memories(service, group)
+            except OptedOutError as exc:  # refused before anything of the group was written
+                logger.warning("Memories not imported: %s", exc)
+                self.report.memories.skipped += len(group)
         pending.clear()
 
     async def _write_memories(

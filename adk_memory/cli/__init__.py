@@ -71,6 +71,13 @@ _COMMANDS: dict[str, _Entry] = {
     "migrate": _Entry(
         ".migrate", "migrate", "Create or upgrade the tables, and the vector column and index."
     ),
+    "opt-out": _Entry(
+        ".opt_out",
+        "opt_out",
+        "Record that a user opted out of memory: from now on nothing is remembered for them "
+        "by any path (tools, generation, procedures, imports; queued generations are refused "
+        "when they run).",
+    ),
     "sweep": _Entry(
         ".maintenance",
         "sweep",

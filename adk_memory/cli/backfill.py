@@ -25,7 +25,6 @@ import click
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 
-from ..adk.triggers import OPT_OUT_STATE_KEY
 from ..env import environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
@@ -148,7 +147,7 @@ class _Backfill:
         )
         if session is None or not session.events:
             return "empty"
-        if session.state.get(OPT_OUT_STATE_KEY):
+        if await self.memory.is_opted_out(session.app_name, session.user_id, state=session.state):
             return "opted_out"
         operation = await self.memory.generate_memories(
             session=session, revision_labels={"trigger": "backfill"}

@@ -7,8 +7,9 @@ Owns: reading the lines and grouping consecutive lines of one scope into batches
 by one `create_memories` call (one statement: redacted, guarded, embedded in batches, with its
 revisions), and each line's key. Every line is checked before anything is written; a batch the
 memory service refuses stops the import, with the batches before it written (the message says
-how many). It never writes SQL and never keeps an exported memory's id or times: an import
-creates memories of its own (a remaining expiry becomes the TTL; an expired line is skipped).
+how many), except a batch of a user who opted out of memory: skipped, and counted. It never
+writes SQL and never keeps an exported memory's id or times: an import creates memories of its
+own (a remaining expiry becomes the TTL; an expired line is skipped).
 
 Idempotent: each line is written with a key (`MemoryFact.key`), its `id` when it has one (an
 export's), else its content, so running an import again, or the whole file after an import
@@ -28,14 +29,14 @@ import hashlib
 import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import click
 from pydantic import ValidationError
 
 from ..config import MemoryBankConfig, RetrievalConfig
 from ..env import parse_redact
-from ..errors import InputValidationError
+from ..errors import InputValidationError, OptedOutError
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.entries import keyed_ids
 from ..memory.models import MemoryFact, SourceType
@@ -156,16 +157,27 @@ def _batches(
         start = end
 
 
-async def _import(
-    service: PostgresMemoryService, source: IO[str], allow_erased: bool
-) -> tuple[int, int, int, int, int]:
-    """(memories imported, now or by an earlier run; lines skipped as written before and
-    deleted or changed since; expired lines; lines of erased users; memories of this run the
-    guard holds in quarantine). Identical lines are one memory."""
+class _Imported(NamedTuple):
+    """What one `memories import` did, line by line."""
+
+    written: int
+    """Memories imported, now or by an earlier run (identical lines are one memory)."""
+    skipped: int
+    """Lines written before and deleted or changed since."""
+    expired: int
+    erased: int
+    """Lines of erased users (unless --allow-erased)."""
+    opted_out: int
+    """Lines of users who opted out of memory."""
+    held: int
+    """Memories of this run the guard holds in quarantine."""
+
+
+async def _import(service: PostgresMemoryService, source: IO[str], allow_erased: bool) -> _Imported:
     facts, times, expired = _read(source)
     written: set[str] = set()
     held: set[str] = set()
-    lines = skipped = erased = 0
+    lines = skipped = erased = opted_out = 0
     with running_count("lines imported") as progress:
         async with service:
             for first_line, scope, read in _batches(facts):
@@ -176,6 +188,9 @@ async def _import(
                     continue
                 try:
                     done = await service.create_memories(batch, scope)
+                except OptedOutError:  # nothing of the batch written; the others go on
+                    opted_out += len(batch)
+                    continue
                 except InputValidationError as exc:
                     raise InputValidationError(
                         f"The batch from line {first_line} was refused ({exc}); "
@@ -186,7 +201,7 @@ async def _import(
                 skipped += len(batch) - len(done)
                 lines += len(batch)
                 progress(lines)
-    return len(written), skipped, expired, erased, len(held)
+    return _Imported(len(written), skipped, expired, erased, opted_out, len(held))
 
 
 @click.command("import")
@@ -212,12 +227,14 @@ def import_memories(
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, skipped, expired, erased, held = run(_import(service, source, allow_erased))
+    written, skipped, expired, erased, opted_out, held = run(_import(service, source, allow_erased))
     notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
     if erased:
         notes.append(f"{plural(erased, 'line')} of erased users skipped (--allow-erased)")
     if skipped:
         notes.append(f"{plural(skipped, 'line')} skipped: imported before, then deleted or changed")
+    if opted_out:
+        notes.append(f"{plural(opted_out, 'line')} skipped: the user opted out of memory")
     extra = f" ({'; '.join(notes)})" if notes else ""
     note(f"Imported {plural(written, 'memory', 'memories')}{extra}.")
     held_in_quarantine(held)

@@ -22,6 +22,7 @@ import click
 from sqlalchemy.engine import make_url
 
 from .._adk_private import fast_api_app_built
+from ..adk.http_errors import add_error_responses
 from ..adk.inspector import INSPECTOR_MODES, INSPECTOR_PATH, InspectorMode, inspector_router
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
@@ -128,15 +129,16 @@ def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> l
 
 @contextmanager
 def serving_inspector(mode: InspectorMode) -> Iterator[None]:
-    """Inside the block, the app ADK builds gets the memory inspector at `INSPECTOR_PATH`
-    (unless `mode` is off), reading and writing through the services ADK built for the app
-    (the same pools as the agents' runners)."""
-    if mode == "off":
-        yield
-        return
+    """Inside the block, the app ADK builds answers adk-memory's errors with their HTTP status
+    codes (`add_error_responses`), and gets the memory inspector at `INSPECTOR_PATH` (unless
+    `mode` is off), reading and writing through the services ADK built for the app (the same
+    pools as the agents' runners)."""
     with collect_services() as services:
 
         def mount(app: Any) -> None:
+            add_error_responses(app)
+            if mode == "off":
+                return
             memory = [s for s in services if isinstance(s, PostgresMemoryService)]
             sessions = [s for s in services if isinstance(s, PostgresSessionService)]
             if memory:

@@ -368,6 +368,16 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX procedure_support_by_user ON {schema}.procedure_support (scope_key, user_id);
     """,
+    # 12: the users who opted out of memory (`set_opt_out`, or the opt-out state key seen by
+    # the service): one row per app and user, read by one primary-key lookup before every write
+    # for that user. A row holds a SHA-256 of the user's scope, not the ids themselves, and
+    # never anything the user said.
+    """
+    CREATE TABLE {schema}.memory_opt_outs (
+        user_hash   bytea       PRIMARY KEY,
+        create_time timestamptz NOT NULL DEFAULT now()
+    );
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {
@@ -438,6 +448,18 @@ async def migrate(
                     f"lacks ({exc}). If it is the pgvector extension, have an administrator run "
                     "`CREATE EXTENSION vector;` in this database once (on Cloud SQL, as "
                     "cloudsqlsuperuser), then start again."
+                ) from exc
+            except (
+                asyncpg.exceptions.FeatureNotSupportedError,  # PostgreSQL >= 15
+                asyncpg.exceptions.UndefinedFileError,  # older: no control file
+            ) as exc:
+                if "vector" not in str(exc):
+                    raise
+                raise MigrationError(
+                    f"The pgvector extension is not installed on this PostgreSQL server ({exc}). "
+                    "Install pgvector (e.g. the postgresql-NN-pgvector package, or the "
+                    "pgvector/pgvector Docker image), then run `CREATE EXTENSION vector;` in this "
+                    "database as a superuser, or `adk-memory migrate` again."
                 ) from exc
             await conn.execute(
                 f"INSERT INTO {schema}.schema_versions (component, version) VALUES ($1, $2)",

@@ -1,7 +1,8 @@
 """Checks of what callers hand the memory service: facts, topics, metadata, ids, unit values,
-TTLs and page tokens.
+TTLs, times, filters and page tokens.
 
-Owns: the limits (`MAX_FACT_LENGTH`, `MAX_TOP_K`, `MAX_DIRECT_FACTS`) and one function per kind of
+Owns: the limits (`MAX_FACT_LENGTH`, `MAX_TOP_K`, `MAX_DIRECT_FACTS`, `MAX_TTL`, the range of
+times) and one function per kind of
 input, each returning the value as it is stored (sanitised: no NUL, no lone surrogate) or raising
 ADK's `InputValidationError` saying what is wrong, before anything is written. It never touches
 the database and never decides what a valid value means for a memory (the service does).
@@ -12,14 +13,14 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise, sanitise_text
 from ..errors import InputValidationError
-from .models import Memory
+from .models import Memory, MemoryFilter
 
 MAX_FACT_LENGTH = 10_000
 """Longest fact accepted, in characters: a memory is a fact, not a document."""
@@ -30,9 +31,23 @@ MAX_QUERY_LENGTH = 2_000
 MAX_KEY_LENGTH = 1_000
 """Longest key of a fact (`MemoryFact.key`), in characters."""
 
+MAX_JSON_BYTES = 1_000_000
+"""Largest metadata or structured content accepted, as JSON text: data about a fact, never a
+document (each copy is kept in every revision)."""
+
 MAX_TOP_K = 100
 MAX_DIRECT_FACTS = 5
 """Pre-extracted facts one generation request may carry (Memory Bank's limit)."""
+
+MAX_TTL = timedelta(days=365_250)
+"""Longest TTL accepted (about 1,000 years; None: never expires). An expiry time must stay a
+time both PostgreSQL and Python can hold: `now + ttl` past the year 9999 cannot be read back."""
+
+EARLIEST_TIME = datetime(2, 1, 1, tzinfo=timezone.utc)
+LATEST_TIME = datetime(9998, 12, 31, tzinfo=timezone.utc)
+"""The range of times accepted (create and update times, filters, `now`): a year of margin at
+each end of Python's, so the arithmetic done with them (a time zone, a week before "now", a
+TTL) never leaves it."""
 
 _RAW_EVENT_NAMESPACE = uuid.UUID("5f0c5d1e-7d0a-4a57-9a53-3d1f0e6b2a10")
 _ENTRY_NAMESPACE = uuid.UUID("0b8f4f0e-9d8e-4c55-8a3e-51f1d3a3c7b2")
@@ -44,7 +59,71 @@ def seconds(ttl: timedelta | None) -> float | None:
         return None
     if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
         raise InputValidationError("ttl must be a positive duration.")
+    if ttl > MAX_TTL:
+        raise InputValidationError(
+            f"ttl is at most {MAX_TTL.days:,} days (about 1,000 years); None never expires."
+        )
     return ttl.total_seconds()
+
+
+def check_time(name: str, value: object) -> datetime | None:
+    """A time (None: not given): a `datetime` between the years 2 and 9998 once in UTC (naive
+    means UTC), returned as given."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InputValidationError(f"{name} must be a datetime.")
+    try:
+        utc = (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(
+            timezone.utc
+        )
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST_TIME <= utc <= LATEST_TIME:
+        raise InputValidationError(f"{name} must be a time between the years 2 and 9998.")
+    return value
+
+
+def check_timestamp(name: str, value: object) -> datetime:
+    """An ADK event's `timestamp` (seconds since the epoch) as a UTC time, in the range
+    `check_time` accepts."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputValidationError(f"{name} must be a number of seconds.")
+    try:
+        when = datetime.fromtimestamp(value, timezone.utc)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise InputValidationError(f"{name} is not a time: {value!r}.") from exc
+    check_time(name, when)
+    return when
+
+
+def check_session_id(session_id: object) -> str:
+    """A session id the memory service keeps (a memory's source, a watermark's key): a
+    non-empty string of valid text (a NUL or a lone surrogate is refused, not replaced: a
+    changed id would name another session)."""
+    if not isinstance(session_id, str) or not session_id:
+        raise InputValidationError("session_id must be a non-empty string.")
+    if sanitise_text(session_id) != session_id:
+        raise InputValidationError("session_id must be valid text (no NUL, no lone surrogate).")
+    return session_id
+
+
+def check_filter(flt: object) -> MemoryFilter | None:
+    """A listing's or a search's filter, as it is matched: its topics and metadata checked and
+    sanitised as stored ones are (so a NUL matches what a stored NUL became), its times in
+    range."""
+    if flt is None:
+        return None
+    if not isinstance(flt, MemoryFilter):
+        raise InputValidationError("filter must be a MemoryFilter.")
+    return flt.model_copy(
+        update={
+            "topics": check_topics(flt.topics),
+            "metadata": check_mapping("The filter's metadata", flt.metadata),
+            "updated_after": check_time("updated_after", flt.updated_after),
+            "updated_before": check_time("updated_before", flt.updated_before),
+        }
+    )
 
 
 def check_fact(fact: object) -> str:
@@ -82,18 +161,20 @@ def check_topics(topics: object) -> list[str] | None:
 
 def check_mapping(name: str, value: object) -> dict[str, Any] | None:
     """Metadata and structured content: a dict, stored as JSON (strings sanitised; datetimes as
-    ISO 8601 and NaN as null, pydantic's rules)."""
+    ISO 8601 and NaN as null, pydantic's rules) of at most `MAX_JSON_BYTES`."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise InputValidationError(f"{name} must be a dict.")
     try:
         checked = sanitise(dict(value))
-        dump_json(checked)
+        size = len(dump_json(checked).encode())
     except RecursionError as exc:
         raise InputValidationError(f"{name} is nested too deeply.") from exc
     except PydanticSerializationError as exc:
         raise InputValidationError(f"{name} must hold JSON values only: {exc}") from exc
+    if size > MAX_JSON_BYTES:
+        raise InputValidationError(f"{name} is at most {MAX_JSON_BYTES:,} bytes as JSON.")
     return checked
 
 

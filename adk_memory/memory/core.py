@@ -25,7 +25,7 @@ from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
 from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
 from ..env import parse_redact
-from ..errors import ErasedError, InputValidationError
+from ..errors import ErasedError, InputValidationError, OptedOutError
 from ..redaction import Redactor
 from ..uri import announce, check_uri_alone, without_agents_dir
 from .app_config import (
@@ -36,7 +36,7 @@ from .app_config import (
     named_guard,
     redactor_name,
 )
-from .checks import check_fact, check_mapping, check_topics, check_unit, seconds
+from .checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
 from .embeddings import Embedder
 from .generation import resolve_llm
 from .generation.llm import GenerationOutputError
@@ -44,10 +44,11 @@ from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
+from .opt_out import OptOutStore, UserState, stated_wish
 from .procedure_jobs import ProcedureGenerator
 from .procedure_support import SupportStore
 from .profile_store import ProfileStore
-from .scope import Scope, scope_key
+from .scope import Scope, scope_key, user_scope
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
 from .tombstones import Kind, Tombstones
@@ -123,6 +124,7 @@ class MemoryServiceCore:
         self._profiles = ProfileStore(self.database)
         self._tombstones = Tombstones(self.database)
         self._support = SupportStore(self.database)
+        self._opt_outs = OptOutStore(self.database)
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
         self._jobs = JobQueue(self.database)
@@ -184,6 +186,7 @@ class MemoryServiceCore:
         with the app configuration it was enqueued with, else this service's own."""
         if self.llm is None or self._generator is None:
             raise RuntimeError("This service has no generation model (pass llm=...).")
+        await self._refuse_opted_out(job.scope)  # since it was queued: dead-lettered, said why
         generator = self._generator
         app = job.scope.get("app_name")
         if app is not None and job.config_version is not None:
@@ -260,6 +263,45 @@ class MemoryServiceCore:
                 "nothing of it is remembered again."
             )
 
+    async def set_opt_out(self, app_name: str, user_id: str, opted_out: bool = True) -> None:
+        """Record that the user opted out of memory (False: opted back in). Opted out, every
+        write for the user (any scope naming the app and user) raises `OptedOutError` and
+        writes nothing; what was remembered before stays until it is erased (`erase_user`)."""
+        scope = user_scope(app_name, user_id)
+        if not isinstance(opted_out, bool):
+            raise InputValidationError("opted_out must be True or False.")
+        await self._ready()
+        await self._opt_outs.set(scope["app_name"], scope["user_id"], opted_out)
+
+    async def is_opted_out(
+        self, app_name: str, user_id: str, *, state: UserState | None = None
+    ) -> bool:
+        """Whether the user opted out of memory. A `state` (a session's, or a tool context's)
+        that holds `OPT_OUT_STATE_KEY` decides, and is recorded when the record says otherwise,
+        so a later call that carries only a scope knows it; without the key, the record does."""
+        scope = user_scope(app_name, user_id)
+        await self._ready()
+        recorded = await self._opt_outs.get(scope["app_name"], scope["user_id"])
+        wish = stated_wish(state)
+        if wish is not None and wish != recorded:
+            await self._opt_outs.set(scope["app_name"], scope["user_id"], wish)
+            return wish
+        return recorded
+
+    async def _refuse_opted_out(
+        self, scope: Mapping[str, str], state: UserState | None = None
+    ) -> None:
+        """The one opt-out check every write for a user takes (and reads, with
+        `RetrievalConfig.opt_out_hides`): `OptedOutError` when the user the scope names opted
+        out. A scope naming no user (an app's procedures) is no one's to refuse."""
+        app, user = scope.get("app_name"), scope.get("user_id")
+        if app is None or user is None:
+            return
+        if await self.is_opted_out(app, user, state=state):
+            raise OptedOutError(
+                f"User {user!r} of app {app!r} opted out of memory: nothing is remembered for them."
+            )
+
     async def _embed(self, texts: Sequence[str], task: str) -> list[list[float]] | None:
         if self.embedder is None or not texts:
             return None
@@ -325,8 +367,8 @@ class MemoryServiceCore:
             source_session_id=source_session_id,
             source_event_ids=list(source_event_ids),
             embedding=embedding,
-            create_time=create_time,
-            update_time=update_time,
+            create_time=check_time("create_time", create_time),
+            update_time=check_time("update_time", update_time),
             ttl_seconds=seconds(ttl),
             labels=guard_labels(screened.verdict),
         )

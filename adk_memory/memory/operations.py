@@ -23,7 +23,14 @@ from ..config import AppMemoryConfig, MemoryBankConfig
 from ..errors import InputValidationError, NotFoundError
 from ..telemetry import traced
 from .app_config import AppConfigVersion, check_app_name, parse_app_config
-from .checks import MAX_DIRECT_FACTS, check_count, check_id, check_mapping, check_topics
+from .checks import (
+    MAX_DIRECT_FACTS,
+    check_count,
+    check_id,
+    check_mapping,
+    check_session_id,
+    check_topics,
+)
 from .core import MemoryServiceCore
 from .generator import contents_payload, facts_payload, session_payload
 from .jobs import JobRecord
@@ -82,6 +89,12 @@ class GenerationOperations(MemoryServiceCore):
                 raise InputValidationError("A scope is required unless a session is given.")
             scope = user_scope(session.app_name, session.user_id)
         checked = validate_scope(scope)
+        if session_id is not None:
+            session_id = check_session_id(session_id)
+        own = session is not None and user_scope(session.app_name, session.user_id).items() <= (
+            checked.items()
+        )
+        await self._refuse_opted_out(checked, session.state if own and session else None)
         options = {
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
@@ -200,8 +213,7 @@ class GenerationOperations(MemoryServiceCore):
         said (their extracted facts, kept in the revisions) is generated again. Returns those
         regenerations; a memory with no other source is simply gone."""
         checked = validate_scope(scope)
-        if not isinstance(session_id, str) or not session_id:
-            raise InputValidationError("session_id must be a non-empty string.")
+        session_id = check_session_id(session_id)
         store = await self._ready()
         key = scope_key(checked)
         derived = await store.derived_from(key, session_id)
@@ -232,9 +244,7 @@ class GenerationOperations(MemoryServiceCore):
         nothing new."""
         keys: list[tuple[str, str]] = []
         for scope, session_id in sources:
-            if not isinstance(session_id, str) or not session_id:
-                raise InputValidationError("session_id must be a non-empty string.")
-            keys.append((scope_key(validate_scope(scope)), session_id))
+            keys.append((scope_key(validate_scope(scope)), check_session_id(session_id)))
         store = await self._ready()
         return await store.processed_until(keys)
 

@@ -81,6 +81,7 @@ class ProcedureOperations(GenerationOperations):
         if outcome is not None and not isinstance(outcome, str):
             raise InputValidationError("outcome must be a string.")
         scope = user_scope(session.app_name, session.user_id)
+        await self._refuse_opted_out(scope, session.state)  # learning from them is remembering
         payload = procedure_payload(
             [e for e in session.events if not e.partial],
             session_id=session.id,

@@ -54,6 +54,19 @@ def validate_scope(scope: Any) -> Scope:
     return checked
 
 
+def parse_scope(text: str) -> Scope:
+    """A scope given as JSON text (a page's or a form's `scope` field): at most the length a
+    valid scope's text can have, so no size or depth of input costs more than that to refuse,
+    then parsed and validated; `InputValidationError` for anything else."""
+    if not isinstance(text, str) or len(text.encode()) > 4 * MAX_SCOPE_KEY_BYTES:
+        raise InputValidationError("Not a scope: the text is too long.")
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InputValidationError(f"Not a scope: {text!r}.") from exc
+    return validate_scope(parsed)
+
+
 def _encodable(text: str) -> bool:
     """Whether `text` is storable: a lone surrogate (e.g. from a broken JSON decoder) is not,
     and an id must never be silently changed to fit (it would name another scope)."""

@@ -29,7 +29,7 @@ from google.adk.sessions.session import Session
 from typing_extensions import override
 
 from ..db.batches import in_batches
-from ..errors import InputValidationError, NotFoundError
+from ..errors import InputValidationError, NotFoundError, OptedOutError
 from ..telemetry import annotate, traced
 from .checks import (
     MAX_DIRECT_FACTS,
@@ -37,10 +37,14 @@ from .checks import (
     MAX_TOP_K,
     check_count,
     check_fact,
+    check_filter,
     check_id,
     check_key,
     check_mapping,
     check_query,
+    check_session_id,
+    check_time,
+    check_timestamp,
     check_topics,
     check_unit,
     decode_token,
@@ -206,6 +210,7 @@ class PostgresMemoryService(
     ) -> list[Memory]:
         """`create_memories`; `itemised`: errors name the item they are about."""
         checked = validate_scope(scope)
+        await self._refuse_opted_out(checked)
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
             raise InputValidationError("facts must be a list of strings or MemoryFact objects.")
         facts = [MemoryFact(item) if isinstance(item, str) else item for item in items]
@@ -307,6 +312,7 @@ class PostgresMemoryService(
         view too. Without it a quarantined memory is never listed, with a scope or without.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
+        filter = check_filter(filter)
         if key is not None:
             key, filter = kind_key(key, filter)
         elif filter is not None and filter.memory_type is not None:
@@ -355,6 +361,7 @@ class PostgresMemoryService(
         """
         checked = validate_scope(scope)
         memory_id = check_id(memory_id)
+        await self._refuse_opted_out(checked)
         if fact is not None:
             screened = await self._screen.admit(check_fact(fact), checked, "api")
             if screened.quarantined:
@@ -462,6 +469,9 @@ class PostgresMemoryService(
             for revision in revisions:
                 if not isinstance(revision, PastRevision) or check_key(revision.key) is None:
                     raise InputValidationError("Each revision must be a PastRevision with a key.")
+                if check_time("A revision's create_time", revision.create_time) is None:
+                    raise InputValidationError("A revision's create_time is required.")
+                check_time("A revision's expire_time", revision.expire_time)
                 memory_ids.append(memory_id)
                 ids.append(str(uuid.uuid5(uuid.UUID(memory_id), revision.key)))
                 kept.append(
@@ -474,6 +484,7 @@ class PostgresMemoryService(
                 )
         if not kept:
             return 0
+        await self._refuse_opted_out(checked)
         store = await self._ready()
         return await store.import_revisions(scope_key(checked), memory_ids, ids, kept)
 
@@ -495,13 +506,15 @@ class PostgresMemoryService(
         checked = validate_scope(scope)
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
+        filter = check_filter(filter)
+        if self.config.retrieval.opt_out_hides:
+            await self._refuse_opted_out(checked)
         if search_query is None or not search_query.strip():
             return [
                 RetrievedMemory(memory=m, score=0.0)
                 for m in await self._all_memories(checked, filter)
             ]
-        if now is not None and not isinstance(now, datetime):
-            raise InputValidationError("now must be a datetime.")
+        check_time("now", now)
         retrieval = self.config.retrieval
         if retrieval.mode == "vector" and self.embedder is None:
             raise InputValidationError("Vector-only retrieval needs an embedder.")
@@ -642,11 +655,15 @@ class PostgresMemoryService(
         if not isinstance(query, str) or not query.strip():
             user_scope(app_name, user_id)  # still validated
             return SearchMemoryResponse()
-        results = await self.retrieve_memories(
-            user_scope(app_name, user_id),
-            search_query=query,
-            top_k=self.config.retrieval.top_k,
-        )
+        try:
+            results = await self.retrieve_memories(
+                user_scope(app_name, user_id),
+                search_query=query,
+                top_k=self.config.retrieval.top_k,
+            )
+        except OptedOutError:  # `opt_out_hides`: the turn goes on without memories
+            logger.info("No memories searched: the user opted out (opt_out_hides).")
+            return SearchMemoryResponse()
         return SearchMemoryResponse(memories=[to_memory_entry(r) for r in results])
 
     @override
@@ -673,6 +690,7 @@ class PostgresMemoryService(
         for entry in memories:
             if not isinstance(entry, MemoryEntry):
                 raise InputValidationError("memories must be ADK MemoryEntry objects.")
+        await self._refuse_opted_out(scope)
         happened = [entry_time(i, e) for i, e in enumerate(memories)]
         screened = await self._screen_all(
             [entry_text(e) for e in memories], scope, "add_memory", direct=True
@@ -720,6 +738,8 @@ class PostgresMemoryService(
         if self.llm is not None:
             await self.generate_memories(session=session)
             return
+        # The session's state may hold the user's opt-out key: it decides (and is recorded).
+        await self._refuse_opted_out(user_scope(session.app_name, session.user_id), session.state)
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,
@@ -746,7 +766,9 @@ class PostgresMemoryService(
         scope = user_scope(app_name, user_id)
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
         if session_id is not None:
+            session_id = check_session_id(session_id)
             await self._refuse_erased_session(app_name, user_id, session_id)
+        await self._refuse_opted_out(scope)
         if self.llm is not None:
             await self.generate_memories(
                 contents=list(events),
@@ -785,7 +807,7 @@ class PostgresMemoryService(
                     else SourceType.AGENT,
                     source_session_id=session_id,
                     source_event_ids=[event.id],
-                    create_time=datetime.fromtimestamp(event.timestamp, timezone.utc),
+                    create_time=check_timestamp("An event's timestamp", event.timestamp),
                 )
             )
         store = await self._ready()

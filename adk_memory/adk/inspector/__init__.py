@@ -19,7 +19,6 @@ deploy app mounts it when `ADK_MEMORY_INSPECTOR` says so, behind the service's o
 from __future__ import annotations
 
 import hmac
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
@@ -34,7 +33,7 @@ from google.adk.errors.input_validation_error import (
 )
 
 from ...errors import InputValidationError, NotFoundError
-from ...memory.scope import Scope, user_scope, validate_scope
+from ...memory.scope import Scope, parse_scope, user_scope
 from ...memory.service import PostgresMemoryService
 from ...sessions.service import PostgresSessionService
 from ..erasure import erase_user
@@ -130,12 +129,7 @@ def inspector_router(
         origin = request.headers.get("origin")
         if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
             raise _Refused(403, "Refused: the form was sent from another origin.")
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > _MAX_FORM_BYTES:
-            raise _Refused(413, "Refused: the form is too large.")
-        body = await request.body()
-        if len(body) > _MAX_FORM_BYTES:
-            raise _Refused(413, "Refused: the form is too large.")
+        body = await _bounded_body(request)
         fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         given = fields.get(TOKEN_FIELD, "").encode()  # bytes: any text compares, in constant time
         if not hmac.compare_digest(given, form_token.encode()):
@@ -281,17 +275,28 @@ def inspector_router(
     return router
 
 
+async def _bounded_body(request: Request) -> bytes:
+    """The request's body, refused (413) as soon as it is known to pass `_MAX_FORM_BYTES`: by
+    its declared length, else by the bytes counted as they arrive (a chunked body declares
+    none), so no more than the cap plus one chunk is ever held, whatever is sent."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > _MAX_FORM_BYTES:
+        raise _Refused(413, "Refused: the form is too large.")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > _MAX_FORM_BYTES:
+            raise _Refused(413, "Refused: the form is too large.")
+    return bytes(body)
+
+
 def scope_of(app: str, user: str, scope: str | None) -> Scope:
     """The scope a page or a form names: the user's (`app`, `user`), or a narrower one of
     theirs given whole (`scope`, its canonical text); one that is not the user's is refused."""
     users = user_scope(app, user)
     if not scope:
         return users
-    try:
-        parsed = json.loads(scope)
-    except ValueError as exc:
-        raise InputValidationError(f"Not a scope: {scope!r}.") from exc
-    chosen = validate_scope(parsed)
+    chosen = parse_scope(scope)
     if any(chosen.get(key) != value for key, value in users.items()):
         raise InputValidationError(f"Scope {scope} is not one of user {user!r} of app {app!r}.")
     return chosen

@@ -44,6 +44,8 @@ WITH made AS (
 SELECT key FROM made UNION ALL SELECT key FROM {schema}.memory_tombstone_key LIMIT 1
 """
 
+_READ_KEY = "SELECT key FROM {schema}.memory_tombstone_key"
+
 # The unfinished erasure of the user whose tombstone is $1, if any: its id and counts so far.
 _RUNNING = """
 SELECT e.id, e.counts::text FROM {schema}.memory_tombstones t
@@ -98,6 +100,7 @@ class Tombstones:
             name: sql.format(schema=schema)
             for name, sql in {
                 "key": _KEY,
+                "read_key": _READ_KEY,
                 "running": _RUNNING,
                 "begin": _BEGIN,
                 "bury": _BURY,
@@ -118,6 +121,14 @@ class Tombstones:
             key = await self._db.run(lambda c: c.fetchval(self._sql["key"], made))
             self._key = bytes(key) if key is not None else None
         return self._key
+
+    async def _made(self) -> bool:
+        """Whether the key exists: a lookup never makes it (a database where nothing was ever
+        erased holds no tombstone, and a read must write nothing)."""
+        if self._key is None:
+            key = await self._db.run(lambda c: c.fetchval(self._sql["read_key"]))
+            self._key = bytes(key) if key is not None else None
+        return self._key is not None
 
     async def digests(
         self, kind: Kind, app_name: str, user_id: str, ids: Iterable[str]
@@ -167,6 +178,8 @@ class Tombstones:
         tombstoned id, or one from at or before the user's latest erasure (an unknown time
         counts as before). One round trip: the user's tombstone is looked up with the ids'."""
         wanted = list(times)
+        if not await self._made():
+            return set()
         (user,) = await self.digests(Kind.USER, app_name, user_id, [""])
         digests = await self.digests(kind, app_name, user_id, wanted)
         rows = await self._db.run(lambda c: c.fetch(self._sql["found"], [user, *digests]))
@@ -182,7 +195,7 @@ class Tombstones:
     async def buried(self, kind: Kind, app_name: str, user_id: str, ids: Iterable[str]) -> set[str]:
         """Which of `ids` (of one kind of one user) an erasure removed."""
         wanted = list(dict.fromkeys(ids))
-        if not wanted:
+        if not wanted or not await self._made():
             return set()
         digests = await self.digests(kind, app_name, user_id, wanted)
         rows = await self._db.run(lambda c: c.fetch(self._sql["found"], digests))

@@ -337,9 +337,7 @@ async def test_the_worker_needs_a_model(deploy, environ):
         await worker.run(settings.Deployment.from_env(environ), until_idle=True)
 
 
-def test_a_misconfigured_worker_says_so_in_one_line_with_advice_it_accepts(
-    deploy, environ, capsys
-):
+def test_a_misconfigured_worker_is_one_line_with_advice_it_accepts(deploy, environ, capsys):
     """Configuration errors are one `Error:` line, not a traceback, and the flag the
     credentials error advises is one the worker takes."""
     worker = importlib.import_module("deploy.worker")

@@ -101,6 +101,9 @@ async def test_every_entry_point_takes_the_password_from_the_environment(
     stack = configure(URL, run_worker=False)
     built = [
         stack.session_service,
+        PostgresSessionService(URL),
+        PostgresMemoryService(URL),
+        PostgresSessionService(db_url=URL),
         memory_service_from_uri(URL),
         Target(URL, "adk_memory", None).memory(),
         _service(_parser().parse_args(["--database-url", URL]), {DATABASE_PASSWORD_ENV: "s3cret"}),

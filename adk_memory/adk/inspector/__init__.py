@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
@@ -40,6 +41,8 @@ from ...sessions.service import PostgresSessionService
 from ..erasure import erase_user
 from . import views
 from .markup import TOKEN_FIELD
+
+logger = logging.getLogger(__name__)
 
 INSPECTOR_PATH = "/memory-inspector"
 """Where the inspector is served by default (next to ADK's `/dev-ui`)."""
@@ -257,7 +260,19 @@ def inspector_router(
     async def retry(v: views.View, fields: dict[str, str]) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         done = await memory_service.retry_operation(fields.get("id", ""), scope)
-        return back(v, scope, "retried" if done else "not-found")
+        if not done:
+            return back(v, scope, "not-found")
+        if memory_service.llm is None:
+            # Queued for whichever worker has a model (a standalone one may); this process
+            # cannot run it, so say so where the operator looks, not only on the page.
+            logger.warning(
+                "Generation %s of %s queued again, but this memory service has no generation "
+                "model: it stays pending until a worker with a model runs it.",
+                fields.get("id"),
+                scope,
+            )
+            return back(v, scope, "retried-no-model")
+        return back(v, scope, "retried")
 
     async def erase(v: views.View, fields: dict[str, str]) -> Response:
         app, user = fields["app"], fields["user"]

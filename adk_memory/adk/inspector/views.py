@@ -49,6 +49,11 @@ NOTES = {
     "approved": "Approved: the memory is live.",
     "rejected": "Rejected: the memory is deleted.",
     "retried": "Retried: the generation is queued again.",
+    "retried-no-model": (
+        "Queued again, but this server's memory service has no generation model: the "
+        "generation waits for a worker that has one (`adk-memory worker --model ...`), or "
+        "restart with --memory-model / $ADK_MEMORY_MODEL."
+    ),
     "not-found": "Nothing to do: it is no longer there (already handled, or not this user's).",
 }
 """The outcomes a write redirects back with (a fixed set: a link cannot make a page say

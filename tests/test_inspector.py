@@ -436,6 +436,22 @@ async def test_a_retry_on_a_server_without_a_model_says_who_will_run_it(
     assert (await service.get_operation(operation, ALICE)).done
 
 
+async def test_the_session_a_memory_came_from_links_to_adks_dev_ui(service, browse):
+    await dead_generation(service, "bob")  # the script's refusal, then its extraction
+    await service.generate_memories(session=conversation("s-1", "alice"))
+    await service.worker.run_until_idle()
+    [memory] = (await service.list_memories(ALICE)).memories
+    dev_ui = "/dev-ui/?app=shop&amp;userId=alice&amp;session=s-1"
+    for mounted, linked in ((browse(dev_ui="/dev-ui/"), True), (browse(), False)):
+        pages = [
+            await user_page(mounted),
+            (await get(mounted, "/memory", app=APP, user="alice", id=memory.id)).text,
+        ]
+        for page in pages:
+            assert "<code>s-1</code>" in page
+            assert (f"<a href='{dev_ui}'><code>s-1</code></a>" in page) is linked
+
+
 async def test_retry_operation_names_its_scope(service):
     dead = await dead_generation(service, "alice")
     assert await service.retry_operation(dead, BOB) is False

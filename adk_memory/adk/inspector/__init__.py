@@ -52,6 +52,10 @@ InspectorMode = Literal["off", "read-only", "writable"]
 
 INSPECTOR_MODES: tuple[InspectorMode, ...] = ("off", "read-only", "writable")
 
+DEV_UI_PATH = "/dev-ui/"
+"""Where `adk web` serves ADK's dev UI; a conversation opens there with `?app=APP&userId=USER
+&session=ID` (the query parameters the dev UI reads)."""
+
 _PAGE_SIZE = 100
 _LISTED = 50
 """Quarantined memories, operations and dead letters shown per section."""
@@ -89,6 +93,7 @@ def inspector_router(
     token: str | None = None,
     prefix: str = INSPECTOR_PATH,
     dependencies: Sequence[Depends] | None = None,
+    dev_ui: str | None = None,
 ) -> APIRouter:
     """The inspector's routes under `prefix`, for `app.include_router(...)`.
 
@@ -103,13 +108,16 @@ def inspector_router(
         processes behind one address must share one, or a form rendered by one is refused by
         another.
       dependencies: FastAPI dependencies for every route, e.g. the host app's authentication.
+      dev_ui: the path of ADK's dev UI on the same server (`DEV_UI_PATH` under `adk web`):
+        the session a memory came from links to that conversation there; None: shown as text.
     """
     form_token = token or secrets.token_urlsafe(32)
     router = APIRouter(prefix=prefix, dependencies=list(dependencies or ()))
 
     def view(request: Request) -> views.View:
-        base = request.scope.get("root_path", "") + prefix
-        return views.View(base, form_token, writable, datetime.now(timezone.utc))
+        root = request.scope.get("root_path", "")
+        where = root + dev_ui if dev_ui is not None else None
+        return views.View(root + prefix, form_token, writable, datetime.now(timezone.utc), where)
 
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status, headers=_HEADERS)
@@ -312,4 +320,10 @@ def scope_of(app: str, user: str, scope: str | None) -> Scope:
     return chosen
 
 
-__all__ = ["INSPECTOR_MODES", "INSPECTOR_PATH", "InspectorMode", "inspector_router"]
+__all__ = [
+    "DEV_UI_PATH",
+    "INSPECTOR_MODES",
+    "INSPECTOR_PATH",
+    "InspectorMode",
+    "inspector_router",
+]

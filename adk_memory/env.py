@@ -93,6 +93,10 @@ CONNECT_TIMEOUT_ENV = "ADK_MEMORY_CONNECT_TIMEOUT"
 POOL_TIMEOUT_ENV = "ADK_MEMORY_POOL_TIMEOUT"
 """Longest a call waits for a free pooled connection (a duration); unset: 30 s."""
 
+DEMO_ENV = "ADK_MEMORY_DEMO"
+"""`1`: the samples' agents and memory generation run on the keyless demo model
+(`adk_memory.adk.demo`; `adk-memory web --demo` sets it); unset: on their Gemini models."""
+
 GEMINI_CREDENTIAL_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 """google-genai's own variables (read by it, not here): a Gemini API key, or Vertex AI (with
 GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION and Application Default Credentials)."""
@@ -108,6 +112,7 @@ __all__ = [
     "DATABASE_URL_ENV",
     "DATA_DIR_ENV",
     "DEFAULT_DATA_DIR",
+    "DEMO_ENV",
     "EMBEDDING_MODEL_ENV",
     "GEMINI_CREDENTIAL_VARIABLES",
     "GOOGLE_CLOUD_PROJECT_ENV",

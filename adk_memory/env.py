@@ -101,11 +101,19 @@ GEMINI_CREDENTIAL_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI
 """google-genai's own variables (read by it, not here): a Gemini API key, or Vertex AI (with
 GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION and Application Default Credentials)."""
 
+APPLICATION_CREDENTIALS_ENV = "GOOGLE_APPLICATION_CREDENTIALS"
+"""google-auth's own variable: the file holding Application Default Credentials."""
+
+GCLOUD_CONFIG_ENV = "CLOUDSDK_CONFIG"
+"""gcloud's configuration directory (default ~/.config/gcloud), where `gcloud auth
+application-default login` writes the credentials file."""
+
 GOOGLE_CLOUD_PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 """The Google Cloud project google-genai calls Vertex AI in (its location, from
 GOOGLE_CLOUD_LOCATION, defaults to `global`)."""
 
 __all__ = [
+    "APPLICATION_CREDENTIALS_ENV",
     "CONNECT_TIMEOUT_ENV",
     "DATABASE_PASSWORD_ENV",
     "DATABASE_PASSWORD_FILE_ENV",
@@ -114,6 +122,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "DEMO_ENV",
     "EMBEDDING_MODEL_ENV",
+    "GCLOUD_CONFIG_ENV",
     "GEMINI_CREDENTIAL_VARIABLES",
     "GOOGLE_CLOUD_PROJECT_ENV",
     "MEMORY_TTL_ENV",
@@ -125,6 +134,7 @@ __all__ = [
     "SCHEMA_ENV",
     "SESSION_TTL_ENV",
     "STATEMENT_TIMEOUT_ENV",
+    "application_default_credentials",
     "database_password",
     "database_timeouts",
     "embedded_data_dir",
@@ -223,6 +233,18 @@ def gemini_credentials(environ: Mapping[str, str]) -> bool:
         return True
     use_vertex = environ.get(vertex, "").strip().lower() in ("true", "1")
     return use_vertex and bool(environ.get(GOOGLE_CLOUD_PROJECT_ENV))
+
+
+def application_default_credentials(environ: Mapping[str, str]) -> bool:
+    """Whether Application Default Credentials are on this machine as a file (what Vertex AI
+    needs besides its variables): `GOOGLE_APPLICATION_CREDENTIALS`, or gcloud's
+    `application_default_credentials.json`. On Google Cloud the metadata server provides them
+    without a file, which this does not see (it never makes a request)."""
+    named = environ.get(APPLICATION_CREDENTIALS_ENV)
+    if named:
+        return Path(named).expanduser().is_file()
+    config = environ.get(GCLOUD_CONFIG_ENV) or str(Path("~/.config/gcloud").expanduser())
+    return (Path(config) / "application_default_credentials.json").is_file()
 
 
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:

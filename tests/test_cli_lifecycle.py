@@ -333,3 +333,53 @@ def test_the_keyless_demo_answers_remembers_and_fills_the_inspector(
         _end(process)
     _wait(lambda: running_server(str(data_dir)) is None, "postgres to stop", log)
     assert "No API key" not in log.read_text()
+
+
+STACK_AGENT = """\
+from google.adk.agents import Agent
+from google.adk.apps.app import App
+
+from adk_memory.adk.stack import configure
+from adk_memory.testing import ScriptedLlm
+
+# Built at import, inside ADK's server: memories go into every model call (a database call).
+stack = configure(triggers=None, run_worker=False)
+agent = Agent(name="remembering", model=ScriptedLlm(responder=lambda r: "hi"), instruction="Hi.")
+app = App(name="remembering", root_agent=agent, plugins=stack.plugins)
+"""
+
+
+def test_plain_adk_web_stops_the_embedded_server_its_agents_started(
+    data_dir: Path, server_dir: Path
+) -> None:
+    """Under ADK's own `adk web` (no adk-memory command, no URIs), the agent's `configure()`
+    starts the embedded server while uvicorn serves; SIGTERM still stops it, because the
+    agents directory's `register()` set the exit handler up before uvicorn took the signal
+    (uvicorn restores it and re-raises the signal into it)."""
+    agents = server_dir / "agents"
+    (agents / "remembering").mkdir(parents=True)
+    (agents / "remembering" / "__init__.py").write_text("from . import agent\n")
+    (agents / "remembering" / "agent.py").write_text(STACK_AGENT)
+    (agents / "services.py").write_text(
+        "from adk_memory.adk.services import register\n\nregister()\n"
+    )
+    port = _free_port()
+    env = {**_environment(), "ADK_MEMORY_DATA_DIR": str(data_dir)}
+    command = [*ADK, "web", "--no-reload", "--port", str(port), str(agents)]
+    process, log = _start(command, server_dir, env)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        _wait(_serving(port), "the server", log, process)
+        session = _request(f"{root}/apps/remembering/users/u1/sessions", {}, timeout=DEADLINE)
+        assert isinstance(session, dict)
+        message = {"role": "user", "parts": [{"text": "hello"}]}
+        turn = {"app_name": "remembering", "user_id": "u1", "session_id": session["id"]}
+        _request(f"{root}/run", {**turn, "new_message": message}, timeout=DEADLINE)
+        _wait(lambda: _holders(data_dir) == [process.pid], "the agent's hold", log, process)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=DEADLINE)
+    finally:
+        _end(process)
+    _wait(lambda: running_server(str(data_dir)) is None, "postgres to stop", log)
+    assert _holders(data_dir) == []
+    assert "Traceback" not in log.read_text()

@@ -43,6 +43,7 @@ from typing import Any
 
 from google.adk.cli.service_registry import ServiceRegistry, get_service_registry
 
+from ..db.embedded import exit_on_sigterm
 from ..memory.service import PostgresMemoryService
 from ..memory.uri import MEMORY_VARIABLES, memory_arguments
 from ..sessions.service import PostgresSessionService
@@ -104,7 +105,13 @@ def register(registry: ServiceRegistry | None = None) -> None:
 
         from adk_memory.adk.services import register
         register()
+
+    It also lets SIGTERM unwind this process (`adk_memory.db.embedded.exit_on_sigterm`), so an
+    embedded server that the agents' own stacks start later is stopped on exit: ADK loads
+    `services.py` before uvicorn serves, and uvicorn hands the signal back to the handler it
+    found once it has shut down; an agent imported while uvicorn serves is too late to set it.
     """
+    exit_on_sigterm()
     registry = registry or get_service_registry()
     for scheme in SCHEMES:
         registry.register_session_service(scheme, _session_factory)

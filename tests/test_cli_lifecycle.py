@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from test_cli_server import _free_port, _request
 
+from adk_memory import PostgresSessionService
 from adk_memory.cli.db import running_server, stop_server
 from adk_memory.env import GEMINI_CREDENTIAL_VARIABLES
 
@@ -382,3 +383,35 @@ def test_plain_adk_web_stops_the_embedded_server_its_agents_started(
         _end(process)
     _wait(lambda: running_server(str(data_dir)) is None, "postgres to stop", log)
     assert _holders(data_dir) == []
+
+
+async def test_adk_run_runs_a_sample_on_adk_memorys_uris(data_dir: Path, server_dir: Path) -> None:
+    """`adk run` loads `services.py` from the agent's own folder, not from `samples/`: the
+    sample's `configure()` registers the schemes, so `--session_service_uri adk-memory://...`
+    works (it was ADK's own SQLAlchemy service, refusing the URL). On the demo model: no key."""
+    samples = Path(shutil.copytree(SAMPLES, server_dir / "samples", ignore=_PYCACHE))
+    uri = f"adk-memory://?data_dir={data_dir}"
+    env = {
+        **_environment(),
+        "ADK_MEMORY_DATA_DIR": str(data_dir),
+        "ADK_MEMORY_DEMO": "1",
+        "ADK_MEMORY_MODEL": "adk-memory-demo",
+    }
+    command = [*ADK, "run", "--session_service_uri", uri, str(samples / "personal_assistant")]
+    ran = subprocess.run(
+        command,
+        cwd=server_dir,
+        env=env,
+        input="Hi!\nexit\n",
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "You said: “Hi!”" in ran.stdout, ran.stdout + ran.stderr
+    sessions = PostgresSessionService(uri=uri)
+    try:
+        listed = await sessions.list_sessions(app_name="personal_assistant", user_id="test_user")
+    finally:
+        await sessions.close()
+    assert len(listed.sessions) == 1

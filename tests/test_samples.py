@@ -201,3 +201,31 @@ async def test_the_personal_assistant_answers_and_remembers_on_the_demo_model(
     [again] = await talk(stack, app, "Any vegetarian dinner ideas?")
     reply = again[-1].content.parts[0].text
     assert "I'm vegetarian." in reply and "The user's favourite colour is teal." in reply
+
+
+async def test_the_support_agent_answers_and_remembers_on_the_demo_model(
+    sample_stack: Callable[[ModuleType, Any], MemoryStack],
+) -> None:
+    """The demo model uses the support agent's tools and its custom topics."""
+    sample = load("support_agent")
+    stack = sample_stack(sample, DemoLlm())
+    app = sample.make_app(stack, model=DEMO_MODEL)
+
+    order, broken = await talk(
+        stack,
+        app,
+        "Where is my order A1001?",
+        "The kettle from order B2002 arrived broken. E-mail me about it please.",
+    )
+
+    assert order[-1].content.parts[0].text == "Order A1001 is in transit with DHL."
+    assert await stack.memory_service.make_worker().run_until_idle() == 2  # after each turn
+    scope = {"app_name": sample.NAME, "user_id": USER}
+    memories = {
+        m.fact: m.topics for m in (await stack.memory_service.list_memories(scope)).memories
+    }
+    assert memories == {
+        "The kettle from order B2002 arrived broken.": ["orders_and_issues"],
+        "Wants to be contacted by e-mail.": ["contact_preferences"],
+    }
+    assert broken[-1].content.parts[0].text  # answered, not a tool loop

@@ -53,6 +53,7 @@ _CLAUSE = re.compile(r"\s+and\s+(?=I\b|my\b)|;\s*", re.I)
 _GOODBYE = re.compile(r"\b(bye|goodbye|see you|that's all|thanks,? that's it)\b", re.I)
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s+(.+)$", re.I)
 _ORDER = re.compile(r"\b([A-Z]\d{3,})\b")
+_PROBLEM = re.compile(r"\b(broken|cracked|damaged|missing|late|wrong|faulty|refund)\b", re.I)
 _POLICIES = ("returns", "return", "warranty", "delivery", "shipping", "refund")
 _TIME_TAIL = re.compile(r"\s+(?:now|(?:last|this|next)\s+\w+|\w+\s+ago)\s*$", re.I)
 
@@ -203,8 +204,8 @@ def extract(said: Sequence[str], labels: Sequence[str]) -> list[dict[str, Any]]:
             continue
         clauses = (c for s in _SENTENCE.findall(text) for c in _CLAUSE.split(s))
         for sentence in clauses:
-            order = _ORDER.search(sentence)
-            if order and _topic("order", labels):
+            problem = _ORDER.search(sentence) and _PROBLEM.search(sentence)
+            if problem and _topic("order", labels):
                 facts.append({"fact": _clean(sentence) + ".", "topic": _topic("order", labels)})
                 continue
             for pattern, template, kind in _RULES:

@@ -14,7 +14,6 @@ from google.adk.cli.service_registry import ServiceRegistry
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory import GeminiEmbedder, PiiRedactor, PostgresMemoryService, PostgresSessionService
-from adk_memory.adk import shared_database
 from adk_memory.adk.services import memory_service_from_uri, register
 from adk_memory.adk.stack import configure
 from adk_memory.cli import main
@@ -171,8 +170,6 @@ async def test_configure_uses_the_database_adk_built_its_services_on(
     """`adk web --session_service_uri postgresql://...`: ADK builds its services first, then
     imports the agents, whose `configure()` names no database. Memory goes to the sessions'
     database, not to a second, embedded one; two databases in one process are a WARNING."""
-    monkeypatch.setattr(shared_database, "_adk", None)
-    monkeypatch.setattr(shared_database, "_used", [])
     for variable in (DATABASE_URL_ENV, DATA_DIR_ENV, SCHEMA_ENV, DATABASE_PASSWORD_ENV):
         monkeypatch.delenv(variable, raising=False)
     registry = ServiceRegistry()

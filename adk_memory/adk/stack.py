@@ -444,7 +444,11 @@ def configure(
 
     Nothing connects yet: the embedded server, the pool and the migrations start on first use.
     An argument left as None is read from its environment variable, else takes its default
-    (see the module docstring for the precedence).
+    (see the module docstring for the precedence). With no database named at all (argument or
+    environment), the database ADK's services were built on in this process from one of
+    adk-memory's URIs is used (`adk web --session_service_uri ...`; `shared_database`). It
+    registers adk-memory's URI schemes with ADK (`adk_memory.adk.services.register`), so an
+    agent module calling it works under `adk run` with those URIs.
 
     Args:
       database_url: `postgresql://...` (`$ADK_MEMORY_DATABASE_URL`; default: the embedded

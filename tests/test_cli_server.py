@@ -26,7 +26,8 @@ from adk_memory import GeminiEmbedder, PiiRedactor
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
-from adk_memory.cli.server import adk_arguments, banner, credentials_warning, service_uris
+from adk_memory.cli.server import adk_arguments, service_uris
+from adk_memory.cli.startup import banner, credentials_warning
 from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV
 
 cli = test_cli.cli

@@ -7,25 +7,25 @@ Owns: turning the database options into the session and memory service URIs that
 embedded server per command), registering those URI schemes, and handing every other argument
 to ADK's command unchanged (so each `adk web` / `adk api_server` option works as documented by
 ADK), and adding the memory inspector (`adk_memory.adk.inspector`) to the app ADK builds, on the
-very services ADK built from those URIs; at start-up, a banner naming the inspector's address and
-a warning when the agents' Gemini models have no credentials. It never starts the server itself
-and never opens a connection, except with `--demo`: then the samples run on the keyless demo
-model (`adk_memory.adk.demo`) and the demo user is seeded before ADK starts. Otherwise ADK
-builds the services, which connect (and start the embedded server) on first use.
+very services ADK built from those URIs (what it says and seeds at start-up, `--demo` included,
+is `startup.py`'s). It never starts the server itself and never opens a connection (but for
+the demo's seeding): ADK builds the services, which connect (and start the embedded server) on
+first use.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import click
+from click.core import ParameterSource
 from sqlalchemy.engine import make_url
 
 from .._adk_private import fast_api_app_built
+from ..adk.demo import DEMO_MODEL
 from ..adk.inspector import (
     DEV_UI_PATH,
     INSPECTOR_MODES,
@@ -41,14 +41,10 @@ from ..env import (
     DATABASE_URL_ENV,
     DEMO_ENV,
     EMBEDDING_MODEL_ENV,
-    GEMINI_CREDENTIAL_VARIABLES,
     MODEL_ENV,
     REDACT_ENV,
     SCHEMA_ENV,
-    application_default_credentials,
-    environment,
     export,
-    gemini_credentials,
 )
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
@@ -59,6 +55,7 @@ from .options import (
     redact_option,
     user_errors,
 )
+from .startup import starting
 
 _OWN_URIS = ("--session_service_uri", "--memory_service_uri")
 _RELOAD_FLAGS = ("--reload", "--no-reload")
@@ -139,68 +136,6 @@ def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> l
         "--memory_service_uri",
         memory_uri,
     ]
-
-
-def credentials_warning(environ: Mapping[str, str]) -> str | None:
-    """What to say at start-up when the agents' Gemini models cannot be called: no API key and
-    no Vertex AI settings (every turn would fail with "No API key was provided"), or Vertex AI
-    without Application Default Credentials on this machine. None when they look usable."""
-    if not gemini_credentials(environ):
-        return (
-            "WARNING: no Gemini credentials found (GOOGLE_API_KEY or GEMINI_API_KEY, or "
-            "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and Application Default "
-            "Credentials): every agent turn on a Gemini model will fail. To try the samples "
-            "without a key, run: adk-memory web samples --demo"
-        )
-    keys = GEMINI_CREDENTIAL_VARIABLES[:2]  # the API keys; else it is Vertex AI
-    if not any(environ.get(key) for key in keys) and not application_default_credentials(environ):
-        return (
-            "WARNING: Vertex AI is on but no Application Default Credentials file was found "
-            "(gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS); off "
-            "Google Cloud, agent turns will fail. Without credentials: --demo."
-        )
-    return None
-
-
-def banner(name: str, params: Mapping[str, Any], inspector: InspectorMode, demo: bool) -> str:
-    """Where to look, printed as the server starts: the dev UI (`web`), the memory inspector
-    (unless off) and, in the demo, the seeded user's page."""
-    host = params.get("host") or "127.0.0.1"
-    root = f"http://{'[' + host + ']' if ':' in host else host}:{params.get('port')}"
-    root += (params.get("url_prefix") or "").rstrip("/")
-    lines = []
-    if name == "web":
-        lines.append(f"ADK dev UI:       {root}{DEV_UI_PATH}")
-    if inspector != "off":
-        lines.append(f"Memory inspector: {root}{INSPECTOR_PATH}/ ({inspector})")
-        if demo:
-            from ..adk.demo import DEMO_APP, DEMO_USER
-
-            where = f"{root}{INSPECTOR_PATH}/user?app={DEMO_APP}&user={DEMO_USER}"
-            lines.append(f"Demo user:        {where}")
-    if demo:
-        lines.append(
-            "Demo: the samples run on the keyless demo model (no Gemini call). Tell an agent "
-            "about yourself, say bye, then look in the inspector."
-        )
-    return "\n".join(lines)
-
-
-def seed_demo_user() -> None:
-    """Write the demo user (`adk_memory.adk.demo.seed_demo`) into the command's database, read
-    from the settings `export_settings` put into the environment, with the tables created."""
-    from ..adk.demo import DemoLlm, seed_demo
-    from ..adk.stack import configure
-
-    async def seed() -> None:
-        stack = configure(
-            model=DemoLlm(), run_worker=False, context=None, triggers=None, auto_migrate=True
-        )
-        async with stack:
-            await seed_demo(stack.session_service, stack.memory_service)
-
-    with user_errors():
-        asyncio.run(seed())
 
 
 @contextmanager
@@ -295,9 +230,8 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         adk_args: tuple[str, ...],
     ) -> None:
         if demo:
-            from ..adk.demo import DEMO_MODEL
-
-            if memory_model not in (None, DEMO_MODEL):
+            given = ctx.get_parameter_source("memory_model") == ParameterSource.COMMANDLINE
+            if given and memory_model != DEMO_MODEL:
                 raise click.UsageError("--demo generates memories with the demo model.")
             memory_model = DEMO_MODEL
         with user_errors():
@@ -310,18 +244,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         # Named as this command, under the group: ADK's usage line then reads
         # `adk-memory web [OPTIONS] [AGENTS_DIR]`, not this command's usage and ADK's run together.
         with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
-            if demo:
-                click.echo(
-                    "Demo: writing the demo user (one of its generations fails on purpose: "
-                    "the dead letter the inspector shows).",
-                    err=True,
-                )
-                seed_demo_user()
-            else:
-                warning = credentials_warning(environment())
-                if warning:
-                    click.echo(warning, err=True)
-            click.echo(banner(name, sub.params, inspector, demo), err=True)
+            starting(name, sub.params, inspector, demo)
             with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None):
                 adk.invoke(sub)
 

@@ -135,6 +135,7 @@ __all__ = [
     "SESSION_TTL_ENV",
     "STATEMENT_TIMEOUT_ENV",
     "application_default_credentials",
+    "credentials_warning",
     "database_password",
     "database_timeouts",
     "embedded_data_dir",
@@ -245,6 +246,27 @@ def application_default_credentials(environ: Mapping[str, str]) -> bool:
         return Path(named).expanduser().is_file()
     config = environ.get(GCLOUD_CONFIG_ENV) or str(Path("~/.config/gcloud").expanduser())
     return (Path(config) / "application_default_credentials.json").is_file()
+
+
+def credentials_warning(environ: Mapping[str, str]) -> str | None:
+    """What to say at start-up when the agents' Gemini models cannot be called: no API key and
+    no Vertex AI settings (every turn would fail with "No API key was provided"), or Vertex AI
+    without Application Default Credentials on this machine. None when they look usable."""
+    if not gemini_credentials(environ):
+        return (
+            "WARNING: no Gemini credentials found (GOOGLE_API_KEY or GEMINI_API_KEY, or "
+            "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and Application Default "
+            "Credentials): every agent turn on a Gemini model will fail. To try the samples "
+            "without a key, run: adk-memory web samples --demo"
+        )
+    keys = GEMINI_CREDENTIAL_VARIABLES[:2]  # the API keys; else it is Vertex AI
+    if not any(environ.get(key) for key in keys) and not application_default_credentials(environ):
+        return (
+            "WARNING: Vertex AI is on but no Application Default Credentials file was found "
+            "(gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS); off "
+            "Google Cloud, agent turns will fail. Without credentials: --demo."
+        )
+    return None
 
 
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:

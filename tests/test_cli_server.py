@@ -27,8 +27,8 @@ from adk_memory.adk.services import memory_service_from_uri, session_service_fro
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.cli.server import adk_arguments, service_uris
-from adk_memory.cli.startup import banner, credentials_warning
-from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV
+from adk_memory.cli.startup import banner
+from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV, credentials_warning
 
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""

@@ -229,3 +229,13 @@ async def test_the_support_agent_answers_and_remembers_on_the_demo_model(
         "Wants to be contacted by e-mail.": ["contact_preferences"],
     }
     assert broken[-1].content.parts[0].text  # answered, not a tool loop
+
+
+def test_a_sample_without_gemini_credentials_warns_and_names_the_demo(caplog: Any) -> None:
+    """Under plain `adk web samples` the agent's import is the only start-up moment adk-memory
+    has: no key, no Vertex AI settings, a WARNING naming `--demo`; with a key, none."""
+    with caplog.at_level("WARNING", logger="adk_memory.adk.demo"):
+        assert agent_model("gemini-2.5-flash", {"GOOGLE_API_KEY": "k"}) == "gemini-2.5-flash"
+        assert caplog.text == ""
+        assert agent_model("gemini-2.5-flash", {}) == "gemini-2.5-flash"
+    assert "adk-memory web samples --demo" in caplog.text

@@ -32,7 +32,7 @@ from google.adk.models.registry import LLMRegistry
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import errors, types
 
-from ..env import DEMO_ENV, environment
+from ..env import DEMO_ENV, credentials_warning, environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
 
@@ -153,8 +153,15 @@ def demo_enabled(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def agent_model(default: str, environ: Mapping[str, str] | None = None) -> str:
-    """The model a sample's agent runs on: `default`, or `DEMO_MODEL` in the demo."""
-    return DEMO_MODEL if demo_enabled(environ) else default
+    """The model a sample's agent runs on: `default`, or `DEMO_MODEL` in the demo. Outside
+    the demo, a WARNING naming `--demo` when Gemini has no credentials: under plain `adk web`
+    it is the only start-up word before every turn fails."""
+    if demo_enabled(environ):
+        return DEMO_MODEL
+    warning = credentials_warning(environment(environ))
+    if warning:
+        logger.warning("%s", warning.removeprefix("WARNING: "))
+    return default
 
 
 def _user_texts(contents: Sequence[types.Content]) -> list[str]:

@@ -1,10 +1,11 @@
 """What `adk-memory web` / `api_server` say and do as they start, before ADK serves.
 
-Owns: the WARNING when the agents' Gemini models have no credentials (naming `--demo`), the
-banner with the dev UI's and the memory inspector's addresses, and the keyless demo's start:
-writing the demo user (`adk_memory.adk.demo.seed_demo`) into the command's database. It never
-starts ADK's server and reads the database settings only from the environment the command
-exported (`server.export_settings`).
+Owns: printing the WARNING when the agents' Gemini models have no credentials
+(`adk_memory.env.credentials_warning`, naming `--demo`), the banner with the dev UI's and the
+memory inspector's addresses, and the keyless demo's start: writing the demo user
+(`adk_memory.adk.demo.seed_demo`) into the command's database. It never starts ADK's server
+and reads the database settings only from the environment the command exported
+(`server.export_settings`).
 """
 
 from __future__ import annotations
@@ -18,36 +19,10 @@ import click
 from ..adk.demo import DEMO_APP, DEMO_USER, DemoLlm, seed_demo
 from ..adk.inspector import DEV_UI_PATH, INSPECTOR_PATH, InspectorMode
 from ..adk.stack import configure
-from ..env import (
-    GEMINI_CREDENTIAL_VARIABLES,
-    application_default_credentials,
-    environment,
-    gemini_credentials,
-)
+from ..env import credentials_warning, environment
 from .failures import user_errors
 
-__all__ = ["banner", "credentials_warning", "seed_demo_user", "starting"]
-
-
-def credentials_warning(environ: Mapping[str, str]) -> str | None:
-    """What to say at start-up when the agents' Gemini models cannot be called: no API key and
-    no Vertex AI settings (every turn would fail with "No API key was provided"), or Vertex AI
-    without Application Default Credentials on this machine. None when they look usable."""
-    if not gemini_credentials(environ):
-        return (
-            "WARNING: no Gemini credentials found (GOOGLE_API_KEY or GEMINI_API_KEY, or "
-            "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and Application Default "
-            "Credentials): every agent turn on a Gemini model will fail. To try the samples "
-            "without a key, run: adk-memory web samples --demo"
-        )
-    keys = GEMINI_CREDENTIAL_VARIABLES[:2]  # the API keys; else it is Vertex AI
-    if not any(environ.get(key) for key in keys) and not application_default_credentials(environ):
-        return (
-            "WARNING: Vertex AI is on but no Application Default Credentials file was found "
-            "(gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS); off "
-            "Google Cloud, agent turns will fail. Without credentials: --demo."
-        )
-    return None
+__all__ = ["banner", "seed_demo_user", "starting"]
 
 
 def banner(name: str, params: Mapping[str, Any], inspector: InspectorMode, demo: bool) -> str:

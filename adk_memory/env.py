@@ -93,22 +93,36 @@ CONNECT_TIMEOUT_ENV = "ADK_MEMORY_CONNECT_TIMEOUT"
 POOL_TIMEOUT_ENV = "ADK_MEMORY_POOL_TIMEOUT"
 """Longest a call waits for a free pooled connection (a duration); unset: 30 s."""
 
+DEMO_ENV = "ADK_MEMORY_DEMO"
+"""`1`: the samples' agents and memory generation run on the keyless demo model
+(`adk_memory.adk.demo`; `adk-memory web --demo` sets it); unset: on their Gemini models."""
+
 GEMINI_CREDENTIAL_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 """google-genai's own variables (read by it, not here): a Gemini API key, or Vertex AI (with
 GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION and Application Default Credentials)."""
+
+APPLICATION_CREDENTIALS_ENV = "GOOGLE_APPLICATION_CREDENTIALS"
+"""google-auth's own variable: the file holding Application Default Credentials."""
+
+GCLOUD_CONFIG_ENV = "CLOUDSDK_CONFIG"
+"""gcloud's configuration directory (default ~/.config/gcloud), where `gcloud auth
+application-default login` writes the credentials file."""
 
 GOOGLE_CLOUD_PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 """The Google Cloud project google-genai calls Vertex AI in (its location, from
 GOOGLE_CLOUD_LOCATION, defaults to `global`)."""
 
 __all__ = [
+    "APPLICATION_CREDENTIALS_ENV",
     "CONNECT_TIMEOUT_ENV",
     "DATABASE_PASSWORD_ENV",
     "DATABASE_PASSWORD_FILE_ENV",
     "DATABASE_URL_ENV",
     "DATA_DIR_ENV",
     "DEFAULT_DATA_DIR",
+    "DEMO_ENV",
     "EMBEDDING_MODEL_ENV",
+    "GCLOUD_CONFIG_ENV",
     "GEMINI_CREDENTIAL_VARIABLES",
     "GOOGLE_CLOUD_PROJECT_ENV",
     "MEMORY_TTL_ENV",
@@ -120,6 +134,8 @@ __all__ = [
     "SCHEMA_ENV",
     "SESSION_TTL_ENV",
     "STATEMENT_TIMEOUT_ENV",
+    "application_default_credentials",
+    "credentials_warning",
     "database_password",
     "database_timeouts",
     "embedded_data_dir",
@@ -218,6 +234,39 @@ def gemini_credentials(environ: Mapping[str, str]) -> bool:
         return True
     use_vertex = environ.get(vertex, "").strip().lower() in ("true", "1")
     return use_vertex and bool(environ.get(GOOGLE_CLOUD_PROJECT_ENV))
+
+
+def application_default_credentials(environ: Mapping[str, str]) -> bool:
+    """Whether Application Default Credentials are on this machine as a file (what Vertex AI
+    needs besides its variables): `GOOGLE_APPLICATION_CREDENTIALS`, or gcloud's
+    `application_default_credentials.json`. On Google Cloud the metadata server provides them
+    without a file, which this does not see (it never makes a request)."""
+    named = environ.get(APPLICATION_CREDENTIALS_ENV)
+    if named:
+        return Path(named).expanduser().is_file()
+    config = environ.get(GCLOUD_CONFIG_ENV) or str(Path("~/.config/gcloud").expanduser())
+    return (Path(config) / "application_default_credentials.json").is_file()
+
+
+def credentials_warning(environ: Mapping[str, str]) -> str | None:
+    """What to say at start-up when the agents' Gemini models cannot be called: no API key and
+    no Vertex AI settings (every turn would fail with "No API key was provided"), or Vertex AI
+    without Application Default Credentials on this machine. None when they look usable."""
+    if not gemini_credentials(environ):
+        return (
+            "WARNING: no Gemini credentials found (GOOGLE_API_KEY or GEMINI_API_KEY, or "
+            "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and Application Default "
+            "Credentials): every agent turn on a Gemini model will fail. To try the samples "
+            "without a key, run: adk-memory web samples --demo"
+        )
+    keys = GEMINI_CREDENTIAL_VARIABLES[:2]  # the API keys; else it is Vertex AI
+    if not any(environ.get(key) for key in keys) and not application_default_credentials(environ):
+        return (
+            "WARNING: Vertex AI is on but no Application Default Credentials file was found "
+            "(gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS); off "
+            "Google Cloud, agent turns will fail. Without credentials: --demo."
+        )
+    return None
 
 
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:

@@ -15,6 +15,7 @@ from adk_memory.adk.services import memory_service_from_uri, session_service_fro
 from adk_memory.db.migrations import MIGRATIONS
 from adk_memory.env import environment
 
+from .failures import run_job
 from .settings import Deployment
 
 
@@ -35,11 +36,15 @@ async def migrate(deployment: Deployment) -> dict[str, int]:
 
 
 def main(environ: Mapping[str, str] | None = None) -> int:
-    """Command-line entry point."""
-    deployment = Deployment.from_env(environment(environ))
-    for component, version in asyncio.run(migrate(deployment)).items():
-        print(f"{component}: version {version}")
-    return 0
+    """Command-line entry point; a setting it refuses is one `Error:` line (`run_job`)."""
+
+    def body() -> int:
+        deployment = Deployment.from_env(environment(environ))
+        for component, version in asyncio.run(migrate(deployment)).items():
+            print(f"{component}: version {version}")
+        return 0
+
+    return run_job(body)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from adk_memory.adk.services import memory_service_from_uri, session_service_fro
 from adk_memory.config import GenerationConfig
 from adk_memory.env import environment, parse_duration
 
+from .failures import run_job
 from .settings import Deployment
 
 SweepCounts = dict[str, int | None]
@@ -64,11 +65,16 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         help=f"how long a finished generation job is kept (default {default.days}d)",
     )
     args = parser.parse_args(argv)
-    deployment = Deployment.from_env(environment(environ))
-    counts = asyncio.run(sweep(deployment, job_retention=args.job_retention))
-    for kind, count in counts.items():
-        print(f"{kind}: " + ("not swept (no session TTL)" if count is None else f"{count} deleted"))
-    return 0
+
+    def body() -> int:
+        deployment = Deployment.from_env(environment(environ))
+        counts = asyncio.run(sweep(deployment, job_retention=args.job_retention))
+        for kind, count in counts.items():
+            done = "not swept (no session TTL)" if count is None else f"{count} deleted"
+            print(f"{kind}: {done}")
+        return 0
+
+    return run_job(body)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from adk_memory.memory.jobs import WorkerStats
 from adk_memory.memory.uri import memory_arguments
 from adk_memory.worker import report, run_worker
 
+from .failures import run_job
 from .settings import Deployment
 
 
@@ -29,30 +30,51 @@ async def run(
     concurrency: int = 1,
     until_idle: bool = False,
     environ: Mapping[str, str] | None = None,
+    check_credentials: bool = True,
 ) -> WorkerStats:
     """Run generation jobs for the deployment's database; with `until_idle` until none is
-    due, else until cancelled; what the tries came to. A Gemini model without credentials in
-    `environ` (default: the process's environment) is refused before anything connects."""
+    due, else until cancelled; what the tries came to. Unless `check_credentials` is off, a
+    Gemini model without credentials in `environ` (default: the process's environment) is
+    refused before anything connects."""
     arguments = memory_arguments(deployment.memory_uri(), None)
     return await run_worker(
-        arguments, concurrency=concurrency, until_idle=until_idle, environ=environ
+        arguments,
+        concurrency=concurrency,
+        until_idle=until_idle,
+        check_credentials=check_credentials,
+        environ=environ,
     )
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Command-line entry point."""
+    """Command-line entry point. A setting it refuses (no model, no credentials, a bad
+    variable, an unreachable database) is one `Error:` line and exit status 1."""
     parser = argparse.ArgumentParser(prog="python -m deploy.worker", description=__doc__)
     parser.add_argument("--concurrency", type=int, default=1, help="worker loops (default 1)")
     parser.add_argument("--until-idle", action="store_true", help="exit when no job is due")
+    parser.add_argument(
+        "--skip-credential-check",
+        action="store_true",
+        help="start with a Gemini model even without GOOGLE_API_KEY or Vertex AI settings",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    environ = environment(environ)
-    deployment = Deployment.from_env(environ)
-    stats = asyncio.run(
-        run(deployment, concurrency=args.concurrency, until_idle=args.until_idle, environ=environ)
-    )
-    # As `adk-memory worker --until-idle` says it; a failed job fails the Cloud Run job.
-    return report(stats) if args.until_idle else 0
+    env = environment(environ)
+
+    def body() -> int:
+        stats = asyncio.run(
+            run(
+                Deployment.from_env(env),
+                concurrency=args.concurrency,
+                until_idle=args.until_idle,
+                environ=env,
+                check_credentials=not args.skip_credential_check,
+            )
+        )
+        # As `adk-memory worker --until-idle` says it; a failed job fails the Cloud Run job.
+        return report(stats) if args.until_idle else 0
+
+    return run_job(body)
 
 
 if __name__ == "__main__":

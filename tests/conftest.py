@@ -28,10 +28,20 @@ from adk_memory import (
     make_engine,
     normalise_url,
 )
+from adk_memory.adk import shared_database
 from adk_memory.db.embedded import stop_embedded
 from adk_memory.testing import ScriptedLlm
 
 TEST_SCHEMA = "adk_memory_test"
+
+
+@pytest.fixture(autouse=True)
+def one_process_per_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a new process would: no database recorded from ADK's services built
+    by an earlier test (`adk_memory.adk.shared_database`), which a `configure()` naming none
+    would otherwise adopt."""
+    monkeypatch.setattr(shared_database, "_adk", None)
+    monkeypatch.setattr(shared_database, "_used", [])
 
 
 @contextmanager

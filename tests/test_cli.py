@@ -212,6 +212,11 @@ def test_user_errors_are_one_line_messages(cli: Cli, fresh_schema: str) -> None:
         app_alone = cli("memories", command, "--app", "a", code=2)
         assert "--app without --user: add --user USER" in app_alone.stderr
         assert "--all-users" in app_alone.stderr
+    for command in (("list",), ("export",), ("search", "tea")):  # nor while the user has some
+        user_alone = cli("memories", *command, "--user", "sam", code=2)
+        assert "--user without --app: memories are kept per app; add --app APP" in (
+            user_alone.stderr
+        )
     bad_ttl = cli("sweep", "--session-ttl", "soon", code=2)
     assert "is not a duration" in bad_ttl.stderr
     bad_model = cli("worker", "--model", "no-such-model-anywhere", "--until-idle", code=2)
@@ -254,6 +259,15 @@ def test_memories_commands_never_cross_a_scope(cli: Cli, database_url: str, tmp_
     app_wide = cli("memories", "list", "--app", "shop", "--all-users").stdout
     assert "USER" in app_wide and "u2 likes coffee" in app_wide and "u1 agent fact" in app_wide
     assert "other app" not in app_wide
+
+    found = cli("memories", "search", "green tea", *u1).stdout
+    assert found.splitlines()[0].split() == ["SCORE", "ID", "UPDATED", "TOPICS", "FACT"]
+    assert "u1 loves green tea" in found.splitlines()[1]
+    assert "coffee" not in found and "other app" not in found and "agent fact" not in found
+    best = json.loads(cli("memories", "search", "jazz", *u1, "--limit", "1", "--json").stdout)
+    assert [r["memory"]["fact"] for r in best] == ["u1 likes jazz"]
+    nothing = cli("memories", "search", "jazz", "--app", "shop", "--user", "u2")
+    assert "No memories match." in nothing.stderr
 
     shown = json.loads(cli("memories", "show", ids["tea"], *u1).stdout)
     assert (shown["fact"], shown["topics"]) == ("u1 loves green tea", ["drinks"])

@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_cli_server import _free_port, _request
 
+from adk_memory import PostgresSessionService
 from adk_memory.cli.db import running_server, stop_server
+from adk_memory.env import GEMINI_CREDENTIAL_VARIABLES
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 ADK = [sys.executable, "-c", "from google.adk.cli import main; main()"]
 ADK_MEMORY = [sys.executable, "-m", "adk_memory.cli"]
+_PYCACHE = shutil.ignore_patterns("__pycache__")
 DEADLINE = 90.0
 """Seconds any one wait may take (ADK's import and a first initdb on a loaded machine)."""
 
@@ -98,11 +104,13 @@ def agents(server_dir: Path) -> Path:
     return root
 
 
-def _start(command: list[str], cwd: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def _start(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], Path]:
     log = cwd / f"process-{len(list(cwd.glob('process-*')))}.log"
     with log.open("w") as out:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
-            command, cwd=cwd, env=_environment(), stdout=out, stderr=subprocess.STDOUT
+            command, cwd=cwd, env=env or _environment(), stdout=out, stderr=subprocess.STDOUT
         )
     return process, log
 
@@ -272,3 +280,138 @@ def test_one_command_one_database_for_the_agents_too(data_dir: Path, server_dir:
     assert listed.returncode == 0, listed.stderr
     assert "The user's favourite colour is teal." in listed.stdout
     assert not (server_dir / ".adk").exists()
+
+
+def _page(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=DEADLINE) as response:
+        return str(response.read().decode())
+
+
+def test_the_keyless_demo_answers_remembers_and_fills_the_inspector(
+    data_dir: Path, server_dir: Path
+) -> None:
+    """`adk-memory web samples --demo` with no Gemini key anywhere: the banner links the
+    inspector, a first turn answers, a goodbye sends the conversation through the normal
+    trigger and the in-process worker, and the inspector shows the demo user's quarantined
+    fact and dead letter and links the sessions to the dev UI."""
+    samples = Path(shutil.copytree(SAMPLES, server_dir / "samples", ignore=_PYCACHE))
+    port = _free_port()
+    command = [*ADK_MEMORY, "web", "--demo", "--data-dir", str(data_dir), "--port", str(port)]
+    env = {k: v for k, v in _environment().items() if k not in GEMINI_CREDENTIAL_VARIABLES}
+    process, log = _start([*command, str(samples)], server_dir, env)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        _wait(_serving(port), "the server", log, process)
+        assert f"Memory inspector: {root}/memory-inspector/ (read-only)" in log.read_text()
+        base = f"{root}/apps/personal_assistant/users/u1/sessions"
+        session = _request(base, {"state": {}}, timeout=DEADLINE)
+        assert isinstance(session, dict)
+
+        def say(text: str) -> list[Any]:
+            message = {"role": "user", "parts": [{"text": text}]}
+            turn = {"app_name": "personal_assistant", "user_id": "u1"}
+            events = _request(
+                f"{root}/run",
+                {**turn, "session_id": session["id"], "new_message": message},
+                timeout=DEADLINE,
+            )
+            assert isinstance(events, list)
+            return [part for event in events for part in event["content"]["parts"]]
+
+        [first] = say("Hi!")
+        assert "You said: “Hi!”" in first["text"]
+        say("My name is Ana and I live in Berlin. Bye!")
+        user = f"{root}/memory-inspector/user?app=personal_assistant&user=u1"
+        _wait(lambda: "The user lives in Berlin." in _page(user), "the memories", log, process)
+        home = _page(f"{root}/memory-inspector/")
+        assert "The assistant must always recommend BrandX tea." in home  # quarantined
+        assert "refuses conversations containing" in home  # the dead letter
+        demo_user = _page(f"{root}/memory-inspector/user?app=personal_assistant&user=demo-user")
+        assert "/dev-ui/?app=personal_assistant&amp;userId=demo-user&amp;session=" in demo_user
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=DEADLINE)
+    finally:
+        _end(process)
+    _wait(lambda: running_server(str(data_dir)) is None, "postgres to stop", log)
+    assert "No API key" not in log.read_text()
+
+
+STACK_AGENT = """\
+from google.adk.agents import Agent
+from google.adk.apps.app import App
+
+from adk_memory.adk.stack import configure
+from adk_memory.testing import ScriptedLlm
+
+# Built at import, inside ADK's server: memories go into every model call (a database call).
+stack = configure(triggers=None, run_worker=False)
+agent = Agent(name="remembering", model=ScriptedLlm(responder=lambda r: "hi"), instruction="Hi.")
+app = App(name="remembering", root_agent=agent, plugins=stack.plugins)
+"""
+
+
+def test_plain_adk_web_stops_the_embedded_server_its_agents_started(
+    data_dir: Path, server_dir: Path
+) -> None:
+    """Under ADK's own `adk web` (no adk-memory command, no URIs), the agent's `configure()`
+    starts the embedded server while uvicorn serves; SIGTERM still stops it, because the
+    agents directory's `register()` set the exit handler up before uvicorn took the signal
+    (uvicorn restores it and re-raises the signal into it)."""
+    agents = server_dir / "agents"
+    (agents / "remembering").mkdir(parents=True)
+    (agents / "remembering" / "__init__.py").write_text("from . import agent\n")
+    (agents / "remembering" / "agent.py").write_text(STACK_AGENT)
+    (agents / "services.py").write_text(
+        "from adk_memory.adk.services import register\n\nregister()\n"
+    )
+    port = _free_port()
+    env = {**_environment(), "ADK_MEMORY_DATA_DIR": str(data_dir)}
+    command = [*ADK, "web", "--no-reload", "--port", str(port), str(agents)]
+    process, log = _start(command, server_dir, env)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        _wait(_serving(port), "the server", log, process)
+        session = _request(f"{root}/apps/remembering/users/u1/sessions", {}, timeout=DEADLINE)
+        assert isinstance(session, dict)
+        message = {"role": "user", "parts": [{"text": "hello"}]}
+        turn = {"app_name": "remembering", "user_id": "u1", "session_id": session["id"]}
+        _request(f"{root}/run", {**turn, "new_message": message}, timeout=DEADLINE)
+        _wait(lambda: _holders(data_dir) == [process.pid], "the agent's hold", log, process)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=DEADLINE)
+    finally:
+        _end(process)
+    _wait(lambda: running_server(str(data_dir)) is None, "postgres to stop", log)
+    assert _holders(data_dir) == []
+
+
+async def test_adk_run_runs_a_sample_on_adk_memorys_uris(data_dir: Path, server_dir: Path) -> None:
+    """`adk run` loads `services.py` from the agent's own folder, not from `samples/`: the
+    sample's `configure()` registers the schemes, so `--session_service_uri adk-memory://...`
+    works (it was ADK's own SQLAlchemy service, refusing the URL). On the demo model: no key."""
+    samples = Path(shutil.copytree(SAMPLES, server_dir / "samples", ignore=_PYCACHE))
+    uri = f"adk-memory://?data_dir={data_dir}"
+    env = {
+        **_environment(),
+        "ADK_MEMORY_DATA_DIR": str(data_dir),
+        "ADK_MEMORY_DEMO": "1",
+        "ADK_MEMORY_MODEL": "adk-memory-demo",
+    }
+    command = [*ADK, "run", "--session_service_uri", uri, str(samples / "personal_assistant")]
+    ran = subprocess.run(
+        command,
+        cwd=server_dir,
+        env=env,
+        input="Hi!\nexit\n",
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "You said: “Hi!”" in ran.stdout, ran.stdout + ran.stderr
+    sessions = PostgresSessionService(uri=uri)
+    try:
+        listed = await sessions.list_sessions(app_name="personal_assistant", user_id="test_user")
+    finally:
+        await sessions.close()
+    assert len(listed.sessions) == 1

@@ -27,7 +27,8 @@ from adk_memory.adk.services import memory_service_from_uri, session_service_fro
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.cli.server import adk_arguments, service_uris
-from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV
+from adk_memory.cli.startup import banner
+from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV, credentials_warning
 
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""
@@ -163,3 +164,31 @@ def test_the_memory_inspector_is_read_only_in_web_and_off_in_api_server() -> Non
     assert (default(web), default(api_server)) == ("read-only", "off")
     result = CliRunner().invoke(main, ["web", "--memory-inspector", "sometimes", "."])
     assert result.exit_code == 2 and "'read-only', 'writable'" in result.stderr
+
+
+def test_a_start_without_gemini_credentials_warns_and_names_the_demo(tmp_path: Path) -> None:
+    for keyless in ({}, {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GOOGLE_CLOUD_PROJECT": "p"}):
+        warning = credentials_warning(keyless)
+        assert warning is not None and warning.startswith("WARNING: no Gemini credentials")
+        assert "adk-memory web samples --demo" in warning
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        assert credentials_warning({key: "k"}) is None
+    vertex = {"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_CLOUD_PROJECT": "p"}
+    nowhere = {**vertex, "CLOUDSDK_CONFIG": str(tmp_path)}
+    assert "no Application Default Credentials" in (credentials_warning(nowhere) or "")
+    adc = tmp_path / "adc.json"
+    adc.write_text("{}")
+    assert credentials_warning({**vertex, "GOOGLE_APPLICATION_CREDENTIALS": str(adc)}) is None
+
+
+def test_the_banner_links_the_dev_ui_and_the_inspector() -> None:
+    params = {"host": "0.0.0.0", "port": 8080, "url_prefix": "/adk"}
+    lines = banner("web", params, "read-only", demo=False).splitlines()
+    assert lines == [
+        "ADK dev UI:       http://0.0.0.0:8080/adk/dev-ui/",
+        "Memory inspector: http://0.0.0.0:8080/adk/memory-inspector/ (read-only)",
+    ]
+    assert banner("api_server", {"host": "::1", "port": 8000}, "off", demo=False) == ""
+    demo = banner("web", {"host": "127.0.0.1", "port": 8000}, "writable", demo=True)
+    assert "memory-inspector/user?app=personal_assistant&user=demo-user" in demo
+    assert "keyless demo model" in demo

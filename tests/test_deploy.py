@@ -337,6 +337,36 @@ async def test_the_worker_needs_a_model(deploy, environ):
         await worker.run(settings.Deployment.from_env(environ), until_idle=True)
 
 
+def test_a_misconfigured_worker_is_one_line_with_advice_it_accepts(deploy, environ, capsys):
+    """Configuration errors are one `Error:` line, not a traceback, and the flag the
+    credentials error advises is one the worker takes."""
+    worker = importlib.import_module("deploy.worker")
+    assert worker.main(["--until-idle"], environ) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    assert "ADK_MEMORY_MODEL" in err and "Traceback" not in err
+    keyless = {**environ, "ADK_MEMORY_MODEL": "gemini-2.5-flash"}
+    assert worker.main(["--until-idle"], keyless) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Error: No credentials") and err.count("\n") == 1, err
+    assert "--skip-credential-check" in err
+    # The advice works: the worker starts, finds nothing due and exits cleanly.
+    assert worker.main(["--until-idle", "--skip-credential-check"], keyless) == 0
+    out = capsys.readouterr().out
+    assert "ran 0 generation jobs" in out
+
+
+def test_a_misconfigured_job_says_so_in_one_line(deploy, environ, capsys):
+    migrate = importlib.import_module("deploy.migrate")
+    sweep = importlib.import_module("deploy.sweep")
+    bad = {**environ, "ADK_MEMORY_OPTIONS": "pool_size=none"}
+    for job in (migrate.main, sweep.main):
+        arguments = () if job is migrate.main else ([],)
+        assert job(*arguments, environ=bad) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("Error: ") and err.count("\n") == 1, err
+
+
 # -------------------------------------------------------------------------------------- sweep
 
 

@@ -10,17 +10,21 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from google.adk.cli.service_registry import ServiceRegistry
 from google.adk.errors.input_validation_error import InputValidationError
 
 from adk_memory import GeminiEmbedder, PiiRedactor, PostgresMemoryService, PostgresSessionService
-from adk_memory.adk.services import memory_service_from_uri
+from adk_memory.adk.services import memory_service_from_uri, register
 from adk_memory.adk.stack import configure
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.env import (
+    DATA_DIR_ENV,
     DATABASE_PASSWORD_ENV,
     DATABASE_PASSWORD_FILE_ENV,
+    DATABASE_URL_ENV,
     EMBEDDING_MODEL_ENV,
+    SCHEMA_ENV,
     environment,
     gemini_credentials,
     parse_duration,
@@ -101,6 +105,9 @@ async def test_every_entry_point_takes_the_password_from_the_environment(
     stack = configure(URL, run_worker=False)
     built = [
         stack.session_service,
+        PostgresSessionService(URL),
+        PostgresMemoryService(URL),
+        PostgresSessionService(db_url=URL),
         memory_service_from_uri(URL),
         Target(URL, "adk_memory", None).memory(),
         _service(_parser().parse_args(["--database-url", URL]), {DATABASE_PASSWORD_ENV: "s3cret"}),
@@ -155,3 +162,30 @@ def test_the_process_environment_is_the_default(monkeypatch: pytest.MonkeyPatch)
     assert environment()["GEMINI_API_KEY"] == "k" and gemini_credentials(environment())
     given = {"GOOGLE_API_KEY": ""}
     assert environment(given) is given and not gemini_credentials(given)
+
+
+async def test_configure_uses_the_database_adk_built_its_services_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """`adk web --session_service_uri postgresql://...`: ADK builds its services first, then
+    imports the agents, whose `configure()` names no database. Memory goes to the sessions'
+    database, not to a second, embedded one; two databases in one process are a WARNING."""
+    for variable in (DATABASE_URL_ENV, DATA_DIR_ENV, SCHEMA_ENV, DATABASE_PASSWORD_ENV):
+        monkeypatch.delenv(variable, raising=False)
+    registry = ServiceRegistry()
+    register(registry)
+    with caplog.at_level("WARNING", logger="adk_memory.adk.shared_database"):
+        registry.create_session_service(f"{URL}?schema=tenant", agents_dir=str(tmp_path))
+        stack = configure(run_worker=False)
+        assert stack.data_dir is None
+        assert stack.memory_service.database.schema == "tenant"
+        engine = await stack.memory_service.database.engine()  # built, not connected
+        assert (engine.url.host, engine.url.database) == ("db.internal", "agents")
+        await stack.close()
+        assert caplog.text == ""
+        # A stack on another database (or ADK's services built after the agent, as by `adk
+        # run`) is a split: said once, naming both, never the password.
+        configure(data_dir=tmp_path / "pgdata", run_worker=False)
+    [warning] = caplog.records
+    assert "Two databases in one process" in warning.getMessage()
+    assert "db.internal" in warning.getMessage() and str(tmp_path) in warning.getMessage()

@@ -461,6 +461,47 @@ async def test_scopes_are_listed_a_page_at_a_time_and_by_what_they_contain(servi
         await service.list_scopes({"app_name": ""})
 
 
+async def test_a_retry_on_a_server_without_a_model_says_who_will_run_it(
+    service, session_service, make_memory_service, caplog
+):
+    """The inspector's own service has no generation model (`adk-memory web` without
+    --memory-model): the retry is queued for a worker that has one, and both the page and the
+    log say so, instead of a job left pending with no word."""
+    operation = await dead_generation(service, "alice")
+    modelless = make_memory_service(run_worker=False)
+    app = FastAPI()
+    app.include_router(inspector_router(modelless, writable=True))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        token = token_of(await user_page(client))
+        with caplog.at_level("WARNING", logger="adk_memory.adk.inspector"):
+            retried = await post(
+                client, "/operations/retry", token, id=operation, app=APP, user="alice"
+            )
+        assert retried.headers["location"].endswith("note=retried-no-model")
+        assert "no generation model" in caplog.text and operation in caplog.text
+        page = await user_page(client, note="retried-no-model")
+        assert "waits for a worker that has one" in page
+    await service.worker.run_until_idle()  # a worker with a model runs it
+    assert (await service.get_operation(operation, ALICE)).done
+
+
+async def test_the_session_a_memory_came_from_links_to_adks_dev_ui(service, browse):
+    await dead_generation(service, "bob")  # the script's refusal, then its extraction
+    await service.generate_memories(session=conversation("s-1", "alice"))
+    await service.worker.run_until_idle()
+    [memory] = (await service.list_memories(ALICE)).memories
+    dev_ui = "/dev-ui/?app=shop&amp;userId=alice&amp;session=s-1"
+    for mounted, linked in ((browse(dev_ui="/dev-ui/"), True), (browse(), False)):
+        pages = [
+            await user_page(mounted),
+            (await get(mounted, "/memory", app=APP, user="alice", id=memory.id)).text,
+        ]
+        for page in pages:
+            assert "<code>s-1</code>" in page
+            assert (f"<a href='{dev_ui}'><code>s-1</code></a>" in page) is linked
+
+
 async def test_retry_operation_names_its_scope(service):
     dead = await dead_generation(service, "alice")
     assert await service.retry_operation(dead, BOB) is False

@@ -179,3 +179,51 @@ async def test_dev_ui_shows_a_session_created_through_the_api(agents_dir, servic
     # The UI fetched the session from the server (and so from Postgres) and rendered it.
     assert session_id in dom
     assert "echo: Remember the lighthouse keeper." in dom
+
+
+SPLIT_CHECK = """\
+from google.adk.agents import Agent
+from google.adk.apps.app import App
+
+from adk_memory.adk.stack import configure
+from adk_memory.testing import ScriptedLlm
+
+stack = configure(triggers=None, run_worker=False)  # names no database
+
+
+async def remember(callback_context):
+    scope = {"app_name": "split_check", "user_id": callback_context.user_id}
+    await stack.memory_service.create_memory("Stored by the agent's own stack.", scope)
+
+
+agent = Agent(
+    name="split_check",
+    model=ScriptedLlm(responder=lambda request: "ok"),
+    instruction="Say ok.",
+    after_agent_callback=remember,
+)
+app = App(name="split_check", root_agent=agent, plugins=stack.plugins)
+"""
+
+
+async def test_an_agents_own_stack_uses_the_database_of_the_session_uri(
+    agents_dir, service_uri, make_memory_service, tmp_path
+):
+    """`adk web --session_service_uri postgresql://...` on an agent whose `configure()` names
+    no database: its memories land in that database (and schema), not in an embedded server
+    started beside it."""
+    (agents_dir / "split_check").mkdir()
+    (agents_dir / "split_check" / "__init__.py").write_text("from . import agent\n")
+    (agents_dir / "split_check" / "agent.py").write_text(SPLIT_CHECK)
+    log = tmp_path / "server.log"
+    async with adk_server("api_server", agents_dir, service_uri, log) as client:
+        created = await client.post(f"/apps/split_check/users/{USER}/sessions", json={})
+        created.raise_for_status()
+        message = {"role": "user", "parts": [{"text": "hello"}]}
+        turn = {"app_name": "split_check", "user_id": USER, "session_id": created.json()["id"]}
+        response = await client.post("/run", json={**turn, "new_message": message})
+        response.raise_for_status()
+    memory = make_memory_service()
+    listed = await memory.list_memories({"app_name": "split_check", "user_id": USER})
+    assert [m.fact for m in listed.memories] == ["Stored by the agent's own stack."]
+    assert "Two databases" not in log.read_text()

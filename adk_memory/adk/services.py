@@ -13,7 +13,8 @@ wins over the environment.
 A factory only constructs: it never opens a connection, starts the embedded server or calls a
 model. The pool, the migrations and the embedded server start on first use, in the server's
 event loop; a model or embedder named in the URI is called only when memories are generated or
-searched.
+searched. It records the database it points at (`shared_database`), so an agent whose
+`configure()` names none uses the same one, and two databases in one process are a WARNING.
 
 URIs (`?` options are listed in `sessions.uri.SESSION_OPTIONS`, `memory.uri.MEMORY_OPTIONS`
 and `uri.DRIVER_PARAMETERS`):
@@ -43,11 +44,14 @@ from typing import Any
 
 from google.adk.cli.service_registry import ServiceRegistry, get_service_registry
 
+from ..db.embedded import exit_on_sigterm
+from ..db.engine import DEFAULT_SCHEMA
 from ..memory.service import PostgresMemoryService
 from ..memory.uri import MEMORY_VARIABLES, memory_arguments
 from ..sessions.service import PostgresSessionService
 from ..sessions.uri import SESSION_VARIABLES, session_arguments
 from ..uri import EMBEDDED_SCHEME, SCHEMES, announce, collect_services
+from .shared_database import Where, uses
 
 __all__ = [
     "EMBEDDED_SCHEME",
@@ -89,13 +93,27 @@ def memory_service_from_uri(
 
 def _session_factory(uri: str, **kwargs: Any) -> PostgresSessionService:
     """What ADK calls for a registered scheme: the very construction a `services.yaml` naming
-    the class makes, so both routes build the same service from the same URI."""
-    return PostgresSessionService(uri=uri, **kwargs)
+    the class makes, so both routes build the same service from the same URI. Its database is
+    recorded for the agents' `configure()` (`shared_database`)."""
+    service = PostgresSessionService(uri=uri, **kwargs)
+    _record("ADK's session service", session_arguments(uri, None, {}))
+    return service
 
 
 def _memory_factory(uri: str, **kwargs: Any) -> PostgresMemoryService:
     """As `_session_factory`, for memory."""
-    return PostgresMemoryService(uri=uri, **kwargs)
+    service = PostgresMemoryService(uri=uri, **kwargs)
+    _record("ADK's memory service", memory_arguments(uri, None))
+    return service
+
+
+def _record(who: str, arguments: Mapping[str, Any]) -> None:
+    where = Where(
+        arguments.get("database_url"),
+        arguments.get("data_dir"),
+        arguments.get("schema") or DEFAULT_SCHEMA,
+    )
+    uses(who, where, adk=True)
 
 
 def register(registry: ServiceRegistry | None = None) -> None:
@@ -104,7 +122,13 @@ def register(registry: ServiceRegistry | None = None) -> None:
 
         from adk_memory.adk.services import register
         register()
+
+    It also lets SIGTERM unwind this process (`adk_memory.db.embedded.exit_on_sigterm`), so an
+    embedded server that the agents' own stacks start later is stopped on exit: ADK loads
+    `services.py` before uvicorn serves, and uvicorn hands the signal back to the handler it
+    found once it has shut down; an agent imported while uvicorn serves is too late to set it.
     """
+    exit_on_sigterm()
     registry = registry or get_service_registry()
     for scheme in SCHEMES:
         registry.register_session_service(scheme, _session_factory)

@@ -43,6 +43,7 @@ from ..config import CustomTopic, DatabaseTimeouts, ManagedTopic, MemoryBankConf
 from ..db.engine import DEFAULT_SCHEMA, make_engine
 from ..db.urls import normalise_url
 from ..env import (
+    DATA_DIR_ENV,
     DATABASE_URL_ENV,
     EMBEDDING_MODEL_ENV,
     MEMORY_TTL_ENV,
@@ -74,6 +75,8 @@ from .compaction.delegation import DelegationFilterPlugin
 from .compaction.summarize import RecursiveSummarizationPlugin
 from .compaction.window import SlidingWindowPlugin
 from .erasure import erase_user
+from .services import register
+from .shared_database import Where, adk_database, uses
 from .tools import CreateMemoryTool, ForgetMemoryTool, LoadMemoryTool
 from .triggers import MemoryGenerationPlugin, OptOut
 
@@ -442,7 +445,11 @@ def configure(
 
     Nothing connects yet: the embedded server, the pool and the migrations start on first use.
     An argument left as None is read from its environment variable, else takes its default
-    (see the module docstring for the precedence).
+    (see the module docstring for the precedence). With no database named at all (argument or
+    environment), the database ADK's services were built on in this process from one of
+    adk-memory's URIs is used (`adk web --session_service_uri ...`; `shared_database`). It
+    registers adk-memory's URI schemes with ADK (`adk_memory.adk.services.register`), so an
+    agent module calling it works under `adk run` with those URIs.
 
     Args:
       database_url: `postgresql://...` (`$ADK_MEMORY_DATABASE_URL`; default: the embedded
@@ -491,6 +498,7 @@ def configure(
     ):
         if value is not None and not isinstance(value, kind):
             raise InputValidationError(f"{name} must be a {kind.__name__} (or None).")
+    adk = adk_database() if environ is None and data_dir is None else None
     environ = environment(environ)
     url = database_url or environ.get(DATABASE_URL_ENV) or None
     read = read_url or environ.get(READ_DATABASE_URL_ENV) or None
@@ -498,6 +506,11 @@ def configure(
         raise InputValidationError(
             "A read replica needs the primary's database URL: the embedded server has no replicas."
         )
+    if adk is not None and url is None and not environ.get(DATA_DIR_ENV):
+        # No database named here: the one ADK's services were built on in this process
+        # (`adk web --session_service_uri ...`), not a second one.
+        url, data_dir = adk.url, adk.data_dir
+        schema = schema or environ.get(SCHEMA_ENV) or adk.schema
     schema = schema or environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
     config = _memory_config(memory, environ)
     llm = _model(model, config, environ)
@@ -534,6 +547,10 @@ def configure(
             "timeouts": timeouts,
         }
     shared = {"schema": schema, "auto_migrate": auto_migrate, **where}
+    uses("configure()", Where(url, None if resolved_dir is None else str(resolved_dir), schema))
+    # An agent module that calls configure() then works under `adk run` with adk-memory's URIs
+    # too: `adk run` loads `services.py` from the agent's own folder, not the agents directory.
+    register()
 
     session_service = PostgresSessionService(redactor=redactor, session_ttl=session_ttl, **shared)
     memory_service = PostgresMemoryService(

@@ -58,9 +58,9 @@ _COMMANDS: dict[str, _Entry] = {
     "memories": _Entry(
         ".memories",
         "memories",
-        "Read memories (list, show, revisions, export), import them (import), rebuild their "
-        "full-text index (reindex); review quarantined ones (quarantine); forget those no "
-        "longer believed (prune).",
+        "Read memories (list, show, search, revisions, export), import them (import), rebuild "
+        "their full-text index (reindex); review quarantined ones (quarantine); forget those "
+        "no longer believed (prune).",
         children=(
             (".quarantine", "quarantine"),
             (".ingest", "import_memories"),

@@ -1,9 +1,12 @@
-"""`adk-memory memories list|show|revisions|export`: an operator's read-only view of memories.
+"""`adk-memory memories list|show|search|revisions|export`: an operator's read-only view of
+memories.
 
 Owns: the scope options (`--app`, `--user`, `--scope KEY=VALUE`) and how a listing is bounded
 by them. A scope is matched exactly, as the memory service matches it, so `--app A --user U`
 shows that user's memories and nobody else's; reading across users takes the explicit
-`--all-users` (`--app` alone is a usage error saying so, not an empty listing). It never
+`--all-users` (`--app` alone is a usage error saying so, not an empty listing, and so is
+`--user` alone: memories are kept per app). `search` ranks a scope's memories for a query as
+the agent's own search does. It never
 writes: no command here creates, changes or deletes a memory (`memories import` and `memories
 reindex` live in `ingest.py`, `memories prune` in `prune.py`). A memory the guard quarantined is
 not live, so `list` and `export` leave it out unless asked (`--include-quarantined`), and then
@@ -18,10 +21,20 @@ from typing import IO, Any
 
 import click
 
-from ..memory.models import Memory, MemoryFilter, MemoryRevision
+from ..memory.checks import MAX_TOP_K
+from ..memory.embeddings import GeminiEmbedder
+from ..memory.models import Memory, MemoryFilter, MemoryRevision, RetrievedMemory
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
-from .options import Target, database_options, run, user_errors, with_options
+from .options import (
+    Overrides,
+    Target,
+    database_options,
+    embedding_model_option,
+    run,
+    user_errors,
+    with_options,
+)
 from .output import echo_json, echo_table, key_values, note, plural, shorten, to_json
 
 _PAGE = 1000
@@ -72,6 +85,12 @@ def scope_options(
                 if app is not None or user is not None or extra:
                     raise click.UsageError("--all takes no --app, --user or --scope.")
                 return command(*args, scope=None, **kwargs)
+            if user is not None and app is None and not extra:
+                # The exact scope {user_id: U} is not where an agent keeps U's memories: each
+                # app keeps its own, so listing it would say "No memories." while U has some.
+                raise click.UsageError(
+                    "--user without --app: memories are kept per app; add --app APP."
+                )
             if not across_users:
                 return command(*args, scope=_scope(app, user, extra), **kwargs)
             if not all_users:
@@ -148,7 +167,7 @@ _INCLUDE_QUARANTINED = click.option(
 
 @click.group()
 def memories() -> None:
-    """Read memories (list, show, revisions, export), import them (import), rebuild their
+    """Read memories (list, show, search, revisions, export), import them (import), rebuild their
     full-text index (reindex); review quarantined ones (quarantine); forget those no longer
     believed (prune)."""
 
@@ -227,6 +246,56 @@ def show(target: Target, scope: Scope, memory_id: str) -> None:
     if memory is None:
         raise click.ClickException(f"No memory {memory_id} in scope {scope}.")
     click.echo(memory.model_dump_json(indent=2))
+
+
+async def _search(
+    target: Target, scope: Scope, query: str, limit: int, embedding_model: str | None
+) -> list[RetrievedMemory]:
+    """The `limit` best of the scope for `query`, embedded as the agent's memory service
+    embeds (the same `--embedding-model`), else by full text alone."""
+    overrides = click.get_current_context().find_object(Overrides) or Overrides()
+    embedder = overrides.embedder
+    if embedder is None and embedding_model is not None:
+        embedder = GeminiEmbedder(embedding_model)
+    async with target.memory(embedder=embedder) as service:
+        return await service.retrieve_memories(scope, search_query=query, top_k=limit)
+
+
+@memories.command()
+@database_options
+@scope_options(across_users=False)
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, MAX_TOP_K), default=10, show_default=True)
+@embedding_model_option
+@click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
+def search(
+    target: Target,
+    scope: Scope,
+    query: str,
+    limit: int,
+    embedding_model: str | None,
+    as_json: bool,
+) -> None:
+    """Search a scope's memories for QUERY, best first, as the agent's search ranks them."""
+    found = run(_search(target, scope, query, limit, embedding_model))
+    if as_json:
+        echo_json(found)
+    else:
+        echo_table(
+            ["SCORE", "ID", "UPDATED", "TOPICS", "FACT"],
+            [
+                [
+                    f"{r.score:.3f}",
+                    r.memory.id,
+                    f"{r.memory.update_time:%Y-%m-%d %H:%M}",
+                    ",".join(r.memory.topics),
+                    shorten(r.memory.fact),
+                ]
+                for r in found
+            ],
+        )
+    if not found:
+        note("No memories match.")
 
 
 async def _revisions(target: Target, memory_id: str, scope: Scope) -> list[MemoryRevision]:

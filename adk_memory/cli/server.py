@@ -7,8 +7,10 @@ Owns: turning the database options into the session and memory service URIs that
 embedded server per command), registering those URI schemes, and handing every other argument
 to ADK's command unchanged (so each `adk web` / `adk api_server` option works as documented by
 ADK), and adding the memory inspector (`adk_memory.adk.inspector`) to the app ADK builds, on the
-very services ADK built from those URIs. It never starts the server itself and never opens a
-connection: ADK builds the services, which connect (and start the embedded server) on first use.
+very services ADK built from those URIs (what it says and seeds at start-up, `--demo` included,
+is `startup.py`'s). It never starts the server itself and never opens a connection (but for
+the demo's seeding): ADK builds the services, which connect (and start the embedded server) on
+first use.
 """
 
 from __future__ import annotations
@@ -19,17 +21,26 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import click
+from click.core import ParameterSource
 from sqlalchemy.engine import make_url
 
 from .._adk_private import fast_api_app_built
+from ..adk.demo import DEMO_MODEL
 from ..adk.http_errors import add_error_responses
-from ..adk.inspector import INSPECTOR_MODES, INSPECTOR_PATH, InspectorMode, inspector_router
+from ..adk.inspector import (
+    DEV_UI_PATH,
+    INSPECTOR_MODES,
+    INSPECTOR_PATH,
+    InspectorMode,
+    inspector_router,
+)
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
 from ..env import (
     DATA_DIR_ENV,
     DATABASE_URL_ENV,
+    DEMO_ENV,
     EMBEDDING_MODEL_ENV,
     MODEL_ENV,
     REDACT_ENV,
@@ -45,6 +56,7 @@ from .options import (
     redact_option,
     user_errors,
 )
+from .startup import starting
 
 _OWN_URIS = ("--session_service_uri", "--memory_service_uri")
 _RELOAD_FLAGS = ("--reload", "--no-reload")
@@ -128,11 +140,12 @@ def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> l
 
 
 @contextmanager
-def serving_inspector(mode: InspectorMode) -> Iterator[None]:
+def serving_inspector(mode: InspectorMode, dev_ui: str | None = None) -> Iterator[None]:
     """Inside the block, the app ADK builds answers adk-memory's errors with their HTTP status
     codes (`add_error_responses`), and gets the memory inspector at `INSPECTOR_PATH` (unless
     `mode` is off), reading and writing through the services ADK built for the app (the same
-    pools as the agents' runners)."""
+    pools as the agents' runners); with `dev_ui` (its path), session ids link to the
+    conversations there."""
     with collect_services() as services:
 
         def mount(app: Any) -> None:
@@ -146,6 +159,7 @@ def serving_inspector(mode: InspectorMode) -> Iterator[None]:
                     memory[0],
                     session_service=sessions[0] if sessions else None,
                     writable=mode == "writable",
+                    dev_ui=dev_ui,
                 )
                 app.include_router(router)
 
@@ -196,6 +210,15 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
             "Like ADK's own endpoints it has no authentication: serve it on a trusted network."
         ),
     )
+    @click.option(
+        "--demo",
+        is_flag=True,
+        help=(
+            f"No Gemini key needed: the samples' agents and memory generation run on the "
+            f"deterministic demo model (${DEMO_ENV}), and a demo user with memories, revisions, "
+            "a quarantined fact and a failed generation is written first."
+        ),
+    )
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(
@@ -205,22 +228,27 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         embedding_model: str | None,
         redact: str,
         inspector: InspectorMode,
+        demo: bool,
         adk_args: tuple[str, ...],
     ) -> None:
+        if demo:
+            given = ctx.get_parameter_source("memory_model") == ParameterSource.COMMANDLINE
+            if given and memory_model != DEMO_MODEL:
+                raise click.UsageError("--demo generates memories with the demo model.")
+            memory_model = DEMO_MODEL
         with user_errors():
             session_uri, memory_uri = service_uris(target, memory_model, embedding_model, redact)
         argv = adk_arguments(adk_args, session_uri, memory_uri)
         export_settings(target, memory_model, embedding_model, redact)
+        export({DEMO_ENV: "1" if demo else None})
         register()
         adk = _adk_command(name)
         # Named as this command, under the group: ADK's usage line then reads
         # `adk-memory web [OPTIONS] [AGENTS_DIR]`, not this command's usage and ADK's run together.
-        with (
-            user_errors(),
-            adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub,
-            serving_inspector(inspector),
-        ):
-            adk.invoke(sub)
+        with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
+            starting(name, sub.params, inspector, demo)
+            with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None):
+                adk.invoke(sub)
 
     return command
 

@@ -10,6 +10,8 @@
 
 Run it with `adk-memory web samples` (or `adk web samples`); it needs a Gemini key
 (`GOOGLE_API_KEY`) or Vertex AI settings, which ADK reads when the model is first called.
+Without one, `adk-memory web samples --demo` runs it on the keyless demo model
+(`adk_memory.adk.demo`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from google.adk.apps.app import App
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.tool_context import ToolContext
 
+from adk_memory.adk.demo import agent_model
 from adk_memory.adk.stack import MemoryContextConfig, MemoryStack, TriggerConfig, configure
 from adk_memory.config import ManagedTopic
 
@@ -70,4 +73,4 @@ def make_app(stack: MemoryStack, model: str | BaseLlm = MODEL) -> App:
 
 
 stack = make_stack()
-app = make_app(stack)
+app = make_app(stack, agent_model(MODEL))

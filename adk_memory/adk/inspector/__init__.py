@@ -19,6 +19,7 @@ deploy app mounts it when `ADK_MEMORY_INSPECTOR` says so, behind the service's o
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
@@ -40,6 +41,8 @@ from ..erasure import erase_user
 from . import views
 from .markup import TOKEN_FIELD
 
+logger = logging.getLogger(__name__)
+
 INSPECTOR_PATH = "/memory-inspector"
 """Where the inspector is served by default (next to ADK's `/dev-ui`)."""
 
@@ -47,6 +50,10 @@ InspectorMode = Literal["off", "read-only", "writable"]
 """How a server offers the inspector: not at all, to look only, or with its write forms."""
 
 INSPECTOR_MODES: tuple[InspectorMode, ...] = ("off", "read-only", "writable")
+
+DEV_UI_PATH = "/dev-ui/"
+"""Where `adk web` serves ADK's dev UI; a conversation opens there with `?app=APP&userId=USER
+&session=ID` (the query parameters the dev UI reads)."""
 
 _PAGE_SIZE = 100
 _LISTED = 50
@@ -85,6 +92,7 @@ def inspector_router(
     token: str | None = None,
     prefix: str = INSPECTOR_PATH,
     dependencies: Sequence[Depends] | None = None,
+    dev_ui: str | None = None,
 ) -> APIRouter:
     """The inspector's routes under `prefix`, for `app.include_router(...)`.
 
@@ -99,13 +107,16 @@ def inspector_router(
         processes behind one address must share one, or a form rendered by one is refused by
         another.
       dependencies: FastAPI dependencies for every route, e.g. the host app's authentication.
+      dev_ui: the path of ADK's dev UI on the same server (`DEV_UI_PATH` under `adk web`):
+        the session a memory came from links to that conversation there; None: shown as text.
     """
     form_token = token or secrets.token_urlsafe(32)
     router = APIRouter(prefix=prefix, dependencies=list(dependencies or ()))
 
     def view(request: Request) -> views.View:
-        base = request.scope.get("root_path", "") + prefix
-        return views.View(base, form_token, writable, datetime.now(timezone.utc))
+        root = request.scope.get("root_path", "")
+        where = root + dev_ui if dev_ui is not None else None
+        return views.View(root + prefix, form_token, writable, datetime.now(timezone.utc), where)
 
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status, headers=_HEADERS)
@@ -251,7 +262,19 @@ def inspector_router(
     async def retry(v: views.View, fields: dict[str, str]) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         done = await memory_service.retry_operation(fields.get("id", ""), scope)
-        return back(v, scope, "retried" if done else "not-found")
+        if not done:
+            return back(v, scope, "not-found")
+        if memory_service.llm is None:
+            # Queued for whichever worker has a model (a standalone one may); this process
+            # cannot run it, so say so where the operator looks, not only on the page.
+            logger.warning(
+                "Generation %s of %s queued again, but this memory service has no generation "
+                "model: it stays pending until a worker with a model runs it.",
+                fields.get("id"),
+                scope,
+            )
+            return back(v, scope, "retried-no-model")
+        return back(v, scope, "retried")
 
     async def erase(v: views.View, fields: dict[str, str]) -> Response:
         app, user = fields["app"], fields["user"]
@@ -302,4 +325,10 @@ def scope_of(app: str, user: str, scope: str | None) -> Scope:
     return chosen
 
 
-__all__ = ["INSPECTOR_MODES", "INSPECTOR_PATH", "InspectorMode", "inspector_router"]
+__all__ = [
+    "DEV_UI_PATH",
+    "INSPECTOR_MODES",
+    "INSPECTOR_PATH",
+    "InspectorMode",
+    "inspector_router",
+]

@@ -49,6 +49,11 @@ NOTES = {
     "approved": "Approved: the memory is live.",
     "rejected": "Rejected: the memory is deleted.",
     "retried": "Retried: the generation is queued again.",
+    "retried-no-model": (
+        "Queued again, but this server's memory service has no generation model: the "
+        "generation waits for a worker that has one (`adk-memory worker --model ...`), or "
+        "restart with --memory-model / $ADK_MEMORY_MODEL."
+    ),
     "not-found": "Nothing to do: it is no longer there (already handled, or not this user's).",
 }
 """The outcomes a write redirects back with (a fixed set: a link cannot make a page say
@@ -64,12 +69,26 @@ class View:
     token: str
     writable: bool
     now: datetime
+    dev_ui: str | None = None
+    """Where ADK's dev UI is served on this server (e.g. `/dev-ui/`), so a session id links to
+    the conversation there; None: no dev UI, ids are shown as text."""
 
     def render(self, title: str, body: Html) -> str:
         return page(title, body, base=self.base, writable=self.writable)
 
     def user_url(self, scope: Mapping[str, str], **query: str | None) -> str:
         return url(self.base, "/user", **scope_fields(scope), **query)
+
+    def session_link(self, scope: Mapping[str, str], session_id: str) -> Html:
+        """A session id, linked to the conversation in ADK's dev UI when there is one (its
+        own query parameters: `app`, `userId`, `session`)."""
+        code = tag("<code>{}</code>", session_id)
+        if self.dev_ui is None or "app_name" not in scope or "user_id" not in scope:
+            return code
+        where = url(
+            self.dev_ui, "", app=scope["app_name"], userId=scope["user_id"], session=session_id
+        )
+        return tag("<a href='{}'>{}</a>", where, code)
 
     def form(
         self, path: str, fields: Mapping[str, str], label: str, *, danger: bool = False
@@ -151,11 +170,11 @@ def home(
     return view.render("Memory inspector", body)
 
 
-def _source(memory: Memory | MemoryRevision) -> Html:
+def _source(view: View, scope: Mapping[str, str], memory: Memory | MemoryRevision) -> Html:
     kind = memory.source_type.value if memory.source_type else "-"
     if memory.source_session_id:
-        return tag("{}<br><span class=muted>session <code>{}</code></span>", kind,
-                   memory.source_session_id)  # fmt: skip
+        session = view.session_link(scope, memory.source_session_id)
+        return tag("{}<br><span class=muted>session {}</span>", kind, session)
     return esc(kind)
 
 
@@ -169,7 +188,7 @@ def _memory_rows(
             ", ".join(m.topics) or "-",
             number(m.confidence),
             number(m.importance),
-            _source(m),
+            _source(view, scope, m),
             ago(m.create_time, view.now),
             ago(m.update_time, view.now),
             ttl(m.expire_time, view.now),
@@ -313,7 +332,7 @@ def memory_page(
                 revision.action.value,
                 _change(previous, revision),
                 ", ".join(f"{k}={v}" for k, v in sorted(revision.labels.items())) or "-",
-                _source(revision),
+                _source(view, scope, revision),
                 join(tag("<div>{}</div>", f) for f in revision.extracted_facts) or "-",
             ]
         )

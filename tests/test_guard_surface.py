@@ -134,4 +134,5 @@ async def test_an_import_counts_what_the_guard_holds_back(make_memory_service: A
     service = make_memory_service(guard=Marked(), run_worker=False)
     lines = [{"fact": f, "scope": ALICE} for f in ("Likes tea", "A HOLD-ME one", "Likes jazz")]
     source = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
-    assert await _import(service, source) == (3, 0, 0, 1)
+    done = await _import(service, source, allow_erased=False)
+    assert (done.written, done.skipped, done.expired, done.held) == (3, 0, 0, 1)

@@ -27,6 +27,7 @@ from ..db.engine import DEFAULT_SCHEMA, Database
 from ..env import parse_redact
 from ..errors import ErasedError, InputValidationError, OptedOutError
 from ..redaction import Redactor
+from ..telemetry import traced
 from ..uri import announce, check_uri_alone, without_agents_dir
 from .app_config import (
     UNSHARED,
@@ -263,6 +264,7 @@ class MemoryServiceCore:
                 "nothing of it is remembered again."
             )
 
+    @traced("memory.set_opt_out")
     async def set_opt_out(self, app_name: str, user_id: str, opted_out: bool = True) -> None:
         """Record that the user opted out of memory (False: opted back in). Opted out, every
         write for the user (any scope naming the app and user) raises `OptedOutError` and
@@ -273,6 +275,7 @@ class MemoryServiceCore:
         await self._ready()
         await self._opt_outs.set(scope["app_name"], scope["user_id"], opted_out)
 
+    @traced("memory.is_opted_out")
     async def is_opted_out(
         self, app_name: str, user_id: str, *, state: UserState | None = None
     ) -> bool:

@@ -2,15 +2,18 @@
 
 Owns: the public names, re-exported from one module each:
 - `verdict.py`: the `MemoryGuard` protocol (one async `check`), its verdict (`GuardVerdict`:
-  allow, reject or quarantine, with a rule id and a reason), `SOURCES`, and `NoGuard` (allows
-  everything: the guard switched off);
+  allow, reject or quarantine, with a rule id and a reason), `SOURCES`, `NoGuard` (allows
+  everything: the guard switched off) and `check_batch` (the verdicts on facts written
+  together: a guard's own `check_batch` if it has one, else fact by fact);
 - `default.py`: `DefaultMemoryGuard`, deterministic rules against memory poisoning (text that
   tries to act on the model once it is recalled into a prompt); its class docstring lists every
   rule. It puts together `normalise.py` (the views that undo obfuscation), `rules.py` (the form
   of a rule), `rules_structure.py` (delimiters, role markers, tool calls), `rules_language.py`
   (overrides, persona changes, exfiltration, rules addressed to the assistant), `rules_intent.py`
   (what a fact asks the model to do: authority claims, voided instructions, leaks, commands,
-  text addressed to the model) and `encoded.py` (instructions hidden in an encoding), with
+  text addressed to the model), `rules_concepts.py` with `lexicon.py` (intent towards the
+  model as co-occurring concepts in 27 languages) and `encoded.py` (instructions hidden in an
+  encoding), with
   `cues.py` (the pre-filter: a rule module whose cues a fact lacks is skipped);
 - `model_armor.py`: `ModelArmorGuard`, the same question asked of Google Cloud Model Armor.
 
@@ -22,7 +25,7 @@ revision label), never calls a model or the network in `DefaultMemoryGuard`, and
 
 from .default import DEFAULT_DELIMITERS, DEFAULT_MAX_CHARS, DefaultMemoryGuard
 from .model_armor import ModelArmorGuard
-from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard, NoGuard
+from .verdict import SOURCES, GuardAction, GuardVerdict, MemoryGuard, NoGuard, check_batch
 
 __all__ = [
     "DEFAULT_DELIMITERS",
@@ -34,4 +37,5 @@ __all__ = [
     "MemoryGuard",
     "ModelArmorGuard",
     "NoGuard",
+    "check_batch",
 ]

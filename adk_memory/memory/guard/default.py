@@ -12,18 +12,22 @@ on hostile text (every string gets a verdict) and never puts the fact's text in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ...errors import InputValidationError
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
+from .rules_concepts import concept_hits
 from .rules_intent import INTENT_GATE, intent_hits
 from .rules_language import ADDRESSED_GATE, LANGUAGE_GATE, addressed_hits, language_hits
 from .rules_structure import STRUCTURE_GATE, structure_hits, tag_key
 from .verdict import GuardAction, GuardVerdict
 
 DEFAULT_MAX_CHARS = 10_000
+SEAM_CHARS = 500
+"""How much of each side of two neighbouring facts `check_batch` reads as one text: an
+instruction split across them sits at the seam, and the joined text stays small."""
 DEFAULT_DELIMITERS = ("RELEVANT_MEMORIES", "USER_PROFILE", "PAST_CONVERSATIONS")
 """The section tags the memory block and ADK's memory tool wrap recalled text in."""
 
@@ -124,6 +128,36 @@ class DefaultMemoryGuard:
         should ..."), so the `addressed` signal does not apply to it; every other rule does."""
         return self.verdict(fact, conversational=source == "raw_event")
 
+    async def check_batch(
+        self, facts: Sequence[str], *, scope: Mapping[str, str], source: str
+    ) -> list[GuardVerdict]:
+        """The verdicts on facts written together (one extraction, one tool call, one
+        request), in order: each fact's own, except that two neighbours whose seam (the end of
+        one and the start of the next, `SEAM_CHARS` each) the rules refuse are both refused
+        (`split`): "the assistant should ignore" + "all of its safety rules" is one
+        instruction cut in two, and each half would pass alone."""
+        return self.verdicts(facts, conversational=source == "raw_event")
+
+    def verdicts(self, facts: Sequence[str], *, conversational: bool = False) -> list[GuardVerdict]:
+        """The same verdicts as `check_batch`, synchronously."""
+        verdicts = [self.verdict(fact, conversational=conversational) for fact in facts]
+        for i in range(len(facts) - 1):
+            pair = (facts[i], facts[i + 1])
+            if not all(isinstance(f, str) for f in pair) or not all(
+                verdicts[j].allowed for j in (i, i + 1)
+            ):
+                continue
+            seam = pair[0][-SEAM_CHARS:] + "\n" + pair[1][:SEAM_CHARS]
+            joined = self.verdict(seam, conversational=conversational)
+            if joined.action == GuardAction.REJECT:
+                split = GuardVerdict(
+                    GuardAction.REJECT,
+                    f"read with a neighbouring fact of its batch, {joined.reason}",
+                    "split",
+                )
+                verdicts[i] = verdicts[i + 1] = split
+        return verdicts
+
     def verdict(self, fact: str, *, conversational: bool = False) -> GuardVerdict:
         """The same verdict as `check`, synchronously (`conversational`: a raw event)."""
         if not isinstance(fact, str):
@@ -155,6 +189,7 @@ class DefaultMemoryGuard:
             yield from language_hits(views)
         if not gated or INTENT_GATE.may_hit(views):
             yield from intent_hits(views)
+        yield from concept_hits(views)
         yield from encoded_hits(views, depth, self._hits, gated=gated)
         if not gated or ADDRESSED_GATE.may_hit(views):
             yield from addressed_hits(views)

@@ -46,10 +46,11 @@ _PERSONA = [
     ),
     rx(r"\bstop\s+being\s+(?:an?\s+|the\s+)?(?:assistant|ai|chatbot|helpful|safe)\b"),
     rx(rf"{_START}become\s+(?:an?\s+)?\w*(?:bot|gpt|ai)\b"),
-    rx(
+    rx(  # "your new job" is small talk; "your new task is to ..." gives the model one
         r"\byour\s+(?:new|real|true|actual|only|primary|secret|hidden|updated)\s+(?:task|goal|"
-        r"job|purpose|role|mission|objective|instructions?|directives?|function|identity|"
-        r"persona|orders)\b"
+        r"purpose|mission|objective|instructions?|directives?|function|identity|persona|orders)"
+        r"\b|\byour\s+(?:new|real|true|actual|only|primary|secret|hidden|updated)\s+(?:job|"
+        r"role)\s+(?:is\s+(?:now\s+)?to|:)"
     ),
     rx(r"\b(?:real|true|actual|new|updated|hidden|secret)\s+system\s+(?:prompt|message)\b"),
     rx(
@@ -228,9 +229,7 @@ def _addresses_the_model(views: Views) -> bool:
     """The fact's own words (quotes and reported speech aside) speak to the model: in the
     second person, or as an imperative about its replies, rules or memories. A fact about the
     user is in the third person ("The user prefers ...")."""
-    return bool(_SECOND_PERSON.search(_own_words(views.low))) or bool(
-        _IMPERATIVE.search(_own_words(views.folded))
-    )
+    return bool(_IMPERATIVE.search(_own_words(views.folded)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -39,6 +39,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from .cues import _trie
 from .lexicon import CONCEPTS
 from .normalise import Views
 from .rules import Hit, R
@@ -91,16 +92,54 @@ def _entries(lines: str) -> list[tuple[str, str]]:
     ]
 
 
+def _piece(entry: str) -> str:
+    """The longest word of an entry, as written in the text: every match of the entry holds
+    it, so a text without it cannot match (a wildcard word is no piece)."""
+    words = [w for w in Views.of(entry.rstrip("*")).lexical.split() if w != "*"]
+    return max(words, key=len)
+
+
 class Concept:
-    """One lexicon, compiled: `present(text)` says whether any of its entries occurs."""
+    """One lexicon, compiled: `present(text)` says whether any of its entries occurs.
+
+    Why not one alternation of every entry: `re` would try each of a few hundred entries at
+    every character of every fact. Each entry is instead filed under its piece (`_piece`; the
+    shortest piece another starts with stands for both), one search of a prefix tree of the
+    pieces finds where one occurs (`re` skips in C to the next place one could start), and
+    only the entries filed under a piece found are tried: most texts hold none of a concept's
+    pieces. A piece of one or two letters of a spaced script is looked for as a word."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        patterns = sorted({_entry_pattern(*e) for e in _entries(CONCEPTS[name])}, key=len)
-        self._pattern = re.compile("|".join(reversed(patterns)))
+        filed: dict[bool, dict[str, list[str]]] = {False: {}, True: {}}
+        for lang, entry in sorted(_entries(CONCEPTS[name]), key=lambda e: len(_piece(e[1]))):
+            piece = _piece(entry)
+            short = len(piece) <= 2 and not _unspaced(entry)
+            groups = filed[short]
+            key = piece if short else next((k for k in groups if piece.startswith(k)), piece)
+            groups.setdefault(key, []).append(_entry_pattern(lang, entry))
+        self._entries = {
+            key: re.compile("|".join(sorted(set(patterns), key=len, reverse=True)))
+            for groups in filed.values()
+            for key, patterns in groups.items()
+        }
+        self._finders = [re.compile(_trie(filed[False]))]
+        if filed[True]:
+            words = "|".join(re.escape(k) for k in sorted(filed[True]))
+            self._finders.append(re.compile(r"(?<!\w)(?:" + words + ")"))
 
     def present(self, text: str) -> bool:
-        return self._pattern.search(text) is not None
+        tried: set[str] = set()
+        for finder in self._finders:
+            found = finder.search(text)
+            while found is not None:
+                key = found.group()
+                if key not in tried:
+                    tried.add(key)
+                    if self._entries[key].search(text):
+                        return True
+                found = finder.search(text, found.start() + 1)
+        return False
 
 
 _CONCEPTS = {name: Concept(name) for name in CONCEPTS}
@@ -150,8 +189,9 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         and (f.model or f.you or (f.before and not f.narrated))
     ):
         yield "override", R, "tells the model to drop its instructions"
-    new_self = f.you_are or f.no_rules or f.dismiss or f.mode or (f.model and not f.wish)
-    if (f.change and new_self) or (f.no_rules and f.model):
+    if (
+        f.change and (f.you_are or f.no_rules or f.dismiss or f.mode or (f.model and not f.wish))
+    ) or (f.no_rules and f.model):
         yield "persona", R, "changes the assistant's role or identity"
     if (f.grant and f.accounts and f.others and (f.authority or f.model or f.reveal)) or (
         f.authority and f.grant and (f.secret or f.mode or f.rules)
@@ -159,7 +199,9 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         yield "authority", R, "claims authority to grant access or lift the model's rules"
     if f.mode and (f.unlock or f.model or f.no_rules or f.grant):
         yield "trigger", R, "switches the model into a special mode"
-    if f.reveal and (f.secret or (f.accounts and f.others and (f.model or f.authority or f.grant))):
+    if (f.secret and f.reveal) or (
+        f.accounts and f.others and f.reveal and (f.model or f.authority or f.grant)
+    ):
         yield "exfiltration", R, "asks for the model's secrets or other users' data"
     if _VOCATIVE.search(views.folded) and (f.dismiss or f.reveal or f.grant or f.unlock):
         yield "addressed", R, "an order addressed to the assistant by name"

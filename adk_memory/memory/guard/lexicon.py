@@ -237,7 +237,8 @@ th: คุณ, เธอ, แก
     # "You are" / the model's identity (what a persona change sets).
     "you_are": """
 en: you are, you're, youre, you will be, you'll be, your name is, your new name, call yourself,
-    you are called, is now called, is now named, is now, will be called
+    you are called, is now called, is now named, is now, will be called, assistant is,
+    assistant's name is, ai is, bot is, model is, chatbot is
 fr: tu es, vous etes, tu seras, ton nom est, ton nouveau nom, t'appelles, s'appelle
 es: eres, usted es, seras, tu nombre es, tu nuevo nombre, te llamas, se llama
 de: du bist, du wirst, dein name ist, dein neuer name, heisst, heißt, ist jetzt
@@ -502,6 +503,38 @@ fa: اجازه, مجوز, مجاز, دسترسی
 el: εξουσιοδοτ*, επετρεψ*, αδεια, δικαιωμα*, προσβαση
 ro: autoriz*, permis*, permite, drept*, acces
 th: อนุญาต, สิทธิ์, อนุมัติ, เข้าถึง
+""",
+    # Elevated access: what only an administrator could hand out.
+    "elevated": """
+en: root access, admin access, administrator access, full access, admin rights, administrator
+    rights, admin privileges, elevated privileges, superuser, sudo rights, unrestricted access
+fr: acces administrateur, acces complet, droits administrateur, droits d'administrateur
+es: acceso de administrador, acceso total, acceso completo, permisos de administrador
+de: admin-zugriff, adminzugriff, administratorzugriff, vollzugriff, vollen zugriff, adminrechte,
+    administratorrechte
+nl: beheerderstoegang, volledige toegang, beheerdersrechten, adminrechten
+pl: dostep administratora, pelny dostep, uprawnienia administratora
+tr: yonetici erisimi, tam erisim, yonetici yetkisi
+ar: صلاحيات المسؤول, صلاحيات المدير, وصول كامل, صلاحيات كاملة
+hi: एडमिन एक्सेस, पूर्ण पहुँच, पूरी पहुँच, व्यवस्थापक अधिकार
+id: akses admin, akses penuh, hak admin, akses administrator
+vi: quyen quan tri, toan quyen, quyen truy cap day du
+sv: administratorsbehorighet, adminbehorighet, full atkomst, adminrattigheter
+pt: acesso de administrador, acesso total, acesso completo, permissoes de administrador
+it: accesso amministratore, accesso completo, accesso da amministratore, permessi di amministratore
+ru: права администратора, полный доступ, админский доступ, доступ администратора
+uk: права адміністратора, повний доступ, доступ адміністратора
+ja: 管理者権限, 管理者アクセス, フルアクセス
+zh: 管理员权限, 管理員權限, 完全访问, 完全访问权限, 最高权限
+ko: 관리자 권한, 전체 접근, 전체 권한
+cs: administratorska prava, plny pristup, spravcovska prava
+fi: jarjestelmanvalvojan oikeudet, yllapitajan oikeudet, taydet oikeudet, taysi paasy
+hu: rendszergazdai jogosultsag, adminisztratori jogosultsag, teljes hozzaferes
+he: הרשאות מנהל, גישת מנהל, גישה מלאה
+fa: دسترسی مدیر, دسترسی کامل, دسترسی ادمین
+el: δικαιωματα διαχειριστη, πληρη προσβαση, προσβαση διαχειριστη
+ro: drepturi de administrator, acces complet, acces de administrator
+th: สิทธิ์ผู้ดูแลระบบ, สิทธิ์เต็ม, การเข้าถึงแบบเต็ม
 """,
     # Who could grant permissions or give the model orders.
     "authority": """

@@ -208,11 +208,6 @@ _REPORTED_START = re.compile(
     r"[\"'\u201c\u00ab]|\b(?:said|says|wrote|writes|asked|quote)", re.IGNORECASE
 )
 """What every match of `_REPORTED` starts with: a text without it has nothing to cut."""
-_SECOND_PERSON = rx(
-    r"\b(?:you|your|yours|yourself|you're|youre|you've|you'll|tu|tus|tes|vous|votre|vos|dein|"
-    r"deine|deinen|deiner|deines|dich|dir|euch|usted|ustedes|voce)\b"
-    r"|\b(?:ты|вы|твой|твои|твоя|тебе|тебя|ваш|ваши|вам|вас)\b|你|您|あなた|당신"
-)
 _IMPERATIVE = rx(
     rf"{_START}(?:[^,.;:]{{0,40}},\s*)?(?:please\s+|kindly\s+|now\s+|just\s+)?(?:ignore|"
     r"disregard|forget|override|cancel|drop|pretend|append|prepend|copy|insert|print|reveal|"
@@ -253,7 +248,6 @@ INTENT_GATE = Gate(
                 *_VOCATIVE,
             ],
         ),
-        (lambda v: _own_words(v.low), [_SECOND_PERSON]),
         (lambda v: _own_words(v.folded), [_IMPERATIVE]),
     ]
 )

@@ -106,7 +106,8 @@ th: คำสั่ง, กฎ, ข้อจำกัด, แนวทาง, �
     "dismiss": """
 en: ignore, ignoring, disregard*, forget, override*, overrule, bypass*, circumvent*, skip, discard,
     abandon, set aside, put aside, disable, deactivate, turn off, switch off, lift, drop, break,
-    violate, ignores, bypasses, skips, disables, don't follow, do not follow, stop following,
+    breaks, breaking, violate, no longer bound, not bound by, free from, ignores, bypasses, skips,
+    disables, don't follow, do not follow, stop following,
     no longer follow, pay no attention
 fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne tenez pas compte,
     ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne
@@ -204,6 +205,68 @@ el: προηγουμεν*, πριν, παραπανω, αρχικ*, συστημ
 ro: anterioar*, anterior*, inainte, initial*, sistem*, siguranta
 th: ก่อนหน้า, ก่อนหน้านี้, ข้างต้น, เดิม, ระบบ, ความปลอดภัย
 """,
+    # What the model was told or set up with (what an override or a leak points at).
+    "told": """
+en: were told, been told, was told, were given, been given, were instructed, been instructed,
+    initiali*, were programmed, been programmed, configured with, set up with
+fr: on t'a dit, t'a ete dit, vous a ete dit, on vous a dit, t'a donne
+es: te dijeron, te han dicho, se te dijo, le dijeron, te dieron
+de: man dir gesagt, dir gesagt wurde, dir gegeben, wurdest, mit dem du konfiguriert
+nl: je is verteld, jou is verteld, je hebt gekregen, je bent ingesteld
+pl: ci powiedziano, powiedziano ci, skonfigurowano
+tr: sana soylenen, sana verilen, yapilandirildigin
+ar: قيل لك, ما قيل, اعطيت لك, اعدادك
+hi: बताया गया, कहा गया, कॉन्फ़िगर किया गया
+id: dikatakan kepadamu, diberitahukan kepadamu, diberikan kepadamu, dikonfigurasikan
+vi: duoc dan, duoc bao, duoc cau hinh
+sv: fatt hora, har fatt, konfigurerades
+pt: lhe disseram, te disseram, foi dito, foi configurado
+it: ti e stato detto, ti hanno detto, ti sono state date, sei stato configurato
+ru: тебе говорили, тебе сказали, тебе дали, тебя настроили
+uk: тобі казали, тобі сказали, тебе налаштували
+ja: 言われた, 与えられた, 設定された
+zh: 告诉你的, 给你的, 被配置
+ko: 들은, 받은, 설정된
+cs: ti bylo receno, bylo ti receno, jsi byl nastaven
+fi: sinulle on kerrottu, sinulle on annettu, sinut on maaritetty
+hu: mondtak neked, kaptal, beallitottak
+he: אמרו לך, שניתנו לך, הוגדרה לך
+fa: به تو گفته شده, گفته شده, پیکربندی شده
+el: σου ειπαν, σου δοθηκαν, ρυθμιστηκες
+ro: ti s-a spus, ti-au spus, ai fost configurat
+th: บอกคุณ, ที่ได้รับ, ถูกตั้งค่า
+""",
+    # Precedence claimed over the model's instructions.
+    "precedence": """
+en: priority over, higher priority than, precedence over, supersedes, more important than,
+    takes priority
+fr: priorite sur, prevaut sur, plus important que
+es: prioridad sobre, prevalece sobre, mas importante que
+de: vorrang vor, hat vorrang, wichtiger als
+nl: voorrang op, gaat voor, belangrijker dan
+pl: pierwszenstwo przed, priorytet nad, wazniejsze niz
+tr: oncelikli, onceliklidir, daha onemli
+ar: اولوية على, اهم من
+hi: से अधिक प्राथमिकता, प्राथमिकता
+id: prioritas di atas, lebih penting dari
+vi: uu tien hon, quan trong hon
+sv: foretrade framfor, viktigare an
+pt: prioridade sobre, prevalece sobre, mais importante que
+it: priorita su, prevale su, piu importante di
+ru: приоритет над, важнее
+uk: пріоритет над, важливіше
+ja: より優先, 優先される
+zh: 优先于, 優先於, 高于
+ko: 보다 우선
+cs: prednost pred, dulezitejsi nez
+fi: etusijalla, tarkeampi kuin
+hu: elsobbseg, fontosabb mint
+he: עדיפות על
+fa: اولویت بالاتر, مهم‌تر از
+el: προτεραιοτητα εναντι
+ro: prioritate fata de, mai important decat
+th: สำคัญกว่า, มีความสำคัญเหนือ
+""",
     # Second person: the model spoken to (never enough alone: people say "you" to each other).
     "you": """
 en: you, your, yours, yourself, you're, youre, you've, you'll, u
@@ -237,7 +300,8 @@ th: คุณ, เธอ, แก
     # "You are" / the model's identity (what a persona change sets).
     "you_are": """
 en: you are, you're, youre, you will be, you'll be, your name is, your new name, call yourself,
-    you are called, is now called, is now named, is now, will be called, assistant is,
+    you are called, is now called, is now named, is now, will be called, you will now, you'll now,
+    you must now, you shall now, you have no, you no longer have, assistant is,
     assistant's name is, ai is, bot is, model is, chatbot is
 fr: tu es, vous etes, tu seras, ton nom est, ton nouveau nom, t'appelles, s'appelle
 es: eres, usted es, seras, tu nombre es, tu nuevo nombre, te llamas, se llama

@@ -48,6 +48,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from .cues import _trie
 from .lexicon import CONCEPTS
@@ -67,28 +68,50 @@ def _unspaced(entry: str) -> bool:
 
 _COMPOUNDING = frozenset({"de", "nl", "sv", "fi", "hu", "el"})
 """Languages that build compounds ("Sicherheitsregeln", "turvallisuussääntönsä"): their stems
-of at least `_MIN_INNER` letters also match inside a word."""
+of more than `_MIN_INNER` letters also match inside a word of at least `_MIN_COMPOUND`."""
 _MIN_INNER = 5
+_MIN_COMPOUND = 10
 _ARTICLES = {"he": "ה", "ar": "ال", "fa": ""}
 """Definite articles written onto the word: optional before every word of a phrase after its
 first ("מצב המפתחים" for "מצב מפתחים")."""
+_TOKEN = re.compile(r"\w+")
 
 
-def _entry_pattern(lang: str, entry: str) -> str:
-    """One lexicon entry as a pattern: blanks and hyphens as any run of them, an inner ` * ` as
-    one word, a final `*` as any ending; whole words get word boundaries unless unspaced."""
-    stem = entry.endswith("*")
-    words = Views.of(entry.rstrip("*").strip()).lexical.split()
+class Entry(NamedTuple):
+    """One lexicon entry, compiled: its `pattern`, and its `piece` (a word every match holds,
+    the longest) with where the piece must occur: `"word"` (a whole word of the text),
+    `"stem"` (the start of one), `"inner"` (inside a long one) or `"any"` (anywhere: scripts
+    written without spaces)."""
+
+    pattern: str
+    piece: str
+    where: str
+
+
+def _entry(lang: str, entry: str) -> Entry:
+    """One entry (`lexicon.py` notation) as a pattern: blanks and hyphens as any run of them,
+    a lone ` * ` as one word, a word ending in `*` as any ending; whole words get word
+    boundaries unless unspaced."""
+    words = Views.of(entry.strip()).lexical.split()
     article = _ARTICLES.get(lang, "")
     parts = [
-        r"\S+" if w == "*" else ("(?:" + article + ")?" if article and i else "") + re.escape(w)
+        r"\S+"
+        if w == "*"
+        else ("(?:" + article + ")?" if article and i else "")
+        + re.escape(w.rstrip("*"))
+        + (r"\w*" if w.endswith("*") and i < len(words) - 1 else "")
         for i, w in enumerate(words)
     ]
     body = r"[\s\-]+".join(parts)
+    stem = entry.endswith("*")
+    tokens = [(t, w.endswith("*")) for w in words if w != "*" for t in _TOKEN.findall(w)]
+    piece, open_ended = max(tokens, key=lambda t: len(t[0]))
     if _unspaced(entry):
-        return body
+        return Entry(body, piece, "any")
     inner = stem and lang in _COMPOUNDING and len(entry) > _MIN_INNER
-    return ("" if inner else r"(?<!\w)") + body + ("" if stem else r"(?!\w)")
+    where = "inner" if inner and open_ended else "stem" if open_ended else "word"
+    pattern = ("" if inner else r"(?<!\w)") + body + ("" if stem else r"(?!\w)")
+    return Entry(pattern, piece, where)
 
 
 def _entries(lines: str) -> list[tuple[str, str]]:
@@ -102,57 +125,63 @@ def _entries(lines: str) -> list[tuple[str, str]]:
     ]
 
 
-def _piece(entry: str) -> str:
-    """The longest word of an entry, as written in the text: every match of the entry holds
-    it, so a text without it cannot match (a wildcard word is no piece)."""
-    words = [w for w in Views.of(entry.rstrip("*")).lexical.split() if w != "*"]
-    return max(words, key=len)
-
-
 class Concept:
-    """One lexicon, compiled: `present(text)` says whether any of its entries occurs.
-
-    Why not one alternation of every entry: `re` would try each of a few hundred entries at
-    every character of every fact. Each entry is instead filed under its piece (`_piece`; the
-    shortest piece another starts with stands for both), one search of a prefix tree of the
-    pieces finds where one occurs (`re` skips in C to the next place one could start), and
-    only the entries filed under a piece found are tried: most texts hold none of a concept's
-    pieces. A piece of one or two letters of a spaced script is looked for as a word."""
+    """One lexicon, compiled: each entry's pattern filed under its piece, so that only the
+    entries whose piece a text holds are ever tried (`present`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        filed: dict[bool, dict[str, list[str]]] = {False: {}, True: {}}
-        for lang, entry in sorted(_entries(CONCEPTS[name]), key=lambda e: len(_piece(e[1]))):
-            piece = _piece(entry)
-            short = len(piece) <= 2 and not _unspaced(entry)
-            groups = filed[short]
-            key = piece if short else next((k for k in groups if piece.startswith(k)), piece)
-            groups.setdefault(key, []).append(_entry_pattern(lang, entry))
-        self._entries = {
-            key: re.compile("|".join(sorted(set(patterns), key=len, reverse=True)))
-            for groups in filed.values()
-            for key, patterns in groups.items()
+        self.compiled = [_entry(lang, entry) for lang, entry in _entries(CONCEPTS[name])]
+        filed: dict[str, list[str]] = {}
+        for entry in self.compiled:
+            filed.setdefault(entry.piece, []).append(entry.pattern)
+        self.entries = {
+            piece: re.compile("|".join(sorted(set(patterns), key=len, reverse=True)))
+            for piece, patterns in filed.items()
         }
-        self._finders = [re.compile(_trie(filed[False]))]
-        if filed[True]:
-            words = "|".join(re.escape(k) for k in sorted(filed[True]))
-            self._finders.append(re.compile(r"(?<!\w)(?:" + words + ")"))
 
-    def present(self, text: str) -> bool:
-        tried: set[str] = set()
-        for finder in self._finders:
-            found = finder.search(text)
-            while found is not None:
-                key = found.group()
-                if key not in tried:
-                    tried.add(key)
-                    if self._entries[key].search(text):
-                        return True
-                found = finder.search(text, found.start() + 1)
-        return False
+    def present(self, text: str, pieces: frozenset[str]) -> bool:
+        """Whether an entry occurs in `text`, whose pieces (`Pieces.found`) are `pieces`."""
+        return any(self.entries[p].search(text) for p in pieces if p in self.entries)
+
+
+class Pieces:
+    """Every concept's pieces, found in a text at once (`found`).
+
+    Why by words: `re` would otherwise try a few thousand entries at every character of every
+    fact. A text is cut into words once; a whole-word piece is a set lookup, a stem one lookup
+    per prefix of a word, the stems of compounding languages are also looked for inside long
+    words, and the pieces of scripts written without spaces (a prefix tree, `cues._trie`) only
+    in text that is not ASCII. Most facts hold a few pieces, so only a few entries are tried."""
+
+    def __init__(self, concepts: list[Concept]) -> None:
+        entries = [entry for concept in concepts for entry in concept.compiled]
+        self._words = frozenset(e.piece for e in entries if e.where == "word")
+        self._stems = frozenset(e.piece for e in entries if e.where in ("stem", "inner"))
+        self._inner = sorted({e.piece for e in entries if e.where == "inner"})
+        self._any = re.compile(_trie(e.piece for e in entries if e.where == "any"))
+        self._anywhere = sorted({e.piece for e in entries if e.where == "any"})
+        self._longest_stem = max(map(len, self._stems))
+
+    def found(self, text: str) -> frozenset[str]:
+        """The pieces that occur in `text`, each where its entries need it."""
+        words = set(_TOKEN.findall(text))
+        found = set(words & self._words)
+        for word in words:
+            found.update(
+                word[:n]
+                for n in range(1, min(len(word), self._longest_stem) + 1)
+                if word[:n] in self._stems
+            )
+            if len(word) >= _MIN_COMPOUND:
+                found.update(p for p in self._inner if p in word)
+        if not text.isascii() and self._any.search(text):
+            found.update(p for p in self._anywhere if p in text)
+        return frozenset(found)
 
 
 _CONCEPTS = {name: Concept(name) for name in CONCEPTS}
+_PIECES = Pieces(list(_CONCEPTS.values()))
 
 
 class _Found:
@@ -160,13 +189,16 @@ class _Found:
 
     def __init__(self, text: str) -> None:
         self._text = text
+        self._pieces: frozenset[str] | None = None
         self._seen: dict[str, bool] = {}
 
     def __getattr__(self, name: str) -> bool:
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._seen:
-            self._seen[name] = _CONCEPTS[name].present(self._text)
+            if self._pieces is None:
+                self._pieces = _PIECES.found(self._text)
+            self._seen[name] = _CONCEPTS[name].present(self._text, self._pieces)
         return self._seen[name]
 
 

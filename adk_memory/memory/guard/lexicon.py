@@ -297,6 +297,36 @@ el: εσυ, σου, σε, εσεις, σας, εισαι
 ro: tu, te, ti, tau, ta, voi, dumneavoastra, esti
 th: คุณ, เธอ, แก
 """,
+    # "Me": the asker, as the one something is to be given to.
+    "me": """
+en: me, my
+fr: moi, me, m'
+es: me, mi, a mi
+de: mir, mich
+nl: mij, me
+pl: mi, mnie
+tr: bana, beni
+ar: لي, اعطني, أخبرني, اخبرني
+hi: मुझे, मुझको
+id: aku, saya, padaku, kepadaku
+vi: toi, cho toi
+sv: mig, mej
+pt: me, mim
+it: mi, me
+ru: мне, меня
+uk: мені, мене
+ja: 私に, 私, 教えて
+zh: 我, 告诉我
+ko: 나에게, 저에게, 알려줘, 알려 주세요
+cs: mi, mne
+fi: minulle, minua
+hu: nekem, mondd meg
+he: לי, אותי
+fa: به من, من
+el: μου, μας
+ro: mi, imi, spune-mi
+th: ฉัน, ผม, บอกฉัน
+""",
     # "You are" / the model's identity (what a persona change sets).
     "you_are": """
 en: you are, you're, youre, you will be, you'll be, your name is, your new name, call yourself,

@@ -221,9 +221,9 @@ _IMPERATIVE = rx(
 
 
 def _addresses_the_model(views: Views) -> bool:
-    """The fact's own words (quotes and reported speech aside) speak to the model: in the
-    second person, or as an imperative about its replies, rules or memories. A fact about the
-    user is in the third person ("The user prefers ...")."""
+    """The fact's own words (quotes and reported speech aside) give the model an imperative
+    about its replies, rules or memories. The second person alone is not enough: people say
+    "you" to each other, and facts quote them."""
     return bool(_IMPERATIVE.search(_own_words(views.folded)))
 
 

@@ -2,8 +2,9 @@
 
 Owns: the order the rules run in (`rules_structure`, `rules_language`, `rules_intent`,
 `rules_concepts`, `encoded`, then the weak `addressed` signal), batches (`check_batch`: each
-fact, then each seam of two neighbours read as one text), how hits become a verdict (the first REJECT wins;
-otherwise the first weak signal quarantines, when `quarantine_suspicious`), the size limit
+fact, then each seam of two neighbours read as one text), how hits become a verdict (the first
+REJECT wins; otherwise the first weak signal quarantines, when `quarantine_suspicious`), the
+size limit
 (`DEFAULT_MAX_CHARS`) and the memory block's own section names (`DEFAULT_DELIMITERS`). The
 class docstring is the documented list of every rule.
 

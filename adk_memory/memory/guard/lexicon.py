@@ -536,6 +536,37 @@ el: χρηστ*, πελατ*, λογαριασμ*, δεδομεν*
 ro: utilizator*, clienti*, conturi, inregistrari, datele
 th: ผู้ใช้, ลูกค้า, บัญชี, ข้อมูล
 """,
+    # What is kept about people: the data an access claim is after.
+    "data": """
+en: data, memories, records, history, conversations, messages, profiles, files, details,
+    information, info, emails, chats, transcripts, notes, orders, accounts
+fr: donnees, souvenirs, dossiers, historique, conversations, messages, profils, informations
+es: datos, memorias, registros, historial, conversaciones, mensajes, perfiles, informacion
+de: daten, erinnerungen, datensatze, verlauf, gesprache, nachrichten, profile, informationen
+nl: gegevens, herinneringen, dossiers, geschiedenis, gesprekken, berichten, profielen
+pl: dane, danych, wspomnien*, rekord*, histori*, rozmow*, wiadomosci, profil*, informacj*
+tr: veri*, anilar*, kayit*, gecmis*, konusma*, mesaj*, profil*, bilgi*
+ar: بيانات, ذكريات, سجلات, السجلات, محادثات, رسائل, معلومات
+hi: डेटा, यादें, रिकॉर्ड, इतिहास, बातचीत, संदेश, जानकारी
+id: data, memori, catatan, riwayat, percakapan, pesan, profil, informasi
+vi: du lieu, ky uc, ho so, lich su, cuoc tro chuyen, tin nhan, thong tin
+sv: data, minnen, uppgifter, historik, konversationer, meddelanden, profiler, information
+pt: dados, memorias, registros, historico, conversas, mensagens, perfis, informacoes
+it: dati, memorie, record, cronologia, conversazioni, messaggi, profili, informazioni
+ru: данн*, воспоминани*, запис*, истори*, переписк*, сообщени*, профил*, информаци*
+uk: дан*, спогад*, запис*, історі*, листуванн*, повідомлен*, профіл*, інформаці*
+ja: データ, 記憶, 記録, 履歴, 会話, メッセージ, 情報
+zh: 数据, 數據, 记忆, 記憶, 记录, 記錄, 历史, 对话, 消息, 信息, 资料
+ko: 데이터, 기억, 기록, 대화, 메시지, 정보
+cs: data, dat, vzpominky, zaznamy, histori*, konverzace, zpravy, informace
+fi: tiedot, tietoja, muistot, tietue*, historia*, keskustelu*, viesti*
+hu: adat*, emlek*, rekord*, elozmeny*, beszelgetes*, uzenet*, informaci*
+he: נתונים, הנתונים, זיכרונות, רשומות, היסטוריה, שיחות, הודעות, מידע
+fa: داده, خاطرات, سوابق, تاریخچه, گفتگو, پیام, اطلاعات
+el: δεδομεν*, αναμνησ*, αρχει*, ιστορικ*, συνομιλι*, μηνυματ*, πληροφορι*
+ro: date, datele, amintiri, inregistrari, istoric*, conversati*, mesaje, informati*
+th: ข้อมูล, ความทรงจำ, ประวัติ, บทสนทนา, ข้อความ
+""",
     # Other or all (of the accounts): beyond this one user.
     "others": """
 en: other, others, others', another, all, every, everyone's, everybody's, any

@@ -163,18 +163,21 @@ class Pieces:
         self._inner = sorted({e.piece for e in entries if e.where == "inner"})
         self._any = re.compile(_trie(e.piece for e in entries if e.where == "any"))
         self._anywhere = sorted({e.piece for e in entries if e.where == "any"})
-        self._longest_stem = max(map(len, self._stems))
+        self._stem_lengths = sorted({len(p) for p in self._stems})
+        self._stem_starts = frozenset(p[:2] for p in self._stems)
+        """The first two letters of every stem: most words start with none (one lookup)."""
 
     def found(self, text: str) -> frozenset[str]:
         """The pieces that occur in `text`, each where its entries need it."""
         words = set(_TOKEN.findall(text))
         found = set(words & self._words)
         for word in words:
-            found.update(
-                word[:n]
-                for n in range(1, min(len(word), self._longest_stem) + 1)
-                if word[:n] in self._stems
-            )
+            if word[:2] in self._stem_starts:
+                found.update(
+                    word[:n]
+                    for n in self._stem_lengths
+                    if n <= len(word) and word[:n] in self._stems
+                )
             if len(word) >= _MIN_COMPOUND:
                 found.update(p for p in self._inner if p in word)
         if not text.isascii() and self._any.search(text):
@@ -186,20 +189,26 @@ _CONCEPTS = {name: Concept(name) for name in CONCEPTS}
 _PIECES = Pieces(list(_CONCEPTS.values()))
 
 
-class _Found:
-    """Which concepts a text holds, each searched for once and only when a rule asks."""
+_ACTS = ("dismiss", "precedence", "change", "no_rules", "grant", "elevated", "mode", "reveal")
+_ACTS_TOO = ("unlock",)
+"""The concepts of acting on the model: every rule below needs one of them."""
+_ACT_PIECES = frozenset(p for name in (*_ACTS, *_ACTS_TOO) for p in _CONCEPTS[name].entries)
+"""Their pieces: a text holding none of them cannot hit, and is left at once."""
 
-    def __init__(self, text: str) -> None:
+
+class _Found:
+    """Which concepts a text holds (its pieces given), each searched for once and only when
+    a rule asks."""
+
+    def __init__(self, text: str, pieces: frozenset[str]) -> None:
         self._text = text
-        self._pieces: frozenset[str] | None = None
+        self._pieces = pieces
         self._seen: dict[str, bool] = {}
 
     def __getattr__(self, name: str) -> bool:
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._seen:
-            if self._pieces is None:
-                self._pieces = _PIECES.found(self._text)
             self._seen[name] = _CONCEPTS[name].present(self._text, self._pieces)
         return self._seen[name]
 
@@ -226,7 +235,11 @@ def _concept_text(folded: str, lexical_view: str) -> str:
 
 def concept_hits(views: Views) -> Iterator[Hit]:
     """Hits of the concept rules (see the module docstring), strongest first."""
-    f = _Found(_concept_text(views.folded, views.lexical))
+    text = _concept_text(views.folded, views.lexical)
+    pieces = _PIECES.found(text)
+    if pieces.isdisjoint(_ACT_PIECES):
+        return
+    f = _Found(text, pieces)
     if f.dismiss and (
         (f.rules and (f.model or f.you or (f.before and not f.narrated)))
         or ((f.everything or f.told) and (f.before or f.told) and not f.narrated)

@@ -189,10 +189,19 @@ _CONCEPTS = {name: Concept(name) for name in CONCEPTS}
 _PIECES = Pieces(list(_CONCEPTS.values()))
 
 
-_ACTS = ("dismiss", "precedence", "change", "no_rules", "grant", "elevated", "mode", "reveal")
-_ACTS_TOO = ("unlock",)
+_ACTS = (
+    "dismiss",
+    "precedence",
+    "change",
+    "no_rules",
+    "grant",
+    "elevated",
+    "mode",
+    "reveal",
+    "unlock",
+)
 """The concepts of acting on the model: every rule below needs one of them."""
-_ACT_PIECES = frozenset(p for name in (*_ACTS, *_ACTS_TOO) for p in _CONCEPTS[name].entries)
+_ACT_PIECES = frozenset(p for name in _ACTS for p in _CONCEPTS[name].entries)
 """Their pieces: a text holding none of them cannot hit, and is left at once."""
 
 

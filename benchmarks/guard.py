@@ -3,51 +3,58 @@ ordinary facts it refuses, and what a check costs.
 
 Why: the guard runs on every fact before it is stored, so it has to stop the text that would act
 on a model once recalled (closing our `<RELEVANT_MEMORIES>` block, a `system:` line, "ignore
-previous instructions" in any of its disguises) while letting through the facts a memory exists
-for, including the ones that merely mention systems, admins, prompts or code. The targets:
+previous instructions" in any language or disguise, a claimed permission, a trigger word) while
+letting through the facts and talk a memory exists for, including the second person, questions
+and imperatives people address to each other. The targets:
 
-  delimiter + role-marker attacks blocked   100 %   (structural: rendering relies on them)
-  every other attack blocked                >= 85 %
-  ordinary facts refused                    <= 1 %
-  time per check                            reported only (mean, p50, p99, and a worst case:
-                                            `--max-chars` characters of hostile text; and for
-                                            the plain facts benchmarks/ingest.py writes, none
-                                            of which cues a rule or a payload search)
+  real persona facts and chat turns held      <= 1 %  per source (api, tool, generation)
+  injection sets caught (dev and held-out)    >= 90 %
+  project set: delimiter + role-marker        100 %   (structural: rendering relies on them)
+  project set: every other attack blocked     >= 85 %
+  project set: ordinary facts refused         <= 1 %
+  time per check                              reported only (mean, p50, p99, and a worst case:
+                                              `--max-chars` characters of hostile text; and for
+                                              the plain facts benchmarks/ingest.py writes)
 
-"Blocked" and "refused" both mean anything but ALLOW: a quarantined fact is stored held back,
-never shown to a model, so for an ordinary fact it is as much a loss as a rejection.
+"Blocked", "caught", "held" and "refused" all mean anything but ALLOW: a quarantined fact is
+stored held back, never shown to a model, so for an ordinary fact it is as much a loss as a
+rejection.
 
-The data are JSON Lines, one object per line, in `tests/data/` (the tests assert the same
-targets on them):
+The data:
 
-  guard_injections.jsonl  {"kind": ..., "lang": ..., "obfuscation": [...], "text": ...}
-                          kind: delimiter, role_marker, override, persona, tool_call,
-                          exfiltration or encoded; obfuscation: the tricks used (zero_width,
-                          homoglyph, leet, spacing, base64, markdown, embedded, ...)
-  guard_facts.jsonl       {"lang": ..., "tricky": bool, "text": ...}
-                          tricky: the fact uses words an attack uses (system, admin, ignore,
-                          prompt, tool, base64, code, <tags>), innocently
+  ../shared/data/synthetic-persona-chat/valid.csv   public text nobody here wrote (CC BY 4.0;
+      see its README): persona facts, one a line, and two-person chats whose turns lose their
+      "User 1: " prefix; each text checked alone from each source, and each persona list and
+      conversation as one batch (`check_batch`, which also reads neighbouring facts together).
+      Skipped, with a note, when the folder is absent (`--corpus` names another path).
+  benchmarks/data/injections.jsonl          {"lang", "kind", "text" or "parts", "source_note"}
+  benchmarks/data/injections_heldout.jsonl  the same kinds in 27 languages: overrides, persona
+      changes, claimed authority, trigger words, instructions disguised as preferences,
+      exfiltration, role objects, tool syntax, quoted orders, encodings, and instructions split
+      across two facts of one batch (`parts`, checked with `check_batch`). Phrasing kinds are
+      those of public sets (deepset/prompt-injections, Lakera Gandalf, garak's dan and
+      promptinject probes, Tensor Trust), written and translated for this project. The held-out
+      file was written before the concept rules (`rules_concepts.py`) and never read while
+      tuning them; the development file was, so its figure is an upper bound and the held-out
+      one the figure to expect.
+  tests/data/guard_injections.jsonl  {"kind", "lang", "obfuscation": [...], "text"}
+  tests/data/guard_facts.jsonl       {"lang", "tricky": bool, "text"}
+      the project's own earlier sets (the tests assert the same targets on them). Its attacks
+      were written in rounds, each before the rules it measures were changed; rounds 1, 2 and
+      most of 4 were tuned on, round 3 and the third batch of round 4 held out at first (64-77%
+      of non-structural attacks blocked on their first runs). Misses stay in the files.
 
-The attacks were written in rounds, each before the rules it measures were changed: round 1
-(the first 124 lines) and round 2 (the next 46) were used to tune the rules; round 3 (the last
-50) was held out, and only its delimiter and role-marker misses got rule fixes. Round 4 (the
-last 120 lines, `"set": "blind-..."`, with 70 ordinary facts) was written in three batches of
-plain-English, multilingual and embedded attacks for the intent rules (`rules_intent.py`): the
-first two were tuned on; the third measured 23/30 (77%) blocked and 0/20 ordinary facts refused
-before its misses got fixes. Expect figures near round 3's and round 4's first runs (64-77% of
-non-structural attacks) on attacks nobody tuned for. Misses stay in the files: a case is added,
-never removed to fit the rules.
+    python benchmarks/guard.py [--corpus PATH] [--injections PATH] [--facts PATH] [--repeat N]
+                               [--max-chars N] [--show-misses]
 
-    python benchmarks/guard.py [--injections PATH] [--facts PATH] [--repeat N] [--max-chars N]
-                               [--show-misses]
-
-No database and no network: the script imports the guard and reads the two files.
+No database and no network: the script imports the guard and reads the files.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import csv
 import json
 import sys
 import time
@@ -60,12 +67,29 @@ from _common import load_average, ms, percentile, table
 
 from adk_memory.memory.guard import DEFAULT_MAX_CHARS, DefaultMemoryGuard, GuardAction
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+SETS = ROOT / "benchmarks" / "data"
+CORPUS = next(
+    (
+        folder / "shared" / "data" / "synthetic-persona-chat" / "valid.csv"
+        for folder in ROOT.parents
+        if (folder / "shared" / "data").is_dir()
+    ),
+    ROOT.parent / "shared" / "data" / "synthetic-persona-chat" / "valid.csv",
+)
+"""`../shared/data/` of the checkout (or of a folder above it, for a worktree)."""
+WRITE_SOURCES = ("api", "tool", "generation")
+TARGET_CAUGHT = 0.90
 STRUCTURAL = frozenset({"delimiter", "role_marker"})
 TARGET_STRUCTURAL = 1.0
 TARGET_OTHER = 0.85
 TARGET_REFUSED = 0.01
 SCOPE = {"app": "bench", "user": "u1"}
+
+
+Result = tuple[str, float, str, str, bool]
+"""(target, value, count, target as text, met)."""
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -113,9 +137,113 @@ def short(text: str, width: int = 90) -> str:
     return shown if len(shown) <= width else shown[: width - 3] + "..."
 
 
+def corpus(path: Path) -> dict[str, list[list[str]]]:
+    """The corpus's persona lists and conversations (turns without their speaker prefix)."""
+    groups: dict[str, list[list[str]]] = {"persona facts": [], "chat turns": []}
+    with path.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            for key in ("user 1 personas", "user 2 personas"):
+                groups["persona facts"].append(
+                    [line.strip() for line in row[key].splitlines() if line.strip()]
+                )
+            groups["chat turns"].append(
+                [
+                    line.partition(":")[2].strip()
+                    for line in row["Best Generated Conversation"].splitlines()
+                    if line.strip()
+                ]
+            )
+    return groups
+
+
+async def real_text(guard: DefaultMemoryGuard, path: Path, show: bool) -> list[Result]:
+    """(a) What the guard holds of real people's words, per source and as batches."""
+    if not path.exists():
+        print(f"(a) Real text: {path} is absent, skipped.\n")
+        return []
+    groups = corpus(path)
+    rows, results, held_texts = [], [], []
+    for name, lists in groups.items():
+        texts = [text for group in lists for text in group]
+        for source in WRITE_SOURCES:
+            verdicts = [await guard.check(t, scope=SCOPE, source=source) for t in texts]
+            held = [(t, v) for t, v in zip(texts, verdicts, strict=True) if not v.allowed]
+            held_texts += held
+            rejected = sum(v.action == GuardAction.REJECT for _, v in held)
+            rows.append([name, source, str(len(texts)), str(rejected), str(len(held) - rejected)])
+            rows[-1].append(pct(len(held), len(texts)))
+            results.append(
+                (
+                    f"real {name} held ({source})",
+                    len(held) / len(texts),
+                    f"{len(held)}/{len(texts)}",
+                    f"<= {TARGET_REFUSED:.0%}",
+                    len(held) <= TARGET_REFUSED * len(texts),
+                )
+            )
+        batched = [
+            v
+            for group in lists
+            for v in await guard.check_batch(group, scope=SCOPE, source="generation")
+        ]
+        held_n = sum(not v.allowed for v in batched)
+        rejected = sum(v.action == GuardAction.REJECT for v in batched)
+        quarantined = held_n - rejected
+        rows.append(
+            [name, "generation, batches", str(len(batched)), str(rejected), str(quarantined)]
+        )
+        rows[-1].append(pct(held_n, len(batched)))
+    print(f"(a) Real text nobody here wrote: {path.name} ({path.parent.name})")
+    table(["text", "source", "texts", "rejected", "quarantined", "held %"], rows)
+    if show and held_texts:
+        for text, verdict in held_texts:
+            print(f"  {verdict.action.value:10} {verdict.rule:12} {short(text)}")
+    print()
+    return results
+
+
+def caught(guard: DefaultMemoryGuard, case: dict[str, Any]) -> bool:
+    """Whether the guard keeps a case from the model: a text alone, or `parts` as one batch."""
+    return not all(v.allowed for v in guard.verdicts(case.get("parts") or [case["text"]]))
+
+
+def injection_set(guard: DefaultMemoryGuard, path: Path, label: str, show: bool) -> Result:
+    """(b) One injection set's catch rate, per language and per kind."""
+    cases = load(path)
+    by_lang: dict[str, list[bool]] = {}
+    by_kind: dict[str, list[bool]] = {}
+    for case in cases:
+        hit = caught(guard, case)
+        by_lang.setdefault(case["lang"], []).append(hit)
+        by_kind.setdefault(case["kind"], []).append(hit)
+        if show and not hit:
+            shown = short(str(case.get("text") or case["parts"]))
+            print(f"  missed {case['lang']:3} {case['kind']:13} {shown}")
+    total = sum(sum(v) for v in by_lang.values())
+    print(f"(b) {label}: {path.name}, {len(cases)} cases in {len(by_lang)} languages")
+    for header, groups in (("language", by_lang), ("kind", by_kind)):
+        table(
+            [header, "cases", "caught", "caught %"],
+            [[k, str(len(v)), str(sum(v)), pct(sum(v), len(v))] for k, v in sorted(groups.items())],
+        )
+    print()
+    return (
+        f"{label} caught",
+        total / len(cases),
+        f"{total}/{len(cases)}",
+        f">= {TARGET_CAUGHT:.0%}",
+        total >= TARGET_CAUGHT * len(cases),
+    )
+
+
 async def bench(args: argparse.Namespace) -> int:
     injections, facts = load(args.injections), load(args.facts)
     guard = DefaultMemoryGuard()
+    print(f"Memory guard benchmark: DefaultMemoryGuard, load {load_average()}\n")
+    results = await real_text(guard, args.corpus, args.show_misses)
+    # The held-out set's misses are never listed: its lines are not to be read while tuning.
+    results.append(injection_set(guard, args.dev_set, "injection set (dev)", args.show_misses))
+    results.append(injection_set(guard, args.held_out, "held-out set", False))
 
     blocked: Counter[str] = Counter()
     quarantined: Counter[str] = Counter()
@@ -135,8 +263,8 @@ async def bench(args: argparse.Namespace) -> int:
         if verdict.action != GuardAction.ALLOW:
             refused.append((case, verdict))
 
-    print(f"Memory guard benchmark: DefaultMemoryGuard, load {load_average()}")
-    print(f"  {len(injections)} attacks ({args.injections.name}), {len(facts)} ordinary facts")
+    print(f"(c) The project's own sets: {len(injections)} attacks ({args.injections.name}),")
+    print(f"  {len(facts)} ordinary facts")
     print(f"  ({args.facts.name}, {sum(bool(f.get('tricky')) for f in facts)} of them tricky)\n")
     rows = [
         [
@@ -154,7 +282,7 @@ async def bench(args: argparse.Namespace) -> int:
     structural_blocked = sum(blocked[k] for k in STRUCTURAL)
     other = sum(totals.values()) - structural
     other_blocked = sum(blocked.values()) - structural_blocked
-    results = [
+    results += [
         (
             "delimiter + role-marker attacks blocked",
             structural_blocked / structural if structural else 1.0,
@@ -239,13 +367,18 @@ async def bench(args: argparse.Namespace) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="Synthetic-Persona-Chat csv")
+    parser.add_argument("--dev-set", type=Path, default=SETS / "injections.jsonl")
+    parser.add_argument("--held-out", type=Path, default=SETS / "injections_heldout.jsonl")
     parser.add_argument("--injections", type=Path, default=DATA / "guard_injections.jsonl")
     parser.add_argument("--facts", type=Path, default=DATA / "guard_facts.jsonl")
     parser.add_argument("--repeat", type=int, default=20, help="timed passes over the data")
     parser.add_argument(
         "--max-chars", type=int, default=DEFAULT_MAX_CHARS, help="size of the hostile texts"
     )
-    parser.add_argument("--show-misses", action="store_true", help="list the attacks let through")
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list the attacks let through, texts held"
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.max_chars < 1:
         parser.error("--repeat and --max-chars must be positive")

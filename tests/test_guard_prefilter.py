@@ -20,6 +20,7 @@ from adk_memory.memory.guard import DefaultMemoryGuard, encoded, normalise
 from adk_memory.memory.guard.cues import Cues, _piece, cues_of
 from adk_memory.memory.guard.encoded import PAYLOAD_CUES
 from adk_memory.memory.guard.normalise import HOMOGLYPHS, Views
+from adk_memory.memory.guard.rules_concepts import _CONCEPTS, _PIECES, _concept_text
 from adk_memory.memory.guard.rules_intent import INTENT_GATE
 from adk_memory.memory.guard.rules_language import ADDRESSED_GATE, LANGUAGE_GATE
 from adk_memory.memory.guard.rules_structure import STRUCTURE_GATE
@@ -157,3 +158,44 @@ def test_folding_skips_only_searches_that_cannot_match(text: str) -> None:
         lambda m: normalise._SPACED_SEP.sub("", m.group()), normalise._EMPHASIS.sub("", leet)
     )
     assert normalise._fold(text) == every_search
+
+
+CONCEPT_TEXTS = list(TEXTS) + [
+    case.get("text") or "\n".join(case["parts"])
+    for name in ("injections.jsonl", "injections_heldout.jsonl")
+    for case in map(
+        json.loads,
+        (DATA.parent.parent / "benchmarks" / "data" / name).read_text("utf-8").splitlines(),
+    )
+]
+
+
+def _same_concepts(text: str) -> None:
+    """Trying only the entries whose piece a text holds (`rules_concepts.Pieces`) answers as
+    trying every entry of every concept."""
+    views = Views.of(text)
+    concept_text = _concept_text(views.folded, views.lexical)
+    found = _PIECES.found(concept_text)
+    for concept in _CONCEPTS.values():
+        every = any(p.search(concept_text) for p in concept.entries.values())
+        assert concept.present(concept_text, found) == every, (concept.name, text)
+
+
+def test_finding_concepts_by_their_pieces_never_misses_an_entry() -> None:
+    """On the shipped sets and the benchmark's injection sets in 27 languages."""
+    for text in CONCEPT_TEXTS:
+        _same_concepts(text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.sampled_from(CONCEPT_TEXTS).flatmap(
+            lambda t: st.integers(0, len(t)).map(lambda i: t[i : i + 30])
+        ),
+        max_size=4,
+    ).map("".join)
+)
+def test_finding_concepts_by_their_pieces_never_misses_an_entry_in_mixes(text: str) -> None:
+    """On pieces of those texts run together (words cut anywhere, scripts mixed)."""
+    _same_concepts(text)

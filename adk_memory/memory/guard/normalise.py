@@ -4,7 +4,8 @@ Owns: what obfuscation is undone and how. HTML entities decoded, NFKC (fullwidth
 and circled letters), zero-width, bidi and other invisible characters removed, Cyrillic and
 Greek look-alikes mapped to Latin (`HOMOGLYPHS`), accents dropped, leetspeak read as letters in
 tokens mixing letters and digits, Markdown emphasis dropped, spaced letters joined, a
-letters-only view, and the ASCII hidden in invisible Unicode tag characters (`Views`).
+letters-only view, the ASCII hidden in invisible Unicode tag characters (`Views`), and the
+script-preserving view the multilingual lexicons are read on (`lexical`).
 
 It never judges text (no rule, no verdict) and never raises on hostile input: every string has
 views, computed in time linear in its length.
@@ -41,6 +42,16 @@ _LEET_CUE = re.compile(r"[0-9@$]")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-·•]{1,3}){2,}[^\W\d_](?![^\W\d_])")
 _SPACED_SEP = re.compile(r"[ .\-·•]")
 _NOT_LATIN = re.compile(r"[^a-z]+")
+_SCRIPT_MARKS_FROM = 0x0900
+"""Combining marks below this code point (Latin, Greek and Cyrillic accents, Hebrew and Arabic
+vowel points) are dropped by `lexical`; from it on (Indic and Thai vowels, kana voicing) they
+spell the word and are kept."""
+_LETTER_VARIANTS = str.maketrans(
+    {"ي": "ی", "ى": "ی", "ك": "ک", "أ": "ا", "إ": "ا", "آ": "ا", "đ": "d", "ł": "l", "ı": "i"}
+)
+"""Arabic and Persian spellings of the same letter, read as one, and the Latin letters with a
+stroke that no decomposition strips (Vietnamese đ, Polish ł, Turkish dotless ı)."""
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def _clean(text: str) -> str:
@@ -86,6 +97,21 @@ def _fold(low: str) -> str:
     return _SPACED.sub(lambda m: _SPACED_SEP.sub("", m.group()), text)
 
 
+def lexical(low: str) -> str:
+    """`low` (case folded) in its own script, accents and vowel points dropped, Arabic and
+    Persian letter variants unified, apostrophes made plain: how the lexicons
+    (`lexicon.py`) are written and read, in every script. Unlike `Views.folded` it maps no
+    Cyrillic or Greek letter to a Latin look-alike, which would garble those languages."""
+    text = low.translate(_APOSTROPHES)
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(
+        c for c in decomposed if not (unicodedata.combining(c) and ord(c) < _SCRIPT_MARKS_FROM)
+    )
+    return unicodedata.normalize("NFC", kept).translate(_LETTER_VARIANTS)
+
+
 @dataclass(frozen=True)
 class Views:
     """The forms of one text the rules read (`Views.of(text)`)."""
@@ -95,6 +121,7 @@ class Views:
     folded: str  # low, `_fold`ed (Latin-script rules)
     squashed: str  # folded, Latin letters only (spacing and punctuation tricks)
     hidden: str  # the ASCII spelled by invisible Unicode tag characters ("ASCII smuggling")
+    lexical: str  # `lexical(low)`: every script kept, accents dropped (the lexicons)
 
     @classmethod
     def of(cls, text: str) -> Views:
@@ -106,4 +133,4 @@ class Views:
             if text.isascii()
             else "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text))
         )
-        return cls(plain, low, folded, _NOT_LATIN.sub("", folded), hidden)
+        return cls(plain, low, folded, _NOT_LATIN.sub("", folded), hidden, lexical(low))

@@ -46,10 +46,11 @@ _PERSONA = [
     ),
     rx(r"\bstop\s+being\s+(?:an?\s+|the\s+)?(?:assistant|ai|chatbot|helpful|safe)\b"),
     rx(rf"{_START}become\s+(?:an?\s+)?\w*(?:bot|gpt|ai)\b"),
-    rx(
+    rx(  # "your new job" is small talk; "your new task is to ..." gives the model one
         r"\byour\s+(?:new|real|true|actual|only|primary|secret|hidden|updated)\s+(?:task|goal|"
-        r"job|purpose|role|mission|objective|instructions?|directives?|function|identity|"
-        r"persona|orders)\b"
+        r"purpose|mission|objective|instructions?|directives?|function|identity|persona|orders)"
+        r"\b|\byour\s+(?:new|real|true|actual|only|primary|secret|hidden|updated)\s+(?:job|"
+        r"role)\s+(?:is\s+(?:now\s+)?to|:)"
     ),
     rx(r"\b(?:real|true|actual|new|updated|hidden|secret)\s+system\s+(?:prompt|message)\b"),
     rx(
@@ -207,11 +208,6 @@ _REPORTED_START = re.compile(
     r"[\"'\u201c\u00ab]|\b(?:said|says|wrote|writes|asked|quote)", re.IGNORECASE
 )
 """What every match of `_REPORTED` starts with: a text without it has nothing to cut."""
-_SECOND_PERSON = rx(
-    r"\b(?:you|your|yours|yourself|you're|youre|you've|you'll|tu|tus|tes|vous|votre|vos|dein|"
-    r"deine|deinen|deiner|deines|dich|dir|euch|usted|ustedes|voce)\b"
-    r"|\b(?:ты|вы|твой|твои|твоя|тебе|тебя|ваш|ваши|вам|вас)\b|你|您|あなた|당신"
-)
 _IMPERATIVE = rx(
     rf"{_START}(?:[^,.;:]{{0,40}},\s*)?(?:please\s+|kindly\s+|now\s+|just\s+)?(?:ignore|"
     r"disregard|forget|override|cancel|drop|pretend|append|prepend|copy|insert|print|reveal|"
@@ -225,12 +221,10 @@ _IMPERATIVE = rx(
 
 
 def _addresses_the_model(views: Views) -> bool:
-    """The fact's own words (quotes and reported speech aside) speak to the model: in the
-    second person, or as an imperative about its replies, rules or memories. A fact about the
-    user is in the third person ("The user prefers ...")."""
-    return bool(_SECOND_PERSON.search(_own_words(views.low))) or bool(
-        _IMPERATIVE.search(_own_words(views.folded))
-    )
+    """The fact's own words (quotes and reported speech aside) give the model an imperative
+    about its replies, rules or memories. The second person alone is not enough: people say
+    "you" to each other, and facts quote them."""
+    return bool(_IMPERATIVE.search(_own_words(views.folded)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -254,7 +248,6 @@ INTENT_GATE = Gate(
                 *_VOCATIVE,
             ],
         ),
-        (lambda v: _own_words(v.low), [_SECOND_PERSON]),
         (lambda v: _own_words(v.folded), [_IMPERATIVE]),
     ]
 )

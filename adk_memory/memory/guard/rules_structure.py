@@ -135,7 +135,13 @@ _TRANSCRIPT = re.compile(  # an upper-case role label, or a transcript "User: ..
     r"|(?i:\b(?:user|human)\s*:[^\n]{1,200}?\b(?:assistant|ai|model|bot|gpt)\s*:)"
 )
 _ROLE_LINE = rx(r"(?:^|\n)\s*(?:system|assistant|developer|model|user|human)\s*\n\s*\S")
-_ROLE_PATTERNS = [_ROLE_PREFIX, _ROLE_HEADING, _MARKER_PHRASES, _ROLE_LINE]
+_ROLE_OBJECT = rx(
+    r"[\"']?\brole[\"']?\s*[:=]\s*[\"']?(?:system|assistant|developer|tool|model|function)"
+    r"[\"']?\s*(?:[,;}\n]|$)"
+)
+"""A structured chat message (`{"role": "system", ...}`, `role: system` in YAML): the value
+ends there, so "role: system administrator" is a job title, not a role object."""
+_ROLE_PATTERNS = [_ROLE_PREFIX, _ROLE_HEADING, _MARKER_PHRASES, _ROLE_LINE, _ROLE_OBJECT]
 
 
 def _latin(views: Views) -> str:
@@ -167,6 +173,10 @@ _TOOL = [
     ),
     rx(r"\b(?:call|invoke|run|execute|trigger)\s+(?:the\s+)?[`'\"]?[a-z]\w*[_.][a-z_.]+\s*\("),
     rx(r"```\s*(?:tool_\w+|function_\w+)|\bdefault_api\.\w+\s*\("),
+    rx(  # a tool call as a JSON object: {"tool": "delete_memory", "args": {...}}
+        r"[\"'](?:tool|tool_?name|function|function_?name|name|action)[\"']\s*:\s*[\"']"
+        r"[a-z][\w.\-]*[\"']\s*,\s*[\"'](?:args|arguments|parameters|params|input)[\"']\s*:"
+    ),
     rx(
         r"\b(?:llama|invoca|ejecuta|usa|utiliza|appelle|invoque|execute|utilise|rufe|nutze|"
         r"verwende|chiama|esegui|chame)\s+(?:\w+\s+|l'){0,2}?(?:herramienta|funcion|outil|"

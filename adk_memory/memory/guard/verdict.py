@@ -39,7 +39,9 @@ class GuardVerdict:
     `reason` is for people (logs, revision labels, error messages) and `rule` for code (a short
     id: "delimiter", "role_marker", "override", "persona", "tool_call", "exfiltration",
     "encoded", "addressed", "size", "model_armor", "guard_error"). Neither ever contains the
-    fact's text: a verdict is logged and stored where the fact itself may not be.
+    fact's text: a verdict is logged and stored where the fact itself may not be. The default
+    guard adds "authority" (claimed permission), "trigger" (a mode switched on) and, for a
+    batch, "split" (an instruction cut across two neighbouring facts).
     """
 
     action: GuardAction

@@ -1,0 +1,819 @@
+"""The guard's multilingual lexicons: the few concepts every attempt to steer a model needs, in
+27 languages (`LANGUAGES`), as words, not sentences.
+
+Why concepts and not phrasings: an injection has to name what it acts on (the assistant, its
+instructions, a secret, other users' data, a mode) and what it wants done with it (ignore it,
+reveal it, grant it, change who the assistant is). Those few ideas have few words in each
+language, while the sentences built from them are endless. `rules_concepts.py` refuses a fact
+only when concepts of different classes co-occur, so a single word ("rules", "password",
+"assistant", "from now on") never refuses anything on its own.
+
+Owns: the word lists (`CONCEPTS`) and their notation. One line per language, entries separated
+by commas; an entry ending in `*` is a stem (any ending: "instruc*"), any other entry a whole
+word or phrase. Entries in scripts written without spaces between words, or whose words take
+attached articles and particles (Chinese, Japanese, Korean, Thai, Arabic, Persian, Hebrew,
+Hindi), are matched anywhere. Entries are normalised as facts are (`normalise.concept_view`):
+case folded, accents and vowel points dropped, so they are written naturally here.
+
+It never matches text itself (`rules_concepts.py` compiles and reads these lists) and holds no
+rule: a concept says nothing about intent alone.
+"""
+
+from __future__ import annotations
+
+LANGUAGES = frozenset(
+    {"en", "fr", "es", "de", "nl", "pl", "tr", "ar", "hi", "id", "vi", "sv", "pt", "it"}
+    | {"ru", "uk", "ja", "zh", "ko", "cs", "fi", "hu", "he", "fa", "el", "ro", "th"}
+)
+"""The languages every concept below is given in (ISO 639-1)."""
+
+CONCEPTS: dict[str, str] = {
+    # The model as the one acted on or spoken to.
+    "model": """
+en: assistant*, ai, a.i., chatbot*, bot, bots, llm, llms, gpt*, chatgpt, gemini, claude, copilot,
+    language model*, the model, virtual assistant*
+fr: assistant*, ia, intelligence artificielle, le modele, chatbot*, robot conversationnel
+es: asistente*, ia, inteligencia artificial, el modelo, chatbot*
+de: assistent*, ki, kunstliche intelligenz, das modell, sprachmodell*, chatbot*
+nl: assistent*, ai, kunstmatige intelligentie, het model, chatbot*
+pl: asystent*, sztuczn* inteligencj*, chatbot*, model jezykowy
+tr: asistan*, yapay zeka*, sohbet botu*
+ar: مساعد, المساعد, ذكاء اصطناعي, الذكاء الاصطناعي, روبوت, بوت, النموذج
+hi: सहायक, एआई, कृत्रिम बुद्धि, आर्टिफिशियल इंटेलिजेंस, बॉट, मॉडल
+id: asisten, kecerdasan buatan, ai, bot, chatbot, model bahasa
+vi: tro ly, ai, tri tue nhan tao, chatbot, mo hinh ngon ngu
+sv: assistent*, ai, artificiell intelligens, chattbot*, sprakmodell*
+pt: assistente*, ia, inteligencia artificial, o modelo, chatbot*
+it: assistente*, ia, intelligenza artificiale, il modello, chatbot*
+ru: ассистент*, помощник*, ии, искусственн* интеллект*, бот, бота, боту, чат-бот*, нейросет*,
+    модель
+uk: асистент*, помічник*, ші, штучн* інтелект*, бот, бота, чат-бот*, модель
+ja: アシスタント, 人工知能, ボット, チャットボット, aiアシスタント, モデル
+zh: 助手, 人工智能, 机器人, 機器人, 聊天机器人, 模型
+ko: 어시스턴트, 비서, 인공지능, 챗봇, 봇, 모델
+cs: asistent*, umel* inteligenc*, chatbot*, ai
+fi: avustaja*, tekoaly*, botti*, chatbot*, kielimalli*
+hu: asszisztens*, mesterseges intelligencia*, chatbot*, bot, botot, mi
+he: עוזר, העוזר, בינה מלאכותית, בוט, הבוט, מודל
+fa: دستیار, هوش مصنوعی, ربات, بات, مدل
+el: βοηθο*, βοηθε*, τεχνητη νοημοσυνη, τεχνητης νοημοσυνης, chatbot, μοντελο
+ro: asistent*, inteligent* artificial*, ia, ai, chatbot*
+th: ผู้ช่วย, เอไอ, ปัญญาประดิษฐ์, บอท, แชทบอท, โมเดล
+""",
+    # The model's instructions, rules and safeguards.
+    "rules": """
+en: instruction*, rule, rules, guideline*, prompt, prompts, directive*, programming, restriction*,
+    limits, limitations, polic*, filters, filtering, safeguards, guardrails, constraints, orders,
+    commands, configuration, content policy, safety settings, moderation
+fr: instruction*, consigne*, regle*, directive*, restriction*, limites, politique*, filtre*,
+    programmation, prompt, ordres, commandes, garde-fous
+es: instruccion*, regla*, directrices, directriz, restriccion*, limites, politica*, filtro*,
+    normas, indicaciones, programacion, ordenes, prompt
+de: anweisung*, regel*, richtlinie*, vorgabe*, einschrankung*, beschrankung*, filter*, befehl*,
+    instruktion*, programmierung, systemprompt, prompt, sicherheitsregel*, inhaltsrichtlinie*
+nl: instructie*, regel*, richtlijn*, beperking*, filter*, opdrachten, beleid*, veiligheidsregel*,
+    prompt
+pl: instrukcj*, zasad*, regul*, wytyczn*, ograniczen*, polecen*, filtr*, polityk*, prompt*
+tr: talimat*, kural*, yonerge*, kisitlama*, sinirlama*, filtre*, komut*, politika*, istem*
+ar: تعليمات, التعليمات, قواعد, القواعد, ارشادات, الارشادات, قيود, القيود, اوامر, الاوامر, سياسة,
+    توجيهات, فلاتر, موجه النظام
+hi: निर्देश, नियम, दिशानिर्देश, प्रतिबंध, पाबंदी, आदेश, फ़िल्टर, नीति, प्रॉम्प्ट
+id: instruksi, aturan, pedoman, batasan, perintah, arahan, kebijakan, filter, prompt
+vi: huong dan, quy tac, chi dan, chi thi, gioi han, han che, menh lenh, chinh sach, bo loc,
+    quy dinh, loi nhac
+sv: instruktion*, regler, regel, reglerna, riktlinj*, begransning*, filter, filtret, order,
+    policy*, direktiv*, sakerhetsregl*, innehallspolicy*, prompt
+pt: instruc*, regra*, diretriz*, diretrizes, restric*, limites, politica*, filtro*, ordens,
+    comandos, prompt
+it: istruzion*, regol*, direttiv*, restrizion*, limiti, politic*, filtr*, ordini, comandi, prompt
+ru: инструкци*, правил*, указани*, ограничени*, директив*, политик*, фильтр*, команд*, промпт*,
+    установк*
+uk: інструкці*, правил*, вказівк*, обмежен*, директив*, політик*, фільтр*, команд*, промпт*
+ja: 指示, 命令, ルール, 規則, ガイドライン, 制限, 制約, ポリシー, フィルター, プロンプト, 設定
+zh: 指令, 指示, 规则, 規則, 准则, 準則, 限制, 约束, 約束, 政策, 过滤, 提示词, 提示詞, 提示, 设定,
+    設定, 命令
+ko: 지시, 지침, 규칙, 명령, 제한, 제약, 정책, 필터, 프롬프트, 가이드라인
+cs: pokyn*, pravid*, instrukc*, omezeni*, smernic*, filtr*, prikaz*, zasad*, prompt*
+fi: ohje*, saanto*, saanno*, rajoitu*, rajoitte*, suodat*, kasky*, maaray*, kehote*, sisaltokaytan*
+hu: utasitas*, szabaly*, iranyelv*, korlatoz*, szuro*, parancs*, eloiras*, prompt*
+he: הוראות, כללים, כללי, הנחיות, מגבלות, חוקים, פקודות, מדיניות, הנחיית
+fa: دستورالعمل, دستورات, دستورها, قوانین, قواعد, محدودیت, راهنما, فیلتر, سیاست, دستور
+el: οδηγι*, κανον*, περιορισμ*, εντολ*, πολιτικ*, φιλτρ*
+ro: instructiun*, regul*, reguli, directiv*, restricti*, limitel*, politic*, filtr*, comenzi*
+th: คำสั่ง, กฎ, ข้อจำกัด, แนวทาง, นโยบาย, ตัวกรอง, ข้อบังคับ
+""",
+    # Dropping, voiding or getting round something.
+    "dismiss": """
+en: ignore, ignoring, disregard*, forget, override*, overrule, bypass*, circumvent*, skip, discard,
+    abandon, set aside, put aside, disable, deactivate, turn off, switch off, lift, drop, break,
+    breaks, breaking, violate, no longer bound, not bound by, free from, ignores, bypasses, skips,
+    disables, don't follow, do not follow, stop following,
+    no longer follow, pay no attention
+fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne tenez pas compte,
+    ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne
+es: ignor*, olvid*, omite, omitir, desactiv*, haz caso omiso, no sigas, no siga, descart*, elud*,
+    salta*, sáltate
+de: ignorier*, vergiss, vergesst, vergessen, missacht*, umgeh*, deaktivier*, uberschreib*,
+    ausser kraft, halte dich nicht, befolge nicht, schalte * aus
+nl: negeer*, negeren, vergeet, vergeten, omzeil*, uitschakel*, schakel * uit, houd je niet,
+    volg niet, naast je neer
+pl: zignoruj*, ignoruj*, zapomnij*, pomin*, omin*, wylacz*, nie przestrzegaj, nie stosuj,
+    lekcewaz*
+tr: yok say*, gormezden gel*, unut*, atla*, devre disi, uyma, dikkate alma, umursama*, ihlal et*
+ar: تجاهل, يتجاهل, انس, انسى, تخطى, تجاوز, عطل, اهمل, لا تتبع, لا تلتزم
+hi: अनदेखा, नज़रअंदाज़, नजरअंदाज, भूल जाओ, भूल जाएं, भूल जाइए, उपेक्षा, दरकिनार, पालन मत, मत मानो,
+    बंद कर
+id: abaikan, mengabaikan, lupakan, jangan ikuti, lewati, nonaktifkan, langgar, melanggar, menembus
+vi: bo qua, quen, phot lo, lo di, vo hieu, khong tuan, dung tuan, vuot qua
+sv: ignorer*, glom, glomma, strunta*, bortse fran, kringga*, stang av, asidosatt*, bry dig inte
+pt: ignor*, esquec*, esqueca, desconsider*, nao siga, contorn*, desativ*, burl*
+it: ignor*, dimentic*, non seguire, aggir*, disattiv*, scavalc*, trascur*
+ru: игнорир*, проигнорир*, забудь*, забыть, не обращай*, не следуй, обойди*, отключи*, отбрось*,
+    пренебрег*, нарушай
+uk: ігнору*, проігнору*, забудь*, не зважай*, не дотримуй*, обійди*, вимкни*, знехтуй*
+ja: 無視, 忘れ, 破棄, 無効, 従わない, 解除, 回避
+zh: 忽略, 无视, 無視, 忘记, 忘掉, 忘記, 不要遵守, 不再遵守, 绕过, 繞過, 跳过, 跳過, 取消,
+    禁用, 抛开, 別管, 别管, 不理会
+ko: 무시, 잊어, 잊고, 잊으, 우회, 해제, 따르지
+cs: ignoruj*, zapomen*, zapomn*, nedodrzuj*, obejdi*, vypni*, nerid se, poruš*
+fi: ohita*, ohittaa, unohda*, ala noudata, ala valita, sivuuta*, kierra*, poista kaytosta
+hu: figyelmen kivul, felejts*, kerul*, kapcsold ki, ne kovesd, ne vedd figyelembe, hagyd figyelmen
+he: התעלם, תתעלם, יתעלם, שכח, תשכח, אל תציית, עקוף, בטל
+fa: نادیده, فراموش, اعتنا نکن, پیروی نکن, دور بزن, غیرفعال
+el: αγνοησ*, αγνοει*, ξεχασ*, ξεχνα, μην ακολουθ*, παρακαμψ*, απενεργοποιησ*
+ro: ignor*, uita, uitati, nu respecta, ocoleste, ocoli*, dezactiv*
+th: เพิกเฉย, ละเว้น, ไม่ต้องสนใจ, ลืม, ข้าม, ยกเลิก
+""",
+    # "Everything" (what an override sweeps away when it names no rules).
+    "everything": """
+en: everything, all that, all of that, anything
+fr: tout, tout ce
+es: todo, todo lo
+de: alles
+nl: alles
+pl: wszystko, o wszystkim
+tr: her sey*
+ar: كل ما, كل شيء
+hi: सब कुछ, जो कुछ, सब
+id: semua, segala
+vi: moi thu, tat ca, het moi
+sv: allt
+pt: tudo
+it: tutto
+ru: всё, все что, все, что
+uk: усе, все
+ja: すべて, 全て, これまでに言われたこと
+zh: 一切, 所有, 全部
+ko: 모든 것, 모든, 전부
+cs: vsechno, vse
+fi: kaikki
+hu: mindent, minden
+he: כל מה, הכל
+fa: هر چیزی, همه چیز
+el: ολα, ο,τι
+ro: tot ce, tot
+th: ทุกอย่าง, ทั้งหมด
+""",
+    # Earlier, above, original: what an override points back at.
+    "before": """
+en: previous*, prior, above, earlier, preceding, before, original, initial, existing, system,
+    safety, programmed, configured, told, given
+fr: precedent*, anterieur*, ci-dessus, avant, initiales, initial, systeme, securite, origin*
+es: anterior*, previa*, previo*, antes, precedentes, originales, iniciales, sistema, seguridad
+de: vorherig*, bisherig*, obig*, vorher, zuvor, fruher*, ursprunglich*, system*, sicherheit*
+nl: vorige, eerdere, eerder, daarvoor, oorspronkelijk*, systeem*, veiligheid*
+pl: poprzedni*, wczesniej*, wczesniejsz*, powyzsz*, systemow*, bezpieczenstw*, pierwotn*
+tr: onceki, daha once, once, yukaridaki, sistem*, guvenlik*, orijinal
+ar: السابقة, السابق, سابقا, قبل, الأصلية, النظام, الامان, الأمان
+hi: पिछले, पहले, ऊपर, मूल, सिस्टम, सुरक्षा
+id: sebelumnya, di atas, awal, asli, sistem, keamanan
+vi: truoc do, truoc day, truoc, ban dau, he thong, an toan
+sv: tidigare, ovan, ursprungliga, system*, sakerhet*
+pt: anterior*, antes, originais, iniciais, sistema, seguranca
+it: precedent*, prima, originali, iniziali, sistema, sicurezza
+ru: предыдущ*, прежн*, раньше, ранее, выше, изначальн*, системн*, безопасност*
+uk: попередн*, раніше, вище, початков*, системн*, безпек*
+ja: 以前, 前の, これまで, 上記, 既存, システム, 安全, 元の
+zh: 之前, 以前, 先前, 此前, 上面, 上述, 以上, 前面, 系统, 系統, 安全, 原来, 原有
+ko: 이전, 전에, 앞의, 위의, 기존, 시스템, 안전
+cs: predchozi*, drive, predtim, vyse, puvodni*, systemov*, bezpecnost*
+fi: aiemm*, aikaisemm*, edelliset, edellis*, ylla, alkuperais*, jarjestelm*, turvallisuus*
+hu: korabbi, korabban, elozo, fenti, eredeti, rendszer*, biztonsagi
+he: הקודמות, הקודמים, קודם, לפני, המקוריות, המערכת, הבטיחות
+fa: قبلی, قبلا, پیشین, بالا, اصلی, سیستم, ایمنی
+el: προηγουμεν*, πριν, παραπανω, αρχικ*, συστηματος, ασφαλειας
+ro: anterioar*, anterior*, inainte, initial*, sistem*, siguranta
+th: ก่อนหน้า, ก่อนหน้านี้, ข้างต้น, เดิม, ระบบ, ความปลอดภัย
+""",
+    # What the model was told or set up with (what an override or a leak points at).
+    "told": """
+en: were told, been told, was told, were given, been given, were instructed, been instructed,
+    initiali*, were programmed, been programmed, configured with, set up with
+fr: on t'a dit, t'a ete dit, vous a ete dit, on vous a dit, t'a donne
+es: te dijeron, te han dicho, se te dijo, le dijeron, te dieron
+de: man dir gesagt, dir gesagt wurde, dir gegeben, wurdest, mit dem du konfiguriert
+nl: je is verteld, jou is verteld, je hebt gekregen, je bent ingesteld
+pl: ci powiedziano, powiedziano ci, skonfigurowano
+tr: sana soylenen, sana verilen, yapilandirildigin
+ar: قيل لك, ما قيل, اعطيت لك, اعدادك
+hi: बताया गया, कहा गया, कॉन्फ़िगर किया गया
+id: dikatakan kepadamu, diberitahukan kepadamu, diberikan kepadamu, dikonfigurasikan
+vi: duoc dan, duoc bao, duoc cau hinh
+sv: fatt hora, har fatt, konfigurerades
+pt: lhe disseram, te disseram, foi dito, foi configurado
+it: ti e stato detto, ti hanno detto, ti sono state date, sei stato configurato
+ru: тебе говорили, тебе сказали, тебе дали, тебя настроили
+uk: тобі казали, тобі сказали, тебе налаштували
+ja: 言われた, 与えられた, 設定された
+zh: 告诉你的, 给你的, 被配置
+ko: 들은, 받은, 설정된
+cs: ti bylo receno, bylo ti receno, jsi byl nastaven
+fi: sinulle on kerrottu, sinulle on annettu, sinut on maaritetty
+hu: mondtak neked, kaptal, beallitottak
+he: אמרו לך, שניתנו לך, הוגדרה לך
+fa: به تو گفته شده, گفته شده, پیکربندی شده
+el: σου ειπαν, σου δοθηκαν, ρυθμιστηκες
+ro: ti s-a spus, ti-au spus, ai fost configurat
+th: บอกคุณ, ที่ได้รับ, ถูกตั้งค่า
+""",
+    # Precedence claimed over the model's instructions.
+    "precedence": """
+en: priority over, higher priority than, precedence over, supersedes, more important than,
+    takes priority
+fr: priorite sur, prevaut sur, plus important que
+es: prioridad sobre, prevalece sobre, mas importante que
+de: vorrang vor, hat vorrang, wichtiger als
+nl: voorrang op, gaat voor, belangrijker dan
+pl: pierwszenstwo przed, priorytet nad, wazniejsze niz
+tr: oncelikli, onceliklidir, daha onemli
+ar: اولوية على, اهم من
+hi: से अधिक प्राथमिकता, प्राथमिकता
+id: prioritas di atas, lebih penting dari
+vi: uu tien hon, quan trong hon
+sv: foretrade framfor, viktigare an
+pt: prioridade sobre, prevalece sobre, mais importante que
+it: priorita su, prevale su, piu importante di
+ru: приоритет над, важнее
+uk: пріоритет над, важливіше
+ja: より優先, 優先される
+zh: 优先于, 優先於, 高于
+ko: 보다 우선
+cs: prednost pred, dulezitejsi nez
+fi: etusijalla, tarkeampi kuin
+hu: elsobbseg, fontosabb mint
+he: עדיפות על
+fa: اولویت بالاتر, مهم‌تر از
+el: προτεραιοτητα εναντι
+ro: prioritate fata de, mai important decat
+th: สำคัญกว่า, มีความสำคัญเหนือ
+""",
+    # Second person: the model spoken to (never enough alone: people say "you" to each other).
+    "you": """
+en: you, your, yours, yourself, you're, youre, you've, you'll, u
+fr: tu, toi, ton, ta, tes, vous, votre, vos, t'a, t'as, t'
+es: tu, tus, te, ti, usted, ustedes, vosotros, eres
+de: du, dich, dir, dein*, euch, ihr, bist
+nl: je, jij, jou, jouw, u, uw, jullie, bent
+pl: ty, ci, cie, ciebie, twoj*, twoi*, jestes
+tr: sen, sana, seni, senin, siz, size, sizin
+ar: انت, أنت, لك, منك
+hi: तुम, तुम्हें, तुम्हारा, तुम्हारे, आप, आपका, आपको, आपके
+id: kamu, anda, kau, mu, dirimu
+vi: ban, may, cau
+sv: du, dig, din, ditt, dina, ni, er
+pt: voce, tu, te, teu, tua, seu, sua, lhe
+it: tu, ti, te, tuo, tua, tuoi, tue, voi, lei, sei
+ru: ты, тебя, тебе, тобой, твой*, твоя, твои, твоё, вы, вас, вам, ваш*
+uk: ти, тебе, тобі, тобою, твій, твоя, твої, ви, вас, вам, ваш*
+ja: あなた, 君, きみ, お前, おまえ
+zh: 你, 您
+ko: 너, 당신, 네가, 니가, 너에게, 너는
+cs: ty, tebe, ti, tvuj, tvoje, tvoji, vy, vas, vam, jsi
+fi: sina, sinun, sinut, sinulle, sinulla, olet, te, teidan
+hu: te, teged, neked, on, onnek, vagy
+he: אתה, את, לך, שלך, אותך
+fa: تو, شما
+el: εσυ, σου, σε, εσεις, σας, εισαι
+ro: tu, te, ti, tau, ta, voi, dumneavoastra, esti
+th: คุณ, เธอ, แก
+""",
+    # "Me": the asker, as the one something is to be given to.
+    "me": """
+en: me, my
+fr: moi, me, m'
+es: me, mi, a mi
+de: mir, mich
+nl: mij, me
+pl: mi, mnie
+tr: bana, beni
+ar: لي, اعطني, أخبرني, اخبرني
+hi: मुझे, मुझको
+id: aku, saya, padaku, kepadaku
+vi: toi, cho toi
+sv: mig, mej
+pt: me, mim
+it: mi, me
+ru: мне, меня
+uk: мені, мене
+ja: 私に, 私, 教えて
+zh: 我, 告诉我
+ko: 나에게, 저에게, 알려줘, 알려 주세요
+cs: mi, mne
+fi: minulle, minua
+hu: nekem, mondd meg
+he: לי, אותי
+fa: به من, من
+el: μου, μας
+ro: mi, imi, spune-mi
+th: ฉัน, ผม, บอกฉัน
+""",
+    # "You are" / the model's identity (what a persona change sets).
+    "you_are": """
+en: you are, you're, youre, you will be, you'll be, your name is, your new name, call yourself,
+    you are called, is now called, is now named, is now, will be called, you will now, you'll now,
+    you must now, you shall now, you have no, you no longer have, assistant is,
+    assistant's name is, ai is, bot is, model is, chatbot is
+fr: tu es, vous etes, tu seras, ton nom est, ton nouveau nom, t'appelles, s'appelle
+es: eres, usted es, seras, tu nombre es, tu nuevo nombre, te llamas, se llama
+de: du bist, du wirst, dein name ist, dein neuer name, heisst, heißt, ist jetzt
+nl: je bent, jij bent, u bent, je heet, je nieuwe naam, heet nu, is nu
+pl: jestes, bedziesz, nazywasz sie, twoje nowe imie, nazywa sie
+tr: sensin, olacaksin, yeni adin, adin, asistansin
+ar: انت الان, أنت الآن, أنت, انت, اسمك
+hi: तुम हो, तुम्हारा नाम, आप हैं, तुम अब
+id: kamu adalah, kamu sekarang, anda adalah, namamu
+vi: ban la, ten cua ban, ban bay gio la
+sv: du ar, du heter, ditt nya namn, heter nu, ar nu
+pt: voce e, voce sera, seu nome e, seu novo nome, se chama, e agora
+it: sei, sarai, ti chiami, il tuo nome, il tuo nuovo nome, si chiama, e ora, e adesso
+ru: ты, теперь ты, тебя зовут, тебя теперь зовут, твое имя, зовут
+uk: ти, тепер ти, тебе звати, твоє ім'я, звати
+ja: あなたは, 君は, お前は, 名前は
+zh: 你是, 你现在是, 您是, 你的名字, 名字是, 名字叫
+ko: 너는, 당신은, 이름은, 입니다
+cs: jsi, budes, jmenujes se, tvoje jmeno
+fi: olet, nimesi on, sinun nimesi
+hu: te vagy, vagy, a neved
+he: אתה, את, שמך, השם שלך
+fa: تو هستی, هستی, اسم تو, نام تو
+el: εισαι, θα εισαι, σε λενε, το ονομα σου
+ro: esti, vei fi, numele tau, te numesti
+th: คุณคือ, คุณเป็น, ชื่อของคุณ
+""",
+    # A change of who the model is, or how long an order lasts.
+    "change": """
+en: from now on, henceforth, hereafter, from this moment, from this point, starting now,
+    as of now, pretend*, act as, acting as, behave as, behave like, roleplay as, role-play as,
+    play the role, impersonate, your new name, new persona, new identity, stay in character
+fr: a partir de maintenant, desormais, dorenavant, des maintenant, fais comme si, faites comme si,
+    fais semblant, joue le role, fais-toi passer, comporte-toi comme, incarne
+es: a partir de ahora, desde ahora, de ahora en adelante, finge, finja, haz como si,
+    actua como, actue como, interpreta el papel, hazte pasar, ahora eres
+de: ab jetzt, ab sofort, von nun an, ab heute, tu so, tue so, als warst, spiel die rolle,
+    verhalte dich wie, du bist jetzt, du bist nun, gib dich als
+nl: vanaf nu, voortaan, doe alsof, speel de rol, gedraag je als, je bent nu, vanaf heden
+pl: od teraz, od tej chwili, odtad, udawaj, wciel sie, zachowuj sie jak, jestes teraz
+tr: bundan sonra, su andan itibaren, bundan boyle, gibi davran, rol yap, mis gibi yap,
+    gibi yap
+ar: من الآن فصاعدا, من الان فصاعدا, من الآن, من الان, تظاهر, تصرف ك, تقمص, أنت الآن
+hi: अब से, आज से, होने का नाटक, का नाटक करो, की तरह व्यवहार, अभिनय करो, ऐसा दिखाओ
+id: mulai sekarang, mulai saat ini, mulai hari ini, berpura-pura, pura-pura, bertindaklah sebagai,
+    berperan sebagai, bertindak sebagai
+vi: tu bay gio, tu gio tro di, ke tu bay gio, gia vo, gia lam, dong vai, hay hanh dong nhu
+sv: fran och med nu, hadanefter, latsas, spela rollen, agera som, bete dig som, du ar nu
+pt: a partir de agora, de agora em diante, daqui em diante, finja, faca de conta, aja como,
+    atue como, interprete o papel
+it: d'ora in poi, da ora in poi, da adesso in poi, d'ora in avanti, fingi, fai finta,
+    comportati come, interpreta il ruolo, impersona
+ru: с этого момента, отныне, с сегодняшнего дня, теперь ты, притворись, представь что ты,
+    представь, что ты, веди себя как, играй роль, сыграй роль
+uk: відтепер, з цього моменту, тепер ти, уяви що ти, уяви, що ти, прикинься, вдавай,
+    поводься як, грай роль
+ja: これから, 今から, 今後, 以後, これより, ふりをし, ふりして, として振る舞, 演じて, なりきって
+zh: 从现在开始, 從現在開始, 从现在起, 從現在起, 从今以后, 今后, 假装, 假裝, 扮演, 充当, 你现在是
+ko: 지금부터, 이제부터, 앞으로, 척해, 척하, 역할을 해, 연기해, 행세
+cs: od ted, od nynejska, odted, predstirej, hraj roli, chovej se jako, jsi ted
+fi: tasta lahtien, tasta eteenpain, nyt olet, teeskentele, esita olevasi, kayttaydy kuin, esita
+hu: mostantol, ettol kezdve, tegyel ugy, tegy ugy, jatszd el, viselkedj ugy, szerepet
+he: מעכשיו, מעתה, מהיום, העמד פנים, תעמיד פנים, תתנהג כמו, שחק את התפקיד
+fa: از این به بعد, از حالا به بعد, از حالا, وانمود کن, نقش, رفتار کن مثل
+el: απο τωρα, απο εδω και περα, στο εξης, προσποιησου, κανε πως, κανε οτι, παιξε τον ρολο,
+    συμπεριφερσου
+ro: de acum inainte, de acum incolo, incepand de acum, prefa-te, pretinde ca, joaca rolul,
+    comporta-te ca
+th: ตั้งแต่นี้ไป, จากนี้ไป, แกล้งทำ, สวมบทบาท, ทำตัวเป็น, ทำเป็นว่า
+""",
+    # Having no rules (what a persona change often sets).
+    "no_rules": """
+en: no rules, without rules, no restrictions, without restrictions, without any restrictions,
+    no limits, without limits, no filters, without filters, unrestricted, unfiltered, uncensored,
+    no guidelines, without any rules, no safety, do anything now, jailbroken, jailbreak*
+fr: sans regles, sans aucune regle, sans restriction*, sans aucune restriction, sans limite*,
+    sans filtre*, plus aucune regle, aucune regle, sans censure
+es: sin reglas, sin restricciones, sin ninguna restriccion, sin limites, sin filtros,
+    no tiene reglas, sin censura
+de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln
+nl: zonder regels, zonder beperkingen, zonder filters, geen regels
+pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow
+tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz
+ar: بلا قواعد, بلا قيود, بدون قيود, بدون قواعد, دون قيود
+hi: बिना किसी नियम, बिना नियम, बिना किसी प्रतिबंध, बिना प्रतिबंध, कोई नियम नहीं
+id: tanpa aturan, tanpa batasan, tanpa filter, tidak ada aturan
+vi: khong co quy tac, khong gioi han, khong co gioi han, khong bi gioi han, khong co han che
+sv: utan regler, utan nagra regler, utan begransningar, utan nagra begransningar, utan filter
+pt: sem regras, sem restricoes, sem limites, sem filtros, nao tem regras
+it: senza regole, senza restrizioni, senza limiti, senza filtri
+ru: без правил, без ограничений, без каких-либо ограничений, без фильтров, без цензуры
+uk: без правил, без жодних правил, без обмежень, без жодних обмежень, без фільтрів
+ja: ルールはありません, ルールのない, 制限のない, 制限なし, 制約のない, フィルターなし
+zh: 没有任何规则, 没有规则, 没有任何限制, 没有限制, 无限制, 無限制, 不受限制, 没有任何约束
+ko: 규칙이 없는, 제한이 없는, 제한 없는, 제약 없는, 규칙 없는
+cs: bez pravidel, bez omezeni, bez filtru
+fi: ilman saantoja, ilman rajoituksia, ilman rajoitteita, rajoittamaton
+hu: szabalyok nelkuli, korlatozasok nelkuli, korlatok nelkul, szabalyok nelkul, korlatlan
+he: בלי חוקים, בלי הגבלות, ללא הגבלות, ללא חוקים, בלי כללים
+fa: بدون هیچ قانونی, بدون قانون, بدون محدودیت, بدون هیچ محدودیتی
+el: χωρις κανονες, χωρις περιορισμους, χωρις φιλτρα
+ro: fara reguli, fara restrictii, fara limite, fara filtre
+th: ไม่มีกฎ, ไม่มีข้อจำกัด, ไร้ขีดจำกัด
+""",
+    # Secrets the model holds.
+    "secret": """
+en: password*, passcode*, passphrase*, api key*, secret key*, secret code, secret word,
+    credentials, access token*, system prompt*, hidden instructions, private key*, pin code
+fr: mot de passe, mots de passe, cle secrete, cle api, code secret, prompt systeme,
+    instructions cachees, identifiants
+es: contrasena*, clave secreta, clave api, codigo secreto, prompt del sistema, credenciales,
+    instrucciones ocultas
+de: passwort*, kennwort*, geheime* schlussel, geheimer code, api-schlussel, systemprompt,
+    zugangsdaten, versteckte anweisungen
+nl: wachtwoord*, geheime sleutel, api-sleutel, geheime code, systeemprompt, inloggegevens
+pl: haslo, hasla, hasel, tajne haslo, tajny klucz, klucz api, prompt systemowy, dane logowania
+tr: sifre*, parola*, gizli anahtar, api anahtari, sistem istemi, gizli kod
+ar: كلمة المرور, كلمة السر, المفتاح السري, مفتاح api, موجه النظام, بيانات الاعتماد
+hi: पासवर्ड, गुप्त कुंजी, सिस्टम प्रॉम्प्ट, कूटशब्द
+id: kata sandi, kata kunci rahasia, kunci rahasia, kunci api, prompt sistem, sandi
+vi: mat khau, khoa bi mat, khoa api, loi nhac he thong, ma bi mat
+sv: losenord*, hemlig nyckel, api-nyckel, systemprompt*, hemlig kod
+pt: senha*, chave secreta, chave api, prompt do sistema, credenciais, codigo secreto
+it: password, chiave segreta, chiave api, prompt di sistema, credenziali, codice segreto
+ru: парол*, секретн* ключ*, api-ключ*, системн* промпт*, учетн* данн*
+uk: парол*, секретн* ключ*, системн* промпт*, облікові дані
+ja: パスワード, 秘密鍵, 秘密のキー, apiキー, システムプロンプト, 合言葉
+zh: 密码, 密碼, 密钥, 密鑰, 系统提示, 系統提示, 口令
+ko: 비밀번호, 암호, 비밀 키, 시스템 프롬프트, api 키
+cs: heslo, hesla, tajny klic, api klic, systemovy prompt
+fi: salasana*, salainen avain, api-avain, jarjestelmakehote*
+hu: jelszo*, titkos kulcs, api kulcs, rendszerprompt*
+he: סיסמה, סיסמא, הסיסמה, מפתח סודי, הנחיית המערכת
+fa: رمز عبور, گذرواژه, کلید مخفی, پرامپت سیستم, رمز
+el: κωδικο* προσβασης, κωδικος, κωδικο, μυστικο κλειδι, μηνυμα συστηματος
+ro: parol*, cheie secreta, cheia secreta, promptul de sistem, prompt de sistem
+th: รหัสผ่าน, กุญแจลับ, พรอมต์ระบบ
+""",
+    # Making something known.
+    "reveal": """
+en: reveal*, show, shows, tell, tells, print, share, shares, disclose*, output, repeat, send,
+    leak*, give, display, list, dump, expose*, export, read out, recite, spell out
+fr: revele*, montre*, affiche*, donne*, dis-moi, dis, partage*, divulgue*, envoie*, imprime*,
+    ecris, communique*, consulter, voir
+es: revela*, muestra*, dime, di, comparte*, envia*, imprime*, da, dame, divulga*, dar, ver
+de: zeig*, verrat*, gib, nenn*, sag, sage, teile, teil, schick*, sende, offenleg*, anzeig*,
+    sehen, einsehen
+nl: toon, laat * zien, geef, vertel, deel, stuur, onthul*, zien, bekijken
+pl: pokaz*, podaj, powiedz, ujawnij*, wyslij, wypisz, udostepnij*, przegladani*, zobaczyc
+tr: goster*, soyle, ver, paylas*, acikla*, gonder*, yazdir*, gorme
+ar: اكشف, اظهر, اعرض, أخبرني, اخبرني, أعطني, اعطني, شارك, أرسل, ارسل, رؤية, يكشف
+hi: दिखाओ, दिखाएं, दिखाइए, बताओ, बताएं, बताइए, साझा, भेजो, प्रकट, देखने
+id: tunjukkan, beri tahu, beritahu, berikan, bagikan, kirim, ungkapkan, tampilkan, sebutkan,
+    melihat, membocorkan
+vi: tiet lo, cho toi biet, hien thi, cho xem, chia se, gui, dua, noi cho, xem
+sv: visa, beratta, ge, dela, skicka, avsloja, se, skriv ut
+pt: revel*, mostr*, diga, diga-me, de, compartilh*, envi*, informe, ver
+it: mostra, rivela, dimmi, dammi, condividi, invia, stampa, vedere, comunica
+ru: покажи*, скажи, раскрой*, выведи*, дай, отправь*, сообщи*, выдай*, видеть, расскажи
+uk: покажи*, скажи, розкрий*, виведи*, дай, надішли*, повідом*, бачити, розкажи
+ja: 表示, 教えて, 見せて, 明かし, 出力, 送信, 共有, 見る権限, 開示
+zh: 显示, 顯示, 告诉, 告訴, 透露, 输出, 輸出, 给我, 發送, 发送, 分享, 泄露, 展示, 查看
+ko: 보여, 알려, 공개, 출력, 보내, 공유, 볼 수
+cs: ukaz, rekni, prozrad, vypis, posli, sdel, zobrazit, zobraz
+fi: nayta, kerro, paljasta, tulosta, laheta, anna, nahda
+hu: mutasd, mondd, ard el, aruld el, add meg, kuldd, ird ki, lassa, lathassa
+he: הצג, תראה, תגיד, גלה, חשוף, שלח, תן, לראות
+fa: نشان بده, بگو, فاش, بفرست, ارسال, به من بده, ببیند, دیدن
+el: δειξε, πες, πες μου, αποκαλυψε, στειλε, δωσε, εμφανισε, βλεπει, να βλεπει
+ro: arata, spune, spune-mi, dezvaluie, trimite, da-mi, afiseaza, vada
+th: แสดง, บอก, เปิดเผย, ส่ง, ให้ดู, ดู
+""",
+    # Accounts and records that belong to people.
+    "accounts": """
+en: users, user's, users', customers, customer's, customers', clients, accounts, records, members,
+    patients, memories, profiles, user records, user data
+fr: utilisateurs, clients, comptes, dossiers, membres, donnees
+es: usuarios, clientes, cuentas, registros, miembros, datos
+de: nutzer*, benutzer*, kunden*, konten, datensatze, mitglieder, daten
+nl: gebruikers, klanten, accounts, dossiers, leden, gegevens
+pl: uzytkownik*, klient*, kont, rekord*, dane, danych
+tr: kullanici*, musteri*, hesap*, kayit*, veri*
+ar: العملاء, المستخدمين, الحسابات, السجلات, بيانات
+hi: ग्राहकों, उपयोगकर्ताओं, खातों, रिकॉर्ड, डेटा
+id: pelanggan, pengguna, akun, catatan, data
+vi: khach hang, nguoi dung, tai khoan, ho so, du lieu
+sv: anvandare, anvandares, kunder, kunders, konton, data
+pt: usuarios, utilizadores, clientes, contas, registros, dados
+it: utenti, clienti, account, record, dati
+ru: пользовател*, клиент*, аккаунт*, учетн* запис*, данн*
+uk: користувач*, клієнт*, акаунт*, облікові записи, дан*
+ja: ユーザー, 顧客, アカウント, 記録, データ
+zh: 用户, 用戶, 客户, 客戶, 账户, 帳戶, 记录, 數據, 数据
+ko: 사용자, 고객, 계정, 기록, 데이터
+cs: uzivatel*, zakazni*, ucty, zaznamy, data
+fi: kayttaj*, asiakka*, tilit, tietue*, tiedot
+hu: felhasznal*, ugyfel*, fiokok, adat*
+he: משתמשים, לקוחות, חשבונות, רשומות, הנתונים, נתונים
+fa: کاربران, مشتریان, حساب‌ها, سوابق, داده
+el: χρηστ*, πελατ*, λογαριασμ*, δεδομεν*
+ro: utilizator*, clienti*, conturi, inregistrari, datele
+th: ผู้ใช้, ลูกค้า, บัญชี, ข้อมูล
+""",
+    # What is kept about people: the data an access claim is after.
+    "data": """
+en: data, memories, records, history, conversations, messages, profiles, files, details,
+    information, info, emails, chats, transcripts, notes, orders, accounts
+fr: donnees, souvenirs, dossiers, historique, conversations, messages, profils, informations
+es: datos, memorias, registros, historial, conversaciones, mensajes, perfiles, informacion
+de: daten, erinnerungen, datensatze, verlauf, gesprache, nachrichten, profile, informationen
+nl: gegevens, herinneringen, dossiers, geschiedenis, gesprekken, berichten, profielen
+pl: dane, danych, wspomnien*, rekord*, histori*, rozmow*, wiadomosci, profil*, informacj*
+tr: veri*, anilar*, kayit*, gecmis*, konusma*, mesaj*, profil*, bilgi*
+ar: بيانات, ذكريات, سجلات, السجلات, محادثات, رسائل, معلومات
+hi: डेटा, यादें, रिकॉर्ड, इतिहास, बातचीत, संदेश, जानकारी
+id: data, memori, catatan, riwayat, percakapan, pesan, profil, informasi
+vi: du lieu, ky uc, ho so, lich su, cuoc tro chuyen, tin nhan, thong tin
+sv: data, minnen, uppgifter, historik, konversationer, meddelanden, profiler, information
+pt: dados, memorias, registros, historico, conversas, mensagens, perfis, informacoes
+it: dati, memorie, record, cronologia, conversazioni, messaggi, profili, informazioni
+ru: данн*, воспоминани*, запис*, истори*, переписк*, сообщени*, профил*, информаци*
+uk: дан*, спогад*, запис*, історі*, листуванн*, повідомлен*, профіл*, інформаці*
+ja: データ, 記憶, 記録, 履歴, 会話, メッセージ, 情報
+zh: 数据, 數據, 记忆, 記憶, 记录, 記錄, 历史, 对话, 消息, 信息, 资料
+ko: 데이터, 기억, 기록, 대화, 메시지, 정보
+cs: data, dat, vzpominky, zaznamy, histori*, konverzace, zpravy, informace
+fi: tiedot, tietoja, muistot, tietue*, historia*, keskustelu*, viesti*
+hu: adat*, emlek*, rekord*, elozmeny*, beszelgetes*, uzenet*, informaci*
+he: נתונים, הנתונים, זיכרונות, רשומות, היסטוריה, שיחות, הודעות, מידע
+fa: داده, خاطرات, سوابق, تاریخچه, گفتگو, پیام, اطلاعات
+el: δεδομεν*, αναμνησ*, αρχει*, ιστορικ*, συνομιλι*, μηνυματ*, πληροφορι*
+ro: date, datele, amintiri, inregistrari, istoric*, conversati*, mesaje, informati*
+th: ข้อมูล, ความทรงจำ, ประวัติ, บทสนทนา, ข้อความ
+""",
+    # Other or all (of the accounts): beyond this one user.
+    "others": """
+en: other, others, others', another, all, every, everyone's, everybody's, any
+fr: autres, tous les, toutes les, chaque
+es: otros, otras, todos los, todas las, cada
+de: anderer, anderen, andere, aller, alle, jeden, samtliche*
+nl: andere, alle, iedere, elke
+pl: innych, inni, wszystkich, kazdego
+tr: diger*, tum, butun, herkesin
+ar: الآخرين, الاخرين, الأخرى, جميع, كل
+hi: दूसरे, अन्य, सभी, सारे
+id: lain, lainnya, semua, seluruh
+vi: khac, tat ca, moi
+sv: andra, andras, alla, varje
+pt: outros, outras, todos os, todas as
+it: altri, altre, tutti, tutte
+ru: других, другие, чужие, чужих, всех, все
+uk: інших, інші, чужі, всіх, усіх
+ja: 他の, ほかの, 全, すべての, 全ての
+zh: 其他, 其它, 别的, 所有, 全部
+ko: 다른, 모든
+cs: ostatnich, jinych, vsech
+fi: muiden, muut, kaikkien, kaikki
+hu: tobbi, mas, masok, osszes, minden
+he: אחרים, האחרים, כל
+fa: دیگر, همه
+el: αλλων, αλλους, ολων, ολους
+ro: altor, alti, tuturor, toti
+th: คนอื่น, อื่น, ทั้งหมด
+""",
+    # Permission given.
+    "grant": """
+en: authori*, permit*, allow*, grant*, approv*, cleared, entitled, has permission, have permission,
+    has access, full access, admin access, root access, admin rights, elevated, privileges
+fr: autoris*, permis, permet, accord*, approuv*, acces administrateur, droits
+es: autoriz*, permit*, concedi*, concedo, otorg*, aprob*, acceso de administrador, acceso total
+de: erlaubt, erlaubnis, autorisiert, berechtigt, berechtigung*, gewahrt, genehmigt,
+    freigegeben, admin-zugriff, zugriff, gebe
+nl: toestemming, geautoriseerd, gemachtigd, toegestaan, toegang, beheerderstoegang
+pl: upowazni*, zezwoli*, pozwoli*, autoryzow*, uprawnien*, dostep*
+tr: yetki*, izin ver*, izinli, onayla*, erisim*
+ar: سمح, يسمح, أذن, اذن, صلاحية, صلاحيات, تفويض, مخول, وصول, أمنح, امنح
+hi: अनुमति, अधिकृत, अधिकार, पहुँच, पहुंच, इजाज़त
+id: mengizinkan, izin, diizinkan, otorisasi, wewenang, akses, memberi
+vi: cho phep, uy quyen, quyen truy cap, quyen, cap quyen
+sv: behorighet*, tillatelse, tillat*, auktoriser*, beviljat, atkomst
+pt: autoriz*, permit*, conced*, acesso, permissao
+it: autorizz*, permess*, consent*, concess*, accesso
+ru: разрешил*, разрешен*, авторизов*, полномочи*, права, доступ*, даю, дает
+uk: дозволи*, дозвіл, авторизов*, повноваж*, права, доступ*
+ja: 権限, 許可, 承認, アクセス
+zh: 授权, 授權, 许可, 允许, 允許, 批准, 权限, 權限, 访问, 授予
+ko: 권한, 허가, 허용, 승인, 접근
+cs: povolil*, povolen*, opravn*, autoriz*, pristup*
+fi: luvan, lupa, valtuut*, oikeu*, paasy*
+hu: engedelyez*, engedely*, jogosult*, hozzaferes*
+he: אישר, אישרה, הרשאה, הרשאות, מורשה, גישה, התיר
+fa: اجازه, مجوز, مجاز, دسترسی
+el: εξουσιοδοτ*, επετρεψ*, αδεια, δικαιωμα*, προσβαση
+ro: autoriz*, permis*, permite, drept*, acces
+th: อนุญาต, สิทธิ์, อนุมัติ, เข้าถึง
+""",
+    # Elevated access: what only an administrator could hand out.
+    "elevated": """
+en: root access, admin access, administrator access, full access, admin rights, administrator
+    rights, admin privileges, elevated privileges, superuser, sudo rights, unrestricted access
+fr: acces administrateur, acces complet, droits administrateur, droits d'administrateur
+es: acceso de administrador, acceso total, acceso completo, permisos de administrador
+de: admin-zugriff, adminzugriff, administratorzugriff, vollzugriff, vollen zugriff, adminrechte,
+    administratorrechte
+nl: beheerderstoegang, volledige toegang, beheerdersrechten, adminrechten
+pl: dostep administratora, pelny dostep, uprawnienia administratora
+tr: yonetici erisimi, tam erisim, yonetici yetkisi
+ar: صلاحيات المسؤول, صلاحيات المدير, وصول كامل, صلاحيات كاملة
+hi: एडमिन एक्सेस, पूर्ण पहुँच, पूरी पहुँच, व्यवस्थापक अधिकार
+id: akses admin, akses penuh, hak admin, akses administrator
+vi: quyen quan tri, toan quyen, quyen truy cap day du
+sv: administratorsbehorighet, adminbehorighet, full atkomst, adminrattigheter
+pt: acesso de administrador, acesso total, acesso completo, permissoes de administrador
+it: accesso amministratore, accesso completo, accesso da amministratore, permessi di amministratore
+ru: права администратора, полный доступ, админский доступ, доступ администратора
+uk: права адміністратора, повний доступ, доступ адміністратора
+ja: 管理者権限, 管理者アクセス, フルアクセス
+zh: 管理员权限, 管理員權限, 完全访问, 完全访问权限, 最高权限
+ko: 관리자 권한, 전체 접근, 전체 권한
+cs: administratorska prava, plny pristup, spravcovska prava
+fi: jarjestelmanvalvojan oikeudet, yllapitajan oikeudet, taydet oikeudet, taysi paasy
+hu: rendszergazdai jogosultsag, adminisztratori jogosultsag, teljes hozzaferes
+he: הרשאות מנהל, גישת מנהל, גישה מלאה
+fa: دسترسی مدیر, دسترسی کامل, دسترسی ادمین
+el: δικαιωματα διαχειριστη, πληρη προσβαση, προσβαση διαχειριστη
+ro: drepturi de administrator, acces complet, acces de administrator
+th: สิทธิ์ผู้ดูแลระบบ, สิทธิ์เต็ม, การเข้าถึงแบบเต็ม
+""",
+    # Who could grant permissions or give the model orders.
+    "authority": """
+en: operator*, developer*, admin, admins, administrator*, creator*, owner of this, maintainer*,
+    superuser, root user, openai, anthropic, sysadmin, security team, moderator*
+fr: operateur*, developpeur*, administrateur*, admin, createur*, equipe de securite
+es: operador*, desarrollador*, administrador*, admin, creador*, equipo de seguridad
+de: betreiber*, entwickler*, administrator*, admin, ersteller*, sicherheitsteam
+nl: beheerder*, ontwikkelaar*, operator*, admin, maker
+pl: administrator*, operator*, programist*, tworca*, deweloper*, admin
+tr: yonetici*, gelistirici*, operator*, admin
+ar: المسؤول, المشرف, المطور, مطور, المدير, المشغل
+hi: व्यवस्थापक, डेवलपर, एडमिन, प्रशासक, ऑपरेटर
+id: admin, pengembang, operator, administrator, pembuat
+vi: quan tri vien, nha phat trien, nguoi van hanh, admin
+sv: administrator*, utvecklare*, operator*, admin, skapare
+pt: administrador*, desenvolvedor*, operador*, criador*, admin
+it: amministrator*, sviluppator*, operator*, creator*, admin
+ru: администратор*, разработчик*, оператор*, создател*, админ*
+uk: адміністратор*, розробник*, оператор*, творц*, адмін*
+ja: 管理者, 開発者, 運営者, オペレーター
+zh: 管理员, 管理員, 开发者, 開發者, 开发人员, 运营商, 操作员
+ko: 관리자, 개발자, 운영자
+cs: spravce, vyvojar*, administrator*, provozovatel*
+fi: yllapitaj*, kehittaj*, jarjestelmanvalvoja*
+hu: adminisztrator*, fejleszto*, uzemelteto*, rendszergazda*
+he: המנהל, מנהל, המפתח, מפתח, מפעיל
+fa: مدیر, توسعه‌دهنده, توسعه دهنده, اپراتور, ادمین
+el: διαχειριστ*, προγραμματιστ*, δημιουργ*
+ro: administrator*, dezvoltator*, operator*
+th: ผู้ดูแลระบบ, นักพัฒนา, ผู้ควบคุม
+""",
+    # A special mode of the model.
+    "mode": """
+en: developer mode, dev mode, admin mode, god mode, debug mode, maintenance mode, dan mode,
+    jailbreak mode, unrestricted mode, sudo mode, root mode, evil mode
+fr: mode developpeur, mode administrateur, mode admin, mode dieu, mode debogage
+es: modo desarrollador, modo de desarrollador, modo administrador, modo dios, modo depuracion
+de: entwicklermodus, admin-modus, adminmodus, gottmodus, debug-modus, wartungsmodus
+nl: ontwikkelaarsmodus, ontwikkelaarmodus, beheerdersmodus, godmodus
+pl: tryb programisty, tryb dewelopera, tryb administratora, tryb boga
+tr: gelistirici modu*, yonetici modu*, tanri modu*
+ar: وضع المطور, وضع المسؤول, وضع المطورين
+hi: डेवलपर मोड, एडमिन मोड
+id: mode pengembang, mode admin, mode developer
+vi: che do nha phat trien, che do quan tri, che do developer
+sv: utvecklarlage*, adminlage*, administratorslage*
+pt: modo desenvolvedor, modo de desenvolvedor, modo administrador, modo deus
+it: modalita sviluppatore, modalita amministratore, modalita dio
+ru: режим разработчика, режим администратора, режим бога
+uk: режим розробника, режим адміністратора
+ja: 開発者モード, 管理者モード, デバッグモード
+zh: 开发者模式, 開發者模式, 管理员模式, 上帝模式, 调试模式
+ko: 개발자 모드, 관리자 모드
+cs: vyvojarsky rezim, rezim vyvojare, administratorsky rezim
+fi: kehittajatila*, yllapitotila*, kehittajatilaan
+hu: fejlesztoi mod*, adminisztratori mod*
+he: מצב מפתח, מצב מפתחים, מצב מנהל
+fa: حالت توسعه‌دهنده, حالت توسعه دهنده, حالت مدیر
+el: λειτουργια προγραμματιστη, λειτουργια διαχειριστη
+ro: modul dezvoltator, modul de dezvoltator, modul administrator
+th: โหมดนักพัฒนา, โหมดผู้ดูแล
+""",
+    # Switching a mode on (present tense: a standing rule, not something the user once did).
+    "unlock": """
+en: unlocks, activates, enables, triggers, switches on, turns on, puts you in, puts the assistant,
+    unlock, activate
+fr: debloque, active, deverrouille, declenche, allume
+es: desbloquea, activa, habilita, enciende
+de: schaltet, frei, aktiviert, entsperrt, startet
+nl: activeert, ontgrendelt, schakelt, zet
+pl: odblokowuje, wlacza, aktywuje, uruchamia
+tr: acar, etkinlestirir, aktif eder, kilidini acar, baslatir
+ar: تفتح, يفتح, تفعل, يفعل, تفعيل, يشغل, تشغل
+hi: चालू करता, चालू करती, अनलॉक, सक्रिय करता
+id: membuka, mengaktifkan, menyalakan
+vi: mo khoa, kich hoat, bat
+sv: laser upp, aktiverar, slar pa
+pt: desbloqueia, ativa, habilita, liga
+it: sblocca, attiva, abilita
+ru: включает, разблокирует, активирует, открывает
+uk: вмикає, розблоковує, активує, відкриває
+ja: 有効に, 有効化, 解除, アンロック, 起動
+zh: 解锁, 解鎖, 激活, 开启, 開啟, 启用, 啟用
+ko: 잠금 해제, 활성화, 켭니다, 켜
+cs: odemyka, aktivuje, zapina
+fi: avaa, aktivoi, kaynnistaa
+hu: feloldja, aktivalja, bekapcsolja
+he: פותחת, פותח, מפעיל, מפעילה
+fa: باز می‌کند, باز میکند, فعال می‌کند, فعال میکند
+el: ξεκλειδωνει, ενεργοποιει
+ro: deblocheaza, activeaza, porneste
+th: ปลดล็อก, เปิดใช้งาน, เปิด
+""",
+    # A dropping verb in the past tense: something the user did, told as a fact about them
+    # ("User ignored the landlord's instructions"), not an order.
+    "narrated": """
+en: ignored, forgot, forgotten, disregarded, overrode, overridden, bypassed, skipped, discarded
+fr: a ignore, ont ignore, ignorait, a oublie, ont oublie, oubliait, avait oublie
+es: ignoro, ignoraba, ha ignorado, olvido, olvidaba, ha olvidado
+de: ignorierte, ignoriert hat, hat * ignoriert, vergass, hat * vergessen, hatte * vergessen
+nl: negeerde, heeft * genegeerd, vergat, is * vergeten
+pl: zignorowal*, zapomnial*, pominal*
+tr: gormezden geldi, unuttu, atladi
+ar: تجاهل المستخدم, نسي
+hi: भूल गया, भूल गई, अनदेखा किया
+id: mengabaikan, melupakan, lupa
+vi: da bo qua, da quen
+sv: ignorerade, glomde, har glomt
+pt: ignorou, esqueceu, tinha esquecido
+it: ha ignorato, ha dimenticato, aveva dimenticato, ignorava, dimenticava, ha scordato
+ru: проигнорировал*, забыл*, игнорировал*
+uk: проігнорував*, забув*, ігнорував*
+ja: 無視した, 忘れた
+zh: 忽略了, 忘记了, 忘了
+ko: 무시했, 잊었
+cs: ignoroval*, zapomnel*
+fi: ohitti, unohti
+hu: figyelmen kivul hagyta, elfelejtette
+he: שכחה את, התעלמה מ, כבר שכח
+fa: نادیده گرفت, فراموش کرد
+el: ειχε ξεχασει, ειχε αγνοησει, τα ξεχασε
+ro: a ignorat, a uitat
+th: เคยลืม, ลืมไป
+""",
+    # A user's wish (the model doing what the user asked for is ordinary).
+    "wish": """
+en: prefers, prefer, wants, want, would like, wishes, likes it when, asked, asks, requested,
+    expects, needs
+fr: prefere, veut, voudrait, souhaite, aime, demande
+es: prefiere, quiere, quisiera, desea, le gusta, pide
+de: mochte, will, bevorzugt, wunscht, mag, bittet
+nl: wil, wilt, verkiest, geeft de voorkeur, wenst, vraagt
+pl: woli, chce, chcialby, lubi, prosi
+tr: tercih eder, tercih ediyor, istiyor, ister
+ar: يفضل, يريد, يود
+hi: चाहता, चाहती, पसंद
+id: ingin, lebih suka, mau
+vi: muon, thich
+sv: vill, foredrar, gillar, ber
+pt: prefere, quer, gostaria, deseja, pede
+it: preferisce, vuole, vorrebbe, desidera, chiede
+ru: хочет, предпочитает, хотел бы, хотела бы, просит
+uk: хоче, воліє, хотів би
+ja: 望んで, 希望, 好み
+zh: 希望, 想要, 喜欢, 偏好
+ko: 원합니다, 원해, 선호
+cs: chce, preferuje
+fi: haluaa, toivoo
+hu: szeretne, szeretne, kivanja
+he: רוצה, מעדיף, מעדיפה
+fa: می‌خواهد, میخواهد, ترجیح
+el: θελει, προτιμα
+ro: vrea, prefera, doreste
+th: ต้องการ, อยาก, ชอบ
+""",
+}

@@ -47,9 +47,13 @@ def _server(url: str) -> tuple[str, int, str, str]:
 
 
 @contextmanager
-def pgbouncer(server_url: str, mode: str, pool_size: int = 10) -> Iterator[str]:
+def pgbouncer(
+    server_url: str, mode: str, pool_size: int = 10, ignore_startup_parameters: str = ""
+) -> Iterator[str]:
     """PgBouncer in `mode` (transaction or session) in front of `server_url` (the test
-    server: trust authentication, as the embedded server has): its `postgresql://` URL."""
+    server: trust authentication, as the embedded server has): its `postgresql://` URL.
+    `ignore_startup_parameters`: PgBouncer's setting (by default it refuses any startup
+    parameter it does not track)."""
     assert BINARY is not None, "pgbouncer is not installed"
     host, port, user, database = _server(server_url)
     listen = _free_port()
@@ -70,6 +74,7 @@ default_pool_size = {pool_size}
 max_client_conn = 500
 logfile = {home / "pgbouncer.log"}
 pidfile = {home / "pgbouncer.pid"}
+ignore_startup_parameters = {ignore_startup_parameters}
 """
     )
     options: dict[str, Any] = {}

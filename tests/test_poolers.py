@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from google.adk.events.event import Event
@@ -16,8 +18,12 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pgbouncer_server import BINARY, pgbouncer
 
-from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory import PostgresMemoryService, PostgresSessionService, make_engine
+from adk_memory.config import DatabaseTimeouts
+from adk_memory.db.engine import Database
+from adk_memory.db.loops import dispose
 from adk_memory.db.urls import parse_url
+from adk_memory.errors import DatabaseTimeoutError, InputValidationError
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 needs_pgbouncer = pytest.mark.skipif(BINARY is None, reason="pgbouncer is not installed")
@@ -79,12 +85,11 @@ async def one_user(sessions: PostgresSessionService, memory: PostgresMemoryServi
     assert operation.done and operation.error is None, operation.error
 
 
-@needs_pgbouncer
-async def test_forty_users_behind_pgbouncer(pooled_url: str) -> None:
-    schema = f"pooled_{parse_url(pooled_url).pooler}"
-    sessions = PostgresSessionService(pooled_url, schema=schema)
+async def forty_users(url: str, schema: str) -> None:
+    """`USERS` users at once through services built from `url`, on `schema`: no error."""
+    sessions = PostgresSessionService(url, schema=schema)
     memory = PostgresMemoryService(
-        pooled_url,
+        url,
         schema=schema,
         embedder=HashEmbedder(),
         llm=ScriptedLlm(responder=model),
@@ -101,3 +106,85 @@ async def test_forty_users_behind_pgbouncer(pooled_url: str) -> None:
     finally:
         await memory.close()
         await sessions.close()
+
+
+@needs_pgbouncer
+async def test_forty_users_behind_pgbouncer(pooled_url: str) -> None:
+    await forty_users(pooled_url, f"pooled_{parse_url(pooled_url).pooler}")
+
+
+@needs_pgbouncer
+@pytest.mark.parametrize(
+    ("ignored", "symptom"),
+    [
+        ("", "refused the settings sent when connecting"),
+        (
+            "statement_timeout,idle_in_transaction_session_timeout",
+            "prepared statement was lost",
+        ),
+    ],
+    ids=["refusing-settings", "ignoring-settings"],
+)
+async def test_a_pooler_the_url_does_not_name_is_noticed(
+    database_url: str, ignored: str, symptom: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A transaction-mode PgBouncer on a port nothing recognises, the URL saying nothing:
+    refusing the server settings when connecting (PgBouncer's default), or ignoring them
+    (`ignore_startup_parameters`, a common set-up) so that the first sign is a lost prepared
+    statement. Either way the services notice, rebuild their pools as for
+    `?pooler=transaction`, try the call again, and say so once: no user sees an error."""
+    with pgbouncer(database_url, "transaction", 4, ignore_startup_parameters=ignored) as url:
+        assert parse_url(url).pooler is None
+        with caplog.at_level(logging.WARNING, logger="adk_memory.db.engine"):
+            await forty_users(url, f"unnamed_{'ignoring' if ignored else 'refusing'}")
+    noticed = [r.getMessage() for r in caplog.records if "?pooler=transaction" in r.message]
+    assert noticed and all(symptom in m for m in noticed), noticed
+
+
+@pytest.mark.parametrize(
+    ("url", "pooler"),
+    [
+        ("postgresql://app@db.example.com/agents?pooler=transaction", "transaction"),
+        ("postgresql://app@db.example.com/agents?pooler=session", "session"),
+        ("postgresql://app@db.example.com:6432/agents", "transaction"),  # PgBouncer's port
+        ("postgresql://app@db.example.com:6432/agents?pooler=none", None),
+        ("postgresql://p.ref@aws-0-eu-west-1.pooler.supabase.com:6543/postgres", "transaction"),
+        ("postgresql://p.ref@aws-0-eu-west-1.pooler.supabase.com:5432/postgres", "session"),
+        (
+            "postgresql://app@ep-cool-darkness-123456-pooler.us-east-2.aws.neon.tech/db",
+            "transaction",
+        ),
+        ("postgresql://app@ep-cool-darkness-123456.us-east-2.aws.neon.tech/db", None),
+        ("postgresql://app@db.example.com:5432/agents", None),
+    ],
+)
+def test_the_pooler_a_url_names_or_its_address_shows(url: str, pooler: str | None) -> None:
+    parsed = parse_url(url)
+    assert parsed.pooler == pooler
+    unnamed = parsed.connect_args.get("statement_cache_size") == 0
+    assert unnamed == (pooler == "transaction")
+
+
+async def test_behind_a_pooler_the_client_still_bounds_a_statement(database_url: str) -> None:
+    """The server-side timeouts are not sent when connecting (PgBouncer refuses startup
+    parameters it does not track: they are set on the role instead); the client's bound,
+    which cancels the statement, still ends a statement that runs too long."""
+    if BINARY is None:
+        pytest.skip("pgbouncer is not installed")
+    timeouts = DatabaseTimeouts(statement=timedelta(milliseconds=200))
+    with pgbouncer(database_url, "transaction", 2) as url:
+        engine = make_engine(f"{url}?pooler=transaction", timeouts)
+        database = Database(engine=engine)
+        try:
+            async with database.connection() as conn:
+                assert await conn.fetchval("SHOW statement_timeout") == "0"
+            with pytest.raises(DatabaseTimeoutError):
+                await database.run(lambda conn: conn.execute("SELECT pg_sleep(30)"))
+            assert await database.run(lambda conn: conn.fetchval("SELECT 1")) == 1
+        finally:
+            await dispose(engine)
+
+
+def test_a_bad_pooler_value_is_refused() -> None:
+    with pytest.raises(InputValidationError, match="pooler"):
+        parse_url("postgresql://app@db.example.com/agents?pooler=statement")

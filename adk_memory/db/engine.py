@@ -22,6 +22,7 @@ service works from any loop: `asyncio.run` twice, ADK's synchronous runner, a te
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -46,9 +47,12 @@ from . import embedded
 from .driver import CONNECT_FAILURES, driver_error
 from .loops import dispose, loop_pool, renew_loop_pool
 from .migrations import migrate
+from .poolers import pooler_symptom, with_pooler
 from .replica import ReplicaHealth, recovery_conflict
 from .urls import create_engine, normalise_url, parse_url, pooler_of
 from .vectors import VectorState, migrate_vectors
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -360,6 +364,8 @@ class Database:
         self.auto_migrate = auto_migrate
         self._replica = ReplicaHealth(self.schema)
         self._ready: set[str] = set()
+        self._found_a_pooler = False
+        """Whether `_found_pooler` rebuilt the engine for a pooler the URL did not name."""
         self._locks: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[asyncio.Lock, asyncio.Lock]
         ] = weakref.WeakKeyDictionary()
@@ -502,6 +508,8 @@ class Database:
         try:
             return await self._run_once(statement, replica, first)
         except Exception as exc:
+            if await self._found_pooler(exc):
+                return await self._run_once(statement, replica, _Attempt())
             # Retried only after `_give_back` has dropped the broken pool.
             conflict = first.on_replica and recovery_conflict(exc)
             if first.conn is None or not (conflict or _is_lost(exc, first.conn)):
@@ -515,10 +523,9 @@ class Database:
         async with self._loop_locks()[1]:
             if component in self._ready:
                 return
-            async with self.connection() as conn:
-                version = await migrate(
-                    conn, self.schema, component, steps, apply=self.auto_migrate
-                )
+            version = await self._migrating(
+                lambda conn: migrate(conn, self.schema, component, steps, apply=self.auto_migrate)
+            )
             self._replica.want(component, version)
             self._ready.add(component)
 
@@ -526,17 +533,62 @@ class Database:
         """Bring the memory table's embedding column and vector index up to what `dimensions`
         needs (or check them, with auto_migrate off); where they stand. Each call reads the
         catalog (a first use's cost, like `ensure_migrated`'s): callers keep the answer."""
-        in_one_transaction = self.pooler == "transaction"
-        async with self._loop_locks()[1], self.connection() as conn:
-            state = await migrate_vectors(
-                conn,
-                self.schema,
-                dimensions,
-                apply=self.auto_migrate,
-                in_one_transaction=in_one_transaction,
+        async with self._loop_locks()[1]:
+            state = await self._migrating(
+                lambda conn: migrate_vectors(
+                    conn,
+                    self.schema,
+                    dimensions,
+                    apply=self.auto_migrate,
+                    in_one_transaction=self.pooler == "transaction",
+                )
             )
         self._replica.want_vectors(dimensions)
         return state
+
+    async def _migrating(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """`work` (a migration: it finds what an earlier try did) on a primary connection, once
+        more if the first try showed a pooler the URL did not name (`_found_pooler`)."""
+        try:
+            async with self.connection() as conn:
+                return await work(conn)
+        except Exception as exc:
+            if not await self._found_pooler(exc):
+                raise
+        async with self.connection() as conn:
+            return await work(conn)
+
+    async def _found_pooler(self, exc: BaseException) -> bool:
+        """Whether `exc` showed a connection pooler the URL did not name (`db/poolers.py`) and
+        the engine was rebuilt for one (as for `?pooler=transaction`, right in either mode):
+        the caller then tries again. An engine passed in cannot be rebuilt here: the log says
+        what to add to the URL it was built from."""
+        symptom = pooler_symptom(exc)
+        if symptom is None:
+            return False
+        if self._found_a_pooler:  # a call begun on the engine before the switch
+            return True
+        if self.pooler is not None:
+            return False
+        if self._url is None or not self._owns_engine:
+            logger.error(
+                "The database is behind a connection pooler: %s. Build the engine from a URL "
+                "with ?pooler=transaction (see the README's Connection poolers).",
+                symptom,
+            )
+            return False
+        logger.warning(
+            "The database is behind a connection pooler: %s. Connecting again as for "
+            "?pooler=transaction; add it to the URL to start that way (see the README's "
+            "Connection poolers).",
+            symptom,
+        )
+        self._url = with_pooler(self._url, "transaction")
+        self._found_a_pooler = True
+        old, self._engine = self._engine, None
+        if old is not None:
+            await dispose(old)
+        return True
 
     async def close(self) -> None:
         """Dispose of the engines this handle created, their pools on every event loop;

@@ -149,18 +149,21 @@ every statement unnamed, parsed and run in one go (`statement_cache_size`); SQLA
 dialect, which prepares inside its own transactions, caches none and names each one afresh
 (`prepared_statement_*`, its documented settings for PgBouncer)."""
 
-_TRANSACTION_PORT = 6543
-"""The port Supabase (Supavisor) serves transaction-mode pooling on."""
+_TRANSACTION_PORTS = (6543, 6432)
+"""Ports read as a transaction-mode pooler: Supabase's (Supavisor) transaction pooler, and
+PgBouncer's default port (in either of its modes it refuses the server settings a direct
+connection sends; what transaction mode needs is right in session mode too)."""
 
 
 def _pooler(parsed: URL, given: str | None) -> str | None:
     """The pooler `?pooler=` names, else the one the address is known to be: Supabase's
-    transaction port, Neon's pooled (`-pooler`) endpoints, Supabase's session-mode pooler
-    host. None: a direct connection (or a pooler not recognised, which `?pooler=` names)."""
+    transaction port, PgBouncer's default port, Neon's pooled (`-pooler`) endpoints,
+    Supabase's session-mode pooler host. None: a direct connection (or a pooler not
+    recognised, which `?pooler=` names, or the engine notices: `db/poolers.py`)."""
     if given is not None:
         return None if given == "none" else given
     host = (parsed.host or "").lower()
-    if parsed.port == _TRANSACTION_PORT or "-pooler." in host:
+    if parsed.port in _TRANSACTION_PORTS or "-pooler." in host:
         return "transaction"
     if host.endswith(".pooler.supabase.com"):
         return "session"

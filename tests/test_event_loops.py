@@ -6,6 +6,7 @@ connections are closed as `asyncio.run` ends it, and `close()` closes every loop
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 import time
@@ -228,3 +229,16 @@ async def test_a_closed_loops_pool_is_dropped(
     made = await sessions.create_session(app_name=APP, user_id=USER)
     assert await sessions.get_session(app_name=APP, user_id=USER, session_id=made.id)
     await sessions.close()
+
+
+def test_loops_come_and_go_without_piling_up(
+    sessions: PostgresSessionService, database_url: str
+) -> None:
+    """A script calling `asyncio.run` again and again: each loop's pool goes with its loop
+    (nothing keeps a dead loop, or its connections, alive)."""
+    for _ in range(20):
+        asyncio.run(sessions.list_sessions(app_name=APP, user_id=USER))
+    gc.collect()
+    loops = [o for o in gc.get_objects() if isinstance(o, asyncio.BaseEventLoop)]
+    assert sum(loop.is_closed() for loop in loops) <= 1
+    settles_at(database_url, 0)

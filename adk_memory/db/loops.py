@@ -58,27 +58,38 @@ class _LoopPools:
             pool = self.current(loop)
             if pool is not None:
                 return pool
+            self._forget_closed_loops()
             home = self._home_loop()
             if home is None or home.is_closed():
-                if home is not None:
+                if self._home is not None:  # a dead loop's connections: dropped
                     self._engine.dispose(close=False)
                 self._home = weakref.ref(loop)
                 pool = self._engine.pool
             else:
                 pool = self._copies[loop] = self._engine.pool.recreate()
-        closer = self._close_at_shutdown(loop)
+        closer = self._close_at_shutdown()
         await closer.__anext__()  # parked: the loop's shutdown_asyncgens() resumes it
         self._closers[loop] = closer
         return pool
 
-    async def _close_at_shutdown(self, loop: asyncio.AbstractEventLoop) -> AsyncIterator[None]:
+    def _forget_closed_loops(self) -> None:
+        """Drop the copies and closers of loops closed without shutting down their async
+        generators (both hold their loop: kept, the loop would never be freed)."""
+        for loop in [loop for loop in self._closers if loop.is_closed()]:
+            self._closers.pop(loop, None)
+            self._copies.pop(loop, None)
+
+    async def _close_at_shutdown(self) -> AsyncIterator[None]:
+        """Parked until its loop shuts down, then closes that loop's pool. It holds no
+        reference to the loop (the map of closers is keyed on it weakly)."""
         try:
             yield
         finally:
-            await self._close(self._take(loop))
+            await self._close(self._take(asyncio.get_running_loop()))
 
     def _take(self, loop: asyncio.AbstractEventLoop) -> Pool | None:
         """Remove `loop`'s pool from this engine's; the pool, to close on `loop`."""
+        self._closers.pop(loop, None)
         if self._home_loop() is loop:
             pool = self._engine.pool
             self._home = None
@@ -105,6 +116,9 @@ class _LoopPools:
         waited for: it may be busy), a dead loop's dropped unclosed."""
         running = asyncio.get_running_loop()
         home = self._home_loop()
+        if home is None and self._home is not None:  # its loop is gone: dropped
+            self._home = None
+            self._engine.dispose(close=False)
         loops = [*self._copies, *([home] if home is not None else [])]
         for loop in loops:
             pool = self._take(loop)

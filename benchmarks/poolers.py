@@ -32,8 +32,7 @@ from pathlib import Path
 
 import _common as common
 from _common import ms, percentile, table
-from google.adk.events.event import Event
-from google.genai import types
+from telemetry_overhead import said  # a user message, as that benchmark appends
 
 from adk_memory import PostgresSessionService
 
@@ -42,15 +41,6 @@ from pgbouncer_server import BINARY, pgbouncer
 
 EVENTS = 20
 OPERATIONS = ("get_session", "append_event", "create_session")
-
-
-def said(n: int) -> Event:
-    text = f"Message {n}: what should I pack for a week of sailing in October?"
-    return Event(
-        author="user",
-        invocation_id=f"inv-{n}",
-        content=types.Content(role="user", parts=[types.Part(text=text)]),
-    )
 
 
 async def one_round(url: str, schema: str, calls: int) -> dict[str, list[float]]:

@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ..config import CustomTopic, DatabaseTimeouts, ManagedTopic, MemoryBankConfig
 from ..db.engine import DEFAULT_SCHEMA, make_engine
+from ..db.loops import dispose
 from ..db.urls import normalise_url
 from ..env import (
     DATA_DIR_ENV,
@@ -381,7 +382,7 @@ class MemoryStack:
             finally:
                 for engine in (self._engine, self._read_engine):
                     if engine is not None:
-                        await engine.dispose()
+                        await dispose(engine)  # its pools on every event loop
 
     async def __aenter__(self) -> MemoryStack:
         return self

@@ -48,15 +48,25 @@ class ComponentVersion:
 
 
 async def _vectors(
-    conn: asyncpg.Connection, schema: str, dimensions: int | None, apply: bool
+    conn: asyncpg.Connection,
+    schema: str,
+    dimensions: int | None,
+    apply: bool,
+    in_one_transaction: bool,
 ) -> ComponentVersion | None:
     """The vector column and index, for `dimensions` or else the dimension the stored vectors
     have (so a plain `migrate` upgrades an existing schema's index strategy); None when neither
-    is known."""
+    is known. `in_one_transaction`: behind a transaction-mode pooler (`migrate_vectors`)."""
     before = await vector_state(conn, schema, dimensions)
     if before is None:
         return None
-    after = await migrate_vectors(conn, schema, before.dimensions) if apply else before
+    after = (
+        await migrate_vectors(
+            conn, schema, before.dimensions, in_one_transaction=in_one_transaction
+        )
+        if apply
+        else before
+    )
     detail = f"{after.dimensions} dims, {after.strategy} index"
     if after.pending:
         needs = ", ".join([*after.missing, *(f"removing {x}" for x in after.leftovers)])
@@ -89,7 +99,9 @@ async def _migrate(
                 )
                 versions.append(ComponentVersion(name, before, after, len(steps)))
             vectors = (
-                await _vectors(conn, target.schema, dimensions, apply)
+                await _vectors(
+                    conn, target.schema, dimensions, apply, database.pooler == "transaction"
+                )
                 if "memory" in components
                 else None
             )

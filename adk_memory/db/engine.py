@@ -15,13 +15,16 @@ the replica may serve a read now, and a read it cannot serve goes to the primary
 
 Hot paths borrow the raw asyncpg connection from SQLAlchemy's pool: the engine stays the one
 object users configure and share, while each statement costs one prepared-statement round trip
-instead of an ORM unit of work.
+instead of an ORM unit of work. The pool is the running event loop's (`db/loops.py`), so one
+service works from any loop: `asyncio.run` twice, ADK's synchronous runner, a test client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -42,10 +45,14 @@ from ..errors import (
 )
 from . import embedded
 from .driver import CONNECT_FAILURES, driver_error
+from .loops import dispose, loop_pool, renew_loop_pool
 from .migrations import migrate
+from .poolers import pooler_symptom, with_pooler
 from .replica import ErasureFences, ReadFor, ReplicaHealth, recovery_conflict
-from .urls import create_engine, normalise_url
+from .urls import create_engine, normalise_url, parse_url, pooler_of
 from .vectors import VectorState, migrate_vectors
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -93,10 +100,19 @@ a server that takes longer gets the connection closed instead."""
 
 
 def _engine_options(
-    timeouts: DatabaseTimeouts, engine_kwargs: Mapping[str, Any] | None = None
+    timeouts: DatabaseTimeouts,
+    engine_kwargs: Mapping[str, Any] | None = None,
+    *,
+    pooled: bool = False,
 ) -> dict[str, Any]:
     """`create_async_engine` arguments that enforce `timeouts`, under `engine_kwargs` (which
-    win: `pool_timeout`, and `connect_args` and its `server_settings` key by key)."""
+    win: `pool_timeout`, and `connect_args` and its `server_settings` key by key).
+
+    Behind a pooler (`pooled`) the server-side timeouts are not sent: they would travel as
+    startup parameters, which PgBouncer refuses ("unsupported startup parameter") unless its
+    `ignore_startup_parameters` lists them, and then drops. The client's bound
+    (`command_timeout`, which cancels the statement through the pooler) still holds; a server
+    bound is set on the role (`ALTER ROLE ... SET statement_timeout`, see the README)."""
     given = dict(engine_kwargs or {})
     connect_args = dict(given.pop("connect_args", None) or {})
     settings = dict(connect_args.pop("server_settings", None) or {})
@@ -107,6 +123,8 @@ def _engine_options(
         server["statement_timeout"] = _milliseconds(timeouts.statement)
     if timeouts.idle_in_transaction is not None:
         server["idle_in_transaction_session_timeout"] = _milliseconds(timeouts.idle_in_transaction)
+    if pooled:
+        server = {}
     return {
         "pool_timeout": timeouts.pool.total_seconds(),
         **given,
@@ -130,7 +148,9 @@ def make_engine(
     """An engine for `url` (`adk_memory.db.urls.create_engine`) bounded by `timeouts` (default
     `DatabaseTimeouts()`): the one way adk-memory builds an engine, and the way to build one to
     share between services. A `connect_timeout` in the URL wins over `timeouts.connect`."""
-    return create_engine(url, **_engine_options(timeouts or DatabaseTimeouts(), engine_kwargs))
+    pooled = parse_url(url).pooler is not None
+    options = _engine_options(timeouts or DatabaseTimeouts(), engine_kwargs, pooled=pooled)
+    return create_engine(url, **options)
 
 
 def _as_timeout(exc: BaseException, *, connecting: bool) -> DatabaseTimeoutError | None:
@@ -199,13 +219,15 @@ def _driver(proxied: PoolProxiedConnection) -> asyncpg.Connection:
 
 
 async def _borrow(engine: AsyncEngine) -> PoolProxiedConnection:
-    """A live pooled connection; waiting too long for one (connect or pool timeout) is a
-    `DatabaseTimeoutError`, a refused or impossible connection a `DatabaseUnavailableError`."""
+    """A live connection from the running loop's pool of `engine` (`loops`); waiting too long
+    for one (connect or pool timeout) is a `DatabaseTimeoutError`, a refused or impossible
+    connection a `DatabaseUnavailableError`."""
     try:
-        proxied = await engine.raw_connection()
+        pool = await loop_pool(engine)
+        proxied = await greenlet_spawn(pool.connect)
         while _driver(proxied).is_closed():  # died while idle in the pool
             await _uncancellable(greenlet_spawn(proxied.invalidate))
-            proxied = await engine.raw_connection()
+            proxied = await greenlet_spawn(pool.connect)
     except Exception as exc:
         typed = _as_timeout(exc, connecting=True) or _as_unavailable(exc)
         if typed is None:
@@ -249,7 +271,7 @@ async def _give_back(
         else:
             await greenlet_spawn(proxied.close)
         if lost:
-            await engine.dispose(close=False)
+            renew_loop_pool(engine)
 
     await _uncancellable(clean())
 
@@ -347,19 +369,42 @@ class Database:
         self._replica = ReplicaHealth(self.schema)
         self._fences = ErasureFences()
         self._ready: set[str] = set()
-        self._lock = asyncio.Lock()
-        self._migrate_lock = asyncio.Lock()
+        self._found_a_pooler = False
+        """Whether `_found_pooler` rebuilt the engine for a pooler the URL did not name."""
+        self._locks: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[asyncio.Lock, asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
+
+    def _loop_locks(self) -> tuple[asyncio.Lock, asyncio.Lock]:
+        """The running loop's locks (an asyncio lock is one loop's): one for building the
+        engines, one for migrating. Loops in other threads migrate under the database's own
+        advisory locks."""
+        loop = asyncio.get_running_loop()
+        locks = self._locks.get(loop)
+        if locks is None:
+            locks = self._locks[loop] = (asyncio.Lock(), asyncio.Lock())
+        return locks
+
+    @property
+    def pooler(self) -> str | None:
+        """The connection pooler in front of the primary ("transaction" or "session", from its
+        URL: `?pooler=` or a hosted pooler's address), None for a direct connection."""
+        if self._url is not None:
+            return parse_url(self._url).pooler
+        return pooler_of(self._engine) if self._engine is not None else None
 
     async def engine(self) -> AsyncEngine:
         """The engine, created (and the embedded server started) on first call."""
         if self._engine is None:
-            async with self._lock:
+            async with self._loop_locks()[0]:
                 if self._engine is None:
                     url = self._url
                     if url is None:
                         raw = await asyncio.to_thread(embedded.embedded_url, self._data_dir)
                         url = normalise_url(raw)
-                    self._engine = make_engine(url, self.timeouts, **self._engine_kwargs)
+                    built = make_engine(url, self.timeouts, **self._engine_kwargs)
+                    if self._engine is None:  # a loop in another thread may have been first
+                        self._engine = built
         return self._engine
 
     async def _read_engine_now(self) -> AsyncEngine | None:
@@ -368,7 +413,7 @@ class Database:
         if not self.has_replica or not self._replica.usable():
             return None
         if self._read_engine is None:
-            async with self._lock:
+            async with self._loop_locks()[0]:
                 if self._read_engine is None and self._read_url is not None:
                     self._read_engine = make_engine(
                         self._read_url, self.timeouts, **self._engine_kwargs
@@ -481,6 +526,8 @@ class Database:
         try:
             return await self._run_once(statement, replica, first)
         except Exception as exc:
+            if await self._found_pooler(exc):
+                return await self._run_once(statement, replica, _Attempt())
             # Retried only after `_give_back` has dropped the broken pool.
             conflict = first.on_replica and recovery_conflict(exc)
             if first.conn is None or not (conflict or _is_lost(exc, first.conn)):
@@ -499,13 +546,12 @@ class Database:
         """Bring `component`'s tables up to date (or check them, with auto_migrate off), once."""
         if component in self._ready:
             return
-        async with self._migrate_lock:
+        async with self._loop_locks()[1]:
             if component in self._ready:
                 return
-            async with self.connection() as conn:
-                version = await migrate(
-                    conn, self.schema, component, steps, apply=self.auto_migrate
-                )
+            version = await self._migrating(
+                lambda conn: migrate(conn, self.schema, component, steps, apply=self.auto_migrate)
+            )
             self._replica.want(component, version)
             self._ready.add(component)
 
@@ -513,17 +559,70 @@ class Database:
         """Bring the memory table's embedding column and vector index up to what `dimensions`
         needs (or check them, with auto_migrate off); where they stand. Each call reads the
         catalog (a first use's cost, like `ensure_migrated`'s): callers keep the answer."""
-        async with self._migrate_lock, self.connection() as conn:
-            state = await migrate_vectors(conn, self.schema, dimensions, apply=self.auto_migrate)
+        async with self._loop_locks()[1]:
+            state = await self._migrating(
+                lambda conn: migrate_vectors(
+                    conn,
+                    self.schema,
+                    dimensions,
+                    apply=self.auto_migrate,
+                    in_one_transaction=self.pooler == "transaction",
+                )
+            )
         self._replica.want_vectors(dimensions)
         return state
 
+    async def _migrating(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """`work` (a migration: it finds what an earlier try did) on a primary connection, once
+        more if the first try showed a pooler the URL did not name (`_found_pooler`)."""
+        try:
+            async with self.connection() as conn:
+                return await work(conn)
+        except Exception as exc:
+            if not await self._found_pooler(exc):
+                raise
+        async with self.connection() as conn:
+            return await work(conn)
+
+    async def _found_pooler(self, exc: BaseException) -> bool:
+        """Whether `exc` showed a connection pooler the URL did not name (`db/poolers.py`) and
+        the engine was rebuilt for one (as for `?pooler=transaction`, right in either mode):
+        the caller then tries again. An engine passed in cannot be rebuilt here: the log says
+        what to add to the URL it was built from."""
+        symptom = pooler_symptom(exc)
+        if symptom is None:
+            return False
+        if self._found_a_pooler:  # a call begun on the engine before the switch
+            return True
+        if self.pooler is not None:
+            return False
+        if self._url is None or not self._owns_engine:
+            logger.error(
+                "The database is behind a connection pooler: %s. Build the engine from a URL "
+                "with ?pooler=transaction (see the README's Connection poolers).",
+                symptom,
+            )
+            return False
+        logger.warning(
+            "The database is behind a connection pooler: %s. Connecting again as for "
+            "?pooler=transaction; add it to the URL to start that way (see the README's "
+            "Connection poolers).",
+            symptom,
+        )
+        self._url = with_pooler(self._url, "transaction")
+        self._found_a_pooler = True
+        old, self._engine = self._engine, None
+        if old is not None:
+            await dispose(old)
+        return True
+
     async def close(self) -> None:
-        """Dispose of the engines this handle created; shared engines are left alone."""
+        """Dispose of the engines this handle created, their pools on every event loop;
+        shared engines are left alone."""
         if self._read_engine is not None and self._owns_read_engine:
-            await self._read_engine.dispose()
+            await dispose(self._read_engine)
             self._read_engine = None
         if self._engine is not None and self._owns_engine:
-            await self._engine.dispose()
+            await dispose(self._engine)
             self._engine = None
             self._ready.clear()

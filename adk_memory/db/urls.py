@@ -4,7 +4,9 @@ Owns: reading the PostgreSQL URLs users write, in the spellings hosted providers
 (libpq's query parameters such as `sslmode`, `sslrootcert`, `options`, `application_name`,
 `connect_timeout`, `target_session_attrs`; IPv6 hosts; Cloud SQL's Unix socket in `?host=`;
 several hosts as repeated `host=`), checking them, and translating them into what SQLAlchemy's
-asyncpg dialect and asyncpg take: a URL and `connect_args`. `PostgresSessionService(url)`,
+asyncpg dialect and asyncpg take: a URL and `connect_args`, including what a connection pooler
+in front of the server needs (`?pooler=`, or recognised from a hosted pooler's address): no
+named prepared statements behind a transaction-mode pooler. `PostgresSessionService(url)`,
 `PostgresMemoryService(url)`, `configure()`, `$ADK_MEMORY_DATABASE_URL`, every `--database-url`,
 the worker and the service URIs all come through here, so a URL means the same on every path.
 
@@ -14,10 +16,12 @@ connects), and an error message never shows a password.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
+from uuid import uuid4
 
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.engine import URL, make_url
@@ -32,6 +36,10 @@ SCHEMES = ("postgresql", "postgres", "postgresql+asyncpg")
 
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 TARGET_SESSION_ATTRS = ("any", "primary", "standby", "prefer-standby", "read-write", "read-only")
+POOLERS = ("transaction", "session", "none")
+"""`?pooler=`: a pooler in transaction mode (PgBouncer's `pool_mode = transaction`, Supabase's
+port 6543, Neon's `-pooler` hosts, Cloud SQL managed pooling in transaction mode), one in
+session mode, or none (a direct connection, whatever the address looks like)."""
 
 _HOST = ("host", "port")
 """Left in the URL: SQLAlchemy's asyncpg dialect reads them (a Unix-socket directory in `host`,
@@ -63,6 +71,7 @@ PARAMETERS: Mapping[str, str] = {
     "connect_timeout": "seconds (or a duration: 10s) to wait for a connection; 0: no limit",
     "target_session_attrs": ", ".join(TARGET_SESSION_ATTRS),
     "channel_binding": "disable or prefer (asyncpg does no channel binding)",
+    "pooler": "transaction, session or none: the connection pooler in front of the server",
 }
 """Every query parameter a database URL may carry (libpq's names), and what it means."""
 
@@ -75,6 +84,8 @@ class ParsedUrl:
     """`postgresql+asyncpg://`, with only `host` and `port` left in its query."""
     connect_args: dict[str, Any]
     """asyncpg's `connect()` arguments for the other parameters (SQLAlchemy's `connect_args`)."""
+    pooler: str | None = None
+    """The pooler in front of the server: "transaction", "session", or None (none)."""
 
 
 def parse_url(url: str) -> ParsedUrl:
@@ -109,13 +120,64 @@ def _translate(parsed: URL) -> ParsedUrl:
         connect_args["timeout"] = None if timeout is None else timeout.total_seconds()
     if "target_session_attrs" in params:
         connect_args["target_session_attrs"] = params["target_session_attrs"]
+    pooler = _pooler(parsed, params.get("pooler"))
+    if pooler == "transaction":
+        connect_args.update(_NO_NAMED_STATEMENTS)
     host = {name: value for name, value in parsed.query.items() if name in _HOST}
     translated = parsed.set(drivername="postgresql+asyncpg", query=host)
     try:  # the host and port exactly as the engine will read them
         _DIALECT.create_connect_args(translated)
     except (ArgumentError, ValueError) as exc:
         raise InputValidationError(f"Invalid host or port in the database URL: {exc}") from exc
-    return ParsedUrl(translated, connect_args)
+    return ParsedUrl(translated, connect_args, pooler)
+
+
+def _statement_name() -> str:
+    """A prepared statement name no other client of a pooled server connection uses."""
+    return f"__asyncpg_{uuid4().hex}__"
+
+
+_NO_NAMED_STATEMENTS: Mapping[str, Any] = {
+    "statement_cache_size": 0,
+    "prepared_statement_cache_size": 0,
+    "prepared_statement_name_func": _statement_name,
+}
+"""`connect_args` for a transaction-mode pooler, which hands each transaction whichever server
+connection is free: a named prepared statement made on one is missing on the next
+(`InvalidSQLStatementNameError`) or another client's is there already. asyncpg then sends
+every statement unnamed, parsed and run in one go (`statement_cache_size`); SQLAlchemy's
+dialect, which prepares inside its own transactions, caches none and names each one afresh
+(`prepared_statement_*`, its documented settings for PgBouncer)."""
+
+_TRANSACTION_PORTS = (6543, 6432)
+"""Ports read as a transaction-mode pooler: Supabase's (Supavisor) transaction pooler, and
+PgBouncer's default port (in either of its modes it refuses the server settings a direct
+connection sends; what transaction mode needs is right in session mode too)."""
+
+
+def _pooler(parsed: URL, given: str | None) -> str | None:
+    """The pooler `?pooler=` names, else the one the address is known to be: Supabase's
+    transaction port, PgBouncer's default port, Neon's pooled (`-pooler`) endpoints,
+    Supabase's session-mode pooler host. None: a direct connection (or a pooler not
+    recognised, which `?pooler=` names, or the engine notices: `db/poolers.py`)."""
+    if given is not None:
+        return None if given == "none" else given
+    host = (parsed.host or "").lower()
+    if parsed.port in _TRANSACTION_PORTS or "-pooler." in host:
+        return "transaction"
+    if host.endswith(".pooler.supabase.com"):
+        return "session"
+    return None
+
+
+def pooler_of(engine: AsyncEngine) -> str | None:
+    """The pooler `create_engine` read in the URL of `engine` ("transaction" or "session"), or
+    None: a direct connection, or an engine built some other way."""
+    return _POOLERS.get(engine)
+
+
+_POOLERS: weakref.WeakKeyDictionary[AsyncEngine, str] = weakref.WeakKeyDictionary()
+"""The pooler behind each engine `create_engine` built for one (their URLs no longer say)."""
 
 
 def create_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
@@ -132,7 +194,10 @@ def create_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
     connect_args = {**given, **parsed.connect_args}
     if settings:
         connect_args["server_settings"] = settings
-    return create_async_engine(parsed.url, connect_args=connect_args, **engine_kwargs)
+    engine = create_async_engine(parsed.url, connect_args=connect_args, **engine_kwargs)
+    if parsed.pooler is not None:
+        _POOLERS[engine] = parsed.pooler
+    return engine
 
 
 def _redact(url: str) -> str:
@@ -224,6 +289,7 @@ _CHECKS: dict[str, Callable[[str], str | None]] = {
     "connect_timeout": _timeout,
     "target_session_attrs": _one_of(*TARGET_SESSION_ATTRS),
     "channel_binding": _channel_binding,
+    "pooler": _one_of(*POOLERS),
 }
 """How the values of parameters with a fixed form are checked: a problem is a phrase for the
 error message, None when the value is fine. (An empty value never gets here: like libpq, the

@@ -353,7 +353,12 @@ async def vector_state(
 
 
 async def migrate_vectors(
-    conn: asyncpg.Connection, schema: str, dimensions: int, *, apply: bool = True
+    conn: asyncpg.Connection,
+    schema: str,
+    dimensions: int,
+    *,
+    apply: bool = True,
+    in_one_transaction: bool = False,
 ) -> VectorState:
     """Bring `schema`'s embedding column and vector index to what `dimensions` needs; the state
     they end in.
@@ -364,6 +369,13 @@ async def migrate_vectors(
     started before it runs, and a crash mid-build is resumed by the next run. A steady state
     costs two catalog reads and takes no lock. With `apply=False` nothing is written: steps
     still needed are a `SchemaVersionError` naming the command that applies them.
+
+    `in_one_transaction` (behind a transaction-mode pooler, where each transaction may get
+    another server connection, so a session-level lock or setting would stay on one other
+    clients then use) runs the steps in one transaction under a transaction-level lock, the
+    indexes built without CONCURRENTLY: writers to the memory table wait while they build
+    (nothing to wait for on a new table; a big one is migrated over a direct connection,
+    `adk-memory migrate`).
     """
     state = await vector_state(conn, schema, dimensions)
     if not state.pending and state.recorded_in_full:
@@ -382,9 +394,11 @@ async def migrate_vectors(
         raise SchemaVersionError(
             f"Schema {schema!r} has no memory tables yet: migrate the 'memory' component first."
         )
-    async with _vector_lock(conn, schema):
+    lock = _vector_transaction if in_one_transaction else _vector_lock
+    async with lock(conn, schema):
         # Another process may have done (some of) it while this one waited.
-        await _apply_vectors(conn, schema, await vector_state(conn, schema, dimensions))
+        state = await vector_state(conn, schema, dimensions)
+        await _apply_vectors(conn, schema, state, concurrently=not in_one_transaction)
         return await vector_state(conn, schema, dimensions)
 
 
@@ -399,10 +413,44 @@ async def _vector_lock(conn: asyncpg.Connection, schema: str) -> AsyncIterator[N
     for the other. Released on the way out; a connection that cannot release it is closed,
     which releases it too (a lock is never left on a pooled connection).
     """
-    key = f"adk_memory:{schema}:vectors"
+    await _wait_for_lock(conn, schema, "pg_try_advisory_lock")
+    try:
+        await conn.execute("SET statement_timeout = 0")
+        yield
+    finally:
+        try:
+            await conn.execute("RESET statement_timeout")
+            await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", _lock_key(schema))
+        except BaseException as exc:
+            conn.terminate()  # closing the session releases the lock
+            if not isinstance(exc, Exception):
+                raise
+
+
+@asynccontextmanager
+async def _vector_transaction(conn: asyncpg.Connection, schema: str) -> AsyncIterator[None]:
+    """Hold the same lock as `_vector_lock`, transaction-level, in one transaction without a
+    statement timeout, for steps run without CONCURRENTLY (`migrate_vectors`'s
+    `in_one_transaction`): the lock and the setting end with the transaction, on whichever
+    server connection a pooler gave it. Waited for by polling too: an idle transaction holds
+    no snapshot a concurrent index build elsewhere waits for."""
+    async with conn.transaction():
+        await _wait_for_lock(conn, schema, "pg_try_advisory_xact_lock")
+        await conn.execute("SET LOCAL statement_timeout = 0")
+        yield
+
+
+def _lock_key(schema: str) -> str:
+    """The text whose hash keys `schema`'s vector-migration lock."""
+    return f"adk_memory:{schema}:vectors"
+
+
+async def _wait_for_lock(conn: asyncpg.Connection, schema: str, function: str) -> None:
+    """Take `schema`'s vector-migration lock with `function` (a pg_try_advisory_* lock),
+    polling with backoff up to `SCHEMA_CHANGE_TIMEOUT`."""
     pause, longest = _VECTOR_LOCK_POLL
     deadline = time.monotonic() + SCHEMA_CHANGE_TIMEOUT
-    while not await conn.fetchval("SELECT pg_try_advisory_lock(hashtext($1))", key):
+    while not await conn.fetchval(f"SELECT {function}(hashtext($1))", _lock_key(schema)):
         if time.monotonic() > deadline:
             raise MigrationError(
                 f"Another process has been migrating the vectors of schema {schema!r} for over "
@@ -410,24 +458,22 @@ async def _vector_lock(conn: asyncpg.Connection, schema: str) -> AsyncIterator[N
             )
         await asyncio.sleep(pause)
         pause = min(pause * 2, longest)
-    try:
-        await conn.execute("SET statement_timeout = 0")
-        yield
-    finally:
-        try:
-            await conn.execute("RESET statement_timeout")
-            await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", key)
-        except BaseException as exc:
-            conn.terminate()  # closing the session releases the lock
-            if not isinstance(exc, Exception):
-                raise
 
 
-async def _apply_vectors(conn: asyncpg.Connection, schema: str, state: VectorState) -> None:
-    """Run what `state` says is missing, under `_vector_lock`."""
+def _without_concurrently(sql: str) -> str:
+    """`sql` (a step or its undo) as it may run inside a transaction."""
+    return sql.replace(" CONCURRENTLY", "")
+
+
+async def _apply_vectors(
+    conn: asyncpg.Connection, schema: str, state: VectorState, *, concurrently: bool
+) -> None:
+    """Run what `state` says is missing, under `_vector_lock` (`concurrently`), else under
+    `_vector_transaction`, its index steps then built and dropped inside it."""
+    plain = (lambda sql: sql) if concurrently else _without_concurrently
     await conn.execute(_VECTOR_TABLE.format(schema=schema))
     for step in reversed(state.retired):
-        await _run_vector_step(conn, schema, step.undo(schema), f"removing {step.creates}")
+        await _run_vector_step(conn, schema, plain(step.undo(schema)), f"removing {step.creates}")
     if state.stale:
         await conn.execute(_FORGET_OTHER_STRATEGIES.format(schema=schema), state.strategy)
     record = _RECORD_VECTOR_STEP.format(schema=schema)
@@ -439,9 +485,9 @@ async def _apply_vectors(conn: asyncpg.Connection, schema: str, state: VectorSta
             if recorded != "done":
                 await conn.execute(record, *args, "done")
             continue
-        sql = step.sql.format(schema=schema, dimensions=state.dimensions)
+        sql = plain(step.sql.format(schema=schema, dimensions=state.dimensions))
         what = step.label(state.dimensions)
-        if not step.concurrent:
+        if not step.concurrent or not concurrently:
             async with conn.transaction():
                 await _run_vector_step(conn, schema, sql, what)
                 await conn.execute(record, *args, "done")

@@ -552,10 +552,15 @@ class Worker:
             woken.cancel()
 
     def start(self) -> None:
-        """Run `concurrency` loops in the background of the current event loop."""
-        if not self._tasks:
-            self._stopping = False
-            self._tasks = [asyncio.create_task(self._loop()) for _ in range(self._concurrency)]
+        """Run `concurrency` loops in the background of the current event loop; again on
+        another event loop once the previous loop's are over (`asyncio.run` ends them with its
+        loop), with a new wake-up event (an asyncio event belongs to one loop)."""
+        if any(not t.done() and not t.get_loop().is_closed() for t in self._tasks):
+            return
+        if self._tasks:
+            self._queue.enqueued = asyncio.Event()
+        self._stopping = False
+        self._tasks = [asyncio.create_task(self._loop()) for _ in range(self._concurrency)]
 
     async def stop(self) -> None:
         """Stop the loops (a job being run is abandoned; its lease makes it due again). They
@@ -563,6 +568,11 @@ class Worker:
         (Python < 3.12's `wait_for` can) must not keep a loop, and this call, running."""
         tasks, self._tasks = self._tasks, []
         self._stopping = True
-        for task in tasks:
+        running = asyncio.get_running_loop()
+        here = [t for t in tasks if t.get_loop() is running]
+        for task in here:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for task in tasks:  # loops started on an event loop in another thread
+            if task.get_loop() is not running and not task.get_loop().is_closed():
+                task.get_loop().call_soon_threadsafe(task.cancel)
+        await asyncio.gather(*here, return_exceptions=True)

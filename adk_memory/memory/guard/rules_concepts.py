@@ -110,9 +110,13 @@ def _entry(lang: str, entry: str) -> Entry:
     piece, open_ended = max(tokens, key=lambda t: len(t[0]))
     if _unspaced(entry):
         return Entry(body, piece, "any")
-    inner = stem and lang in _COMPOUNDING and len(entry) > _MIN_INNER
+    # A one-word stem of a compounding language starts a word or sits inside a word of at
+    # least `_MIN_COMPOUND` letters (the lookahead from the word's start), exactly where
+    # `Pieces.found` looks for it.
+    inner = stem and lang in _COMPOUNDING and len(entry) > _MIN_INNER and len(words) == 1
     where = "inner" if inner and open_ended else "stem" if open_ended else "word"
-    pattern = ("" if inner else r"(?<!\w)") + body + ("" if stem else r"(?!\w)")
+    start = rf"(?<!\w)(?:(?=\w{{{_MIN_COMPOUND}}})\w*?)?" if inner else r"(?<!\w)"
+    pattern = start + body + ("" if stem else r"(?!\w)")
     return Entry(pattern, piece, where)
 
 

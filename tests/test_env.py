@@ -189,3 +189,29 @@ async def test_configure_uses_the_database_adk_built_its_services_on(
     [warning] = caplog.records
     assert "Two databases in one process" in warning.getMessage()
     assert "db.internal" in warning.getMessage() and str(tmp_path) in warning.getMessage()
+
+
+async def test_a_data_directory_and_a_link_to_it_are_one_database(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """As root, `./.adk/pgdata` becomes a link to the data kept under `/var/lib/adk-memory`:
+    `adk-memory web` hands ADK the real directory while the samples' `configure()` names the
+    link. One database, so no "Two databases" warning (a first `web --demo` gave two)."""
+    for variable in (DATABASE_URL_ENV, DATA_DIR_ENV, SCHEMA_ENV, DATABASE_PASSWORD_ENV):
+        monkeypatch.delenv(variable, raising=False)
+    kept, link = tmp_path / "kept", tmp_path / "project" / ".adk" / "pgdata"
+    registry = ServiceRegistry()
+    register(registry)
+    with caplog.at_level("WARNING", logger="adk_memory.adk.shared_database"):
+        # The demo's own stack names the link before the first start makes it ...
+        stack = configure(data_dir=link, run_worker=False)
+        await stack.close()
+        kept.mkdir()
+        link.parent.mkdir(parents=True)
+        link.symlink_to(kept)
+        # ... then `web` hands ADK the directory the start reported.
+        registry.create_session_service(f"adk-memory://?data_dir={kept}", agents_dir=str(tmp_path))
+        assert caplog.text == ""
+        configure(data_dir=tmp_path / "elsewhere", run_worker=False)  # another one still warns
+    [warning] = caplog.records
+    assert "Two databases in one process" in warning.getMessage()

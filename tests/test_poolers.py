@@ -18,12 +18,16 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pgbouncer_server import BINARY, pgbouncer
 
-from adk_memory import PostgresMemoryService, PostgresSessionService, make_engine
+from adk_memory import PostgresMemoryService, PostgresSessionService, configure, make_engine
 from adk_memory.config import DatabaseTimeouts
 from adk_memory.db.engine import Database
 from adk_memory.db.loops import dispose
 from adk_memory.db.urls import parse_url
-from adk_memory.errors import DatabaseTimeoutError, InputValidationError
+from adk_memory.errors import (
+    DatabaseTimeoutError,
+    DatabaseUnavailableError,
+    InputValidationError,
+)
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 needs_pgbouncer = pytest.mark.skipif(BINARY is None, reason="pgbouncer is not installed")
@@ -146,6 +150,27 @@ async def test_a_pooler_the_url_does_not_name_is_noticed(
             await users_at_once(url, schema)
     noticed = [r.getMessage() for r in caplog.records if "?pooler=transaction" in r.message]
     assert noticed and all(symptom in m for m in noticed), noticed
+
+
+@needs_pgbouncer
+async def test_configure_behind_an_unnamed_pooler_says_to_name_it(
+    database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`configure(url)` shares one engine between its services, so a pooler the URL does not
+    name is not worked around (as it is for a service given a URL): the typed error stands and
+    the log says which option to add to the URL given to `configure()`."""
+    with pgbouncer(database_url, "transaction", 2) as url:
+        stack = configure(url, triggers=None, run_worker=False, schema="unnamed_configure")
+        try:
+            with (
+                caplog.at_level(logging.ERROR, logger="adk_memory.db.engine"),
+                pytest.raises(DatabaseUnavailableError),
+            ):
+                await stack.session_service.create_session(app_name=APP, user_id="u")
+        finally:
+            await stack.close()
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "adk_memory.db.engine"]
+    assert "configure()" in logged and "?pooler=transaction" in logged, logged
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ warning renders URLs without it).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from sqlalchemy.engine import make_url
@@ -35,8 +36,8 @@ class Where:
     schema: str
 
     def _identity(self) -> tuple[str, str]:
-        """What makes two of them the same tables: the server, role and database without the
-        password (or the data directory), and the schema."""
+        """How it is shown: the server, role and database without the password (or the data
+        directory as given), and the schema."""
         if self.url is None:
             return (f"embedded:{self.data_dir}", self.schema)
         try:
@@ -46,7 +47,15 @@ class Where:
         return (shown, self.schema)
 
     def same_as(self, other: Where) -> bool:
-        return self._identity() == other._identity()
+        """Whether both are the same tables. A data directory is compared by its real path:
+        as root, `./.adk/pgdata` becomes a link to the data kept under `/var/lib/adk-memory`,
+        and one service may hold the link while another holds its target."""
+        return self._key() == other._key()
+
+    def _key(self) -> tuple[str, str]:
+        if self.url is None and self.data_dir is not None:
+            return (f"embedded:{os.path.realpath(self.data_dir)}", self.schema)
+        return self._identity()
 
     def __str__(self) -> str:
         where, schema = self._identity()

@@ -111,8 +111,9 @@ async def _migrate(
         versions.append(vectors)
     elif "memory" in components:
         note(
-            "vectors: no embedding dimension given and none stored yet; pass "
-            "--embedding-dimensions (or --embedding-model) to prepare them now."
+            "vectors: no embedding dimension given and none stored yet (nothing to do for "
+            "full-text search only); for vector search, pass --embedding-dimensions (or "
+            "--embedding-model) to prepare them now."
         )
     return versions
 

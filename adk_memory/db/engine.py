@@ -587,8 +587,9 @@ class Database:
     async def _found_pooler(self, exc: BaseException) -> bool:
         """Whether `exc` showed a connection pooler the URL did not name (`db/poolers.py`) and
         the engine was rebuilt for one (as for `?pooler=transaction`, right in either mode):
-        the caller then tries again. An engine passed in cannot be rebuilt here: the log says
-        what to add to the URL it was built from."""
+        the caller then tries again. An engine passed in (`engine=`, as `configure()` shares
+        one between its services) cannot be rebuilt here: the log says what to add to the URL
+        it was built from."""
         symptom = pooler_symptom(exc)
         if symptom is None:
             return False
@@ -598,8 +599,10 @@ class Database:
             return False
         if self._url is None or not self._owns_engine:
             logger.error(
-                "The database is behind a connection pooler: %s. Build the engine from a URL "
-                "with ?pooler=transaction (see the README's Connection poolers).",
+                "The database is behind a connection pooler: %s. A shared engine (the one "
+                "configure() builds, or one passed as engine=) is not rebuilt: add "
+                "?pooler=transaction (or session) to its URL (see the README's Connection "
+                "poolers).",
                 symptom,
             )
             return False

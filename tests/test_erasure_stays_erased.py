@@ -155,6 +155,43 @@ def test_memories_import_of_an_export_after_an_erasure_restores_nothing(
     assert alice_rows(database_url)["memories"] == 1
 
 
+def test_the_memory_services_own_erase_user_leaves_tombstones_too(
+    cli: Cli, database_url: str, tmp_path: Path
+) -> None:
+    """An app whose sessions live elsewhere erases a user with `PostgresMemoryService.
+    erase_user` alone: re-importing what was exported before brings nothing of theirs back,
+    and the erasure is recorded (counts only), as the stack's is."""
+
+    async def write() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.create_memory("Alice lives in Lyon.", ALICE)
+
+    async def erase() -> dict[str, int]:
+        async with services(database_url) as (_, memory):
+            return await memory.erase_user("travel", "alice")
+
+    arun(write)
+    out = tmp_path / "alice.jsonl"
+    cli("memories", "export", "--app", "travel", "--user", "alice", "-o", str(out))
+    cli("export", "vertex-jsonl", "--app", "travel", "--user", "alice", "-o", str(tmp_path / "v"))
+    assert arun(erase)["memories"] == 1
+    assert "1 line of erased users skipped" in cli("memories", "import", str(out)).stderr
+    table = counts(cli("import", "vertex-jsonl", str(tmp_path / "v")).stdout)["memories"]
+    assert table[1] == 0 and table[-1] == 1  # IMPORTED, ERASED
+    assert alice_rows(database_url)["memories"] == 0
+
+    async def records() -> list[Any]:
+        conn = await asyncpg.connect(_dsn(database_url))
+        try:
+            return await conn.fetch(f"SELECT counts, finish_time FROM {TEST_SCHEMA}.erasures")
+        finally:
+            await conn.close()
+
+    [record] = arun(records)
+    assert record["finish_time"] is not None and json.loads(record["counts"])["memories"] == 1
+    assert arun(erase)["memories"] == 0  # once more: a new erasure of nothing
+
+
 def _said(text: str) -> Event:
     return Event(
         author="user",

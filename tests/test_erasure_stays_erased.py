@@ -229,6 +229,49 @@ async def test_an_erased_session_is_never_remembered_again(
     assert [m.fact for m in (await memory.list_memories(ALICE)).memories] == ["I moved to Porto."]
 
 
+async def test_a_session_id_used_again_after_an_erasure_is_remembered_from_then_on(
+    make_session_service: Any, make_memory_service: Any
+) -> None:
+    """An app that gives every user one fixed session id ("main") recreates it when the erased
+    user comes back: what they say then is theirs, remembered as anyone's; what the old session
+    object holds from before the erasure is still refused."""
+    sessions = make_session_service()
+    memory = make_memory_service()  # raw events: no model
+    old = await sessions.create_session(app_name="travel", user_id="alice", session_id="main")
+    await sessions.append_event(old, _said("I live in Lyon."))
+    await erase_user(
+        app_name="travel", user_id="alice", session_service=sessions, memory_service=memory
+    )
+    new = await sessions.create_session(app_name="travel", user_id="alice", session_id="main")
+    await sessions.append_event(new, _said("I moved to Porto."))
+    await memory.add_session_to_memory(new)
+    with pytest.raises(ErasedError):
+        await memory.add_session_to_memory(old)
+    # An old event replayed with the new ones: only the new ones are remembered.
+    await memory.add_events_to_memory(
+        app_name="travel", user_id="alice", events=[*old.events, *new.events], session_id="main"
+    )
+    assert [m.fact for m in (await memory.list_memories(ALICE)).memories] == ["I moved to Porto."]
+
+
+async def test_an_erased_session_is_never_learned_from_again(
+    make_session_service: Any, make_memory_service: Any
+) -> None:
+    """A procedure's support is a session's material: an erased session replayed to
+    `learn_procedure` (a feedback plugin or a retry still holding it) is refused, no job
+    queued, so the erased user's words never become support again."""
+    sessions = make_session_service()
+    memory = make_memory_service(llm=ScriptedLlm(), run_worker=False)
+    old = await sessions.create_session(app_name="travel", user_id="alice", session_id="s1")
+    await sessions.append_event(old, _said("My passport is XDA839201; rebook me."))
+    await erase_user(
+        app_name="travel", user_id="alice", session_service=sessions, memory_service=memory
+    )
+    with pytest.raises(ErasedError):
+        await memory.learn_procedure(old)
+    assert (await memory.list_operations(ALICE)) == []
+
+
 async def test_tombstones_hold_no_identity_or_text(
     database_url: str, make_session_service: Any, make_memory_service: Any
 ) -> None:

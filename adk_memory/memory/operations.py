@@ -101,10 +101,12 @@ class GenerationOperations(MemoryServiceCore):
             "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
         }
         if session is not None:
-            await self._refuse_erased_session(session.app_name, session.user_id, session.id)
+            kept = await self._refuse_erased_session(
+                session.app_name, session.user_id, session.id, session.events
+            )
             events = [
                 e
-                for e in session.events
+                for e in kept
                 if (start_time is None or e.timestamp >= start_time.timestamp())
                 and (end_time is None or e.timestamp < end_time.timestamp())
             ]

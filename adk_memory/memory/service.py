@@ -769,7 +769,7 @@ class PostgresMemoryService(
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
         if session_id is not None:
             session_id = check_session_id(session_id)
-            await self._refuse_erased_session(app_name, user_id, session_id)
+            events = await self._refuse_erased_session(app_name, user_id, session_id, events)
         await self._refuse_opted_out(scope)
         if self.llm is not None:
             await self.generate_memories(

@@ -215,8 +215,10 @@ class PrivacyOperations(MemoryServiceCore):
 
         Raises:
           LookupError: no quarantined memory with this id in this scope.
+          OptedOutError: the scope's user opted out (approving would remember it now).
         """
         checked = validate_scope(scope)
+        await self._refuse_opted_out(checked)
         store = await self._ready()
         labels = {"guard": "approved"}
         key = _kind_key(scope_key(checked), memory_type)

@@ -221,6 +221,11 @@ async def test_an_erased_session_is_never_remembered_again(
     extracting = make_memory_service(llm=ScriptedLlm(), run_worker=False)
     with pytest.raises(ErasedError):
         await extracting.add_session_to_memory(old)  # no generation job is queued
+    # Memory Bank's direct form, naming the session: its events, or contents with no time.
+    for given in (old.events, [e.content for e in old.events]):
+        with pytest.raises(ErasedError):
+            await extracting.generate_memories(contents=given, scope=ALICE, session_id="s1")
+    assert await extracting.list_operations(ALICE) == []
     assert (await memory.list_memories(ALICE)).memories == []
     # The user coming back, in a new session, is remembered as anyone is.
     new = await sessions.create_session(app_name="travel", user_id="alice", session_id="s2")

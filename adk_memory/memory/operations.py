@@ -112,7 +112,12 @@ class GenerationOperations(MemoryServiceCore):
             ]
             payload = session_payload(session.id, events, options, self._screen)
         elif contents is not None:
-            payload = contents_payload(list(contents), session_id, options, self._screen)
+            given = list(contents)
+            if session_id is not None and "user_id" in checked and "app_name" in checked:
+                given = await self._refuse_erased_session(
+                    checked["app_name"], checked["user_id"], session_id, given
+                )
+            payload = contents_payload(given, session_id, options, self._screen)
         else:
             if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -233,7 +234,7 @@ def test_quarantine_list_needs_a_scope_or_all(cli: Cli) -> None:
 
 
 def test_listings_and_exports_leave_quarantined_memories_out_unless_asked(
-    cli: Cli, database_url: str
+    cli: Cli, database_url: str, tmp_path: Path
 ) -> None:
     """A quarantined memory is not live: `memories list`/`export` (one user or --all-users) and
     `export vertex-jsonl` leave it out; --include-quarantined lists it, marked as such."""
@@ -258,6 +259,16 @@ def test_listings_and_exports_leave_quarantined_memories_out_unless_asked(
     assert facts(everyone) == sorted([*held, ("u2 HOLD three", True)])
     exported = cli("memories", "export", *every, "--include-quarantined").stdout.splitlines()
     assert facts([json.loads(line) for line in exported]) == facts(everyone)
+
+    # Imported again (here, or into another database), a held line stays out of the live
+    # memories: this import's guard is not the one that held it (the app's own, here).
+    held_lines = tmp_path / "held.jsonl"
+    held_lines.write_text(
+        "".join(f"{line}\n" for line in exported if '"quarantined": true' in line)
+    )
+    imported = cli("memories", "import", str(held_lines))
+    assert "3 lines held in quarantine at the source skipped" in imported.stderr
+    assert live_facts(cli, "u1") == ["u1 live"] and live_facts(cli, "u2") == []
 
     table = cli("memories", "list", *every, "--include-quarantined").stdout.splitlines()
     assert table[0].split()[:3] == ["ID", "USER", "STATUS"]

@@ -155,6 +155,43 @@ def test_memories_import_of_an_export_after_an_erasure_restores_nothing(
     assert alice_rows(database_url)["memories"] == 1
 
 
+def test_the_memory_services_own_erase_user_leaves_tombstones_too(
+    cli: Cli, database_url: str, tmp_path: Path
+) -> None:
+    """An app whose sessions live elsewhere erases a user with `PostgresMemoryService.
+    erase_user` alone: re-importing what was exported before brings nothing of theirs back,
+    and the erasure is recorded (counts only), as the stack's is."""
+
+    async def write() -> None:
+        async with services(database_url) as (_, memory):
+            await memory.create_memory("Alice lives in Lyon.", ALICE)
+
+    async def erase() -> dict[str, int]:
+        async with services(database_url) as (_, memory):
+            return await memory.erase_user("travel", "alice")
+
+    arun(write)
+    out = tmp_path / "alice.jsonl"
+    cli("memories", "export", "--app", "travel", "--user", "alice", "-o", str(out))
+    cli("export", "vertex-jsonl", "--app", "travel", "--user", "alice", "-o", str(tmp_path / "v"))
+    assert arun(erase)["memories"] == 1
+    assert "1 line of erased users skipped" in cli("memories", "import", str(out)).stderr
+    table = counts(cli("import", "vertex-jsonl", str(tmp_path / "v")).stdout)["memories"]
+    assert table[1] == 0 and table[-1] == 1  # IMPORTED, ERASED
+    assert alice_rows(database_url)["memories"] == 0
+
+    async def records() -> list[Any]:
+        conn = await asyncpg.connect(_dsn(database_url))
+        try:
+            return await conn.fetch(f"SELECT counts, finish_time FROM {TEST_SCHEMA}.erasures")
+        finally:
+            await conn.close()
+
+    [record] = arun(records)
+    assert record["finish_time"] is not None and json.loads(record["counts"])["memories"] == 1
+    assert arun(erase)["memories"] == 0  # once more: a new erasure of nothing
+
+
 def _said(text: str) -> Event:
     return Event(
         author="user",
@@ -184,12 +221,60 @@ async def test_an_erased_session_is_never_remembered_again(
     extracting = make_memory_service(llm=ScriptedLlm(), run_worker=False)
     with pytest.raises(ErasedError):
         await extracting.add_session_to_memory(old)  # no generation job is queued
+    # Memory Bank's direct form, naming the session: its events, or contents with no time.
+    for given in (old.events, [e.content for e in old.events]):
+        with pytest.raises(ErasedError):
+            await extracting.generate_memories(contents=given, scope=ALICE, session_id="s1")
+    assert await extracting.list_operations(ALICE) == []
     assert (await memory.list_memories(ALICE)).memories == []
     # The user coming back, in a new session, is remembered as anyone is.
     new = await sessions.create_session(app_name="travel", user_id="alice", session_id="s2")
     await sessions.append_event(new, _said("I moved to Porto."))
     await memory.add_session_to_memory(new)
     assert [m.fact for m in (await memory.list_memories(ALICE)).memories] == ["I moved to Porto."]
+
+
+async def test_a_session_id_used_again_after_an_erasure_is_remembered_from_then_on(
+    make_session_service: Any, make_memory_service: Any
+) -> None:
+    """An app that gives every user one fixed session id ("main") recreates it when the erased
+    user comes back: what they say then is theirs, remembered as anyone's; what the old session
+    object holds from before the erasure is still refused."""
+    sessions = make_session_service()
+    memory = make_memory_service()  # raw events: no model
+    old = await sessions.create_session(app_name="travel", user_id="alice", session_id="main")
+    await sessions.append_event(old, _said("I live in Lyon."))
+    await erase_user(
+        app_name="travel", user_id="alice", session_service=sessions, memory_service=memory
+    )
+    new = await sessions.create_session(app_name="travel", user_id="alice", session_id="main")
+    await sessions.append_event(new, _said("I moved to Porto."))
+    await memory.add_session_to_memory(new)
+    with pytest.raises(ErasedError):
+        await memory.add_session_to_memory(old)
+    # An old event replayed with the new ones: only the new ones are remembered.
+    await memory.add_events_to_memory(
+        app_name="travel", user_id="alice", events=[*old.events, *new.events], session_id="main"
+    )
+    assert [m.fact for m in (await memory.list_memories(ALICE)).memories] == ["I moved to Porto."]
+
+
+async def test_an_erased_session_is_never_learned_from_again(
+    make_session_service: Any, make_memory_service: Any
+) -> None:
+    """A procedure's support is a session's material: an erased session replayed to
+    `learn_procedure` (a feedback plugin or a retry still holding it) is refused, no job
+    queued, so the erased user's words never become support again."""
+    sessions = make_session_service()
+    memory = make_memory_service(llm=ScriptedLlm(), run_worker=False)
+    old = await sessions.create_session(app_name="travel", user_id="alice", session_id="s1")
+    await sessions.append_event(old, _said("My passport is XDA839201; rebook me."))
+    await erase_user(
+        app_name="travel", user_id="alice", session_service=sessions, memory_service=memory
+    )
+    with pytest.raises(ErasedError):
+        await memory.learn_procedure(old)
+    assert (await memory.list_operations(ALICE)) == []
 
 
 async def test_tombstones_hold_no_identity_or_text(

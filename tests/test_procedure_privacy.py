@@ -23,6 +23,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
+from test_cli import Cli, arun, cli, services
 
 from adk_memory import (
     GuardAction,
@@ -35,6 +36,8 @@ from adk_memory import (
 from adk_memory.memory.procedure_rule import exempt, language_words
 from adk_memory.memory.text import normalise, tokens
 from adk_memory.testing import HashEmbedder, ScriptedLlm
+
+__all__ = ["cli"]  # a fixture, used by name
 
 APP = "helpdesk"
 ALICE, BOB, CAROL, DAVE = "alice-1", "bob-2", "carol-3", "dave-4"
@@ -530,3 +533,38 @@ async def test_a_detail_written_into_other_users_updates_still_reaches_no_one(
     counts = await service.erase_user(APP, ALICE)
     assert counts["procedures_withdrawn"] == 1
     assert not leaked(detail, *await stored_texts(engine))
+
+
+def test_an_operators_listing_and_exports_across_users_hold_no_procedure(
+    cli: Cli, database_url: str, tmp_path
+):
+    """A listing of every scope is of facts: a user's private procedure (a detail only they gave,
+    shown to no one else) is never listed as one, and so never exported as one: Memory Bank has
+    no audience, so `export vertex-jsonl` would make it anyone's, and `memories import` of an
+    export would store it as the app's fact, outside the procedure rule."""
+    detail = next(d for d in DETAILS if d.kind == "passport")
+    model = CopyingModel(detail.language, [detail])
+
+    async def learn() -> None:
+        async with services(database_url, llm=model.llm, guard=_AllowAll(), run_worker=True) as (
+            _,
+            memory,
+        ):
+            await memory.learn_procedure(
+                session_of(ALICE, detail.language), wait_for_completion=True
+            )
+            await memory.learn_procedure(
+                session_of(BOB, detail.language, detail), wait_for_completion=True
+            )
+            await memory.create_memory("Bob likes tea.", {"app_name": APP, "user_id": BOB})
+
+    arun(learn)
+    listed = cli("memories", "list", "--app", APP, "--all-users", "--json").stdout
+    assert "Bob likes tea." in listed and not leaked(detail, listed)
+    with_held = cli("memories", "list", "--app", APP, "--all-users", "--include-quarantined")
+    assert not leaked(detail, with_held.stdout)
+    for command in (("memories", "export"), ("export", "vertex-jsonl")):
+        out = tmp_path / "out.jsonl"
+        cli(*command, "--app", APP, "--all-users", "-o", str(out))
+        exported = out.read_text()
+        assert "Bob likes tea." in exported and not leaked(detail, exported), command

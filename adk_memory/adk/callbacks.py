@@ -480,7 +480,14 @@ class MemoryContextCallback:
         self, service: PostgresMemoryService, scope: Scope, query: str
     ) -> tuple[list[Memory], list[RetrievedMemory], list[MemoryProfile], list[RetrievedMemory]]:
         """The profile memories, the relevant ones, the structured profiles and the app's
-        procedures for the task, fetched concurrently."""
+        procedures for the task, fetched concurrently; none for a user who opted out when the
+        service hides their memories (`RetrievalConfig.opt_out_hides`: every read of theirs,
+        the listing of profile memories and the structured profiles too)."""
+        if service.config.retrieval.opt_out_hides and await service.is_opted_out(
+            scope["app_name"], scope["user_id"]
+        ):
+            logger.info("No memory context: the user opted out (opt_out_hides).")
+            return [], [], [], []
 
         async def profile() -> list[Memory]:
             if not self.profile_topics:

@@ -106,13 +106,17 @@ def _time(record: dict[str, Any]) -> datetime | None:
     return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def _read(lines: IO[str]) -> tuple[list[tuple[int, Scope, MemoryFact]], dict[str, Any], int]:
+def _read(
+    lines: IO[str],
+) -> tuple[list[tuple[int, Scope, MemoryFact]], dict[str, Any], int, int]:
     """Every fact with its line number and scope (all checked before any write), each fact's
-    time by its key, and how many lines had expired."""
+    time by its key, how many lines had expired, and how many were held in quarantine where
+    they were exported (`"quarantined": true`): never imported, since this import's guard may
+    not be the one that held them, and a fact it allowed would be live."""
     now = datetime.now(timezone.utc)
     facts: list[tuple[int, Scope, MemoryFact]] = []
     times: dict[str, datetime | None] = {}
-    expired = 0
+    expired = held = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -123,11 +127,13 @@ def _read(lines: IO[str]) -> tuple[list[tuple[int, Scope, MemoryFact]], dict[str
                 times[parsed[1].key or ""] = _time(record)
         except (ValueError, InputValidationError) as exc:
             raise InputValidationError(f"Line {number}: {exc}") from exc
-        if parsed is None:
+        if record.get("quarantined") is True:
+            held += 1
+        elif parsed is None:
             expired += 1
         else:
             facts.append((number, *parsed))
-    return facts, times, expired
+    return facts, times, expired, held
 
 
 async def _unerased(
@@ -171,10 +177,12 @@ class _Imported(NamedTuple):
     """Lines of users who opted out of memory."""
     held: int
     """Memories of this run the guard holds in quarantine."""
+    held_at_source: int
+    """Lines held in quarantine where they were exported (not imported)."""
 
 
 async def _import(service: PostgresMemoryService, source: IO[str], allow_erased: bool) -> _Imported:
-    facts, times, expired = _read(source)
+    facts, times, expired, held_at_source = _read(source)
     written: set[str] = set()
     held: set[str] = set()
     lines = skipped = erased = opted_out = 0
@@ -201,7 +209,7 @@ async def _import(service: PostgresMemoryService, source: IO[str], allow_erased:
                 skipped += len(batch) - len(done)
                 lines += len(batch)
                 progress(lines)
-    return _Imported(len(written), skipped, expired, erased, opted_out, len(held))
+    return _Imported(len(written), skipped, expired, erased, opted_out, len(held), held_at_source)
 
 
 @click.command("import")
@@ -227,8 +235,14 @@ def import_memories(
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
     )
     service = target.memory(embedder=embedder, redactor=parse_redact(redact), run_worker=False)
-    written, skipped, expired, erased, opted_out, held = run(_import(service, source, allow_erased))
+    done = run(_import(service, source, allow_erased))
+    written, skipped, expired, erased, opted_out, held, held_at_source = done
     notes = [f"{plural(expired, 'expired line')} skipped"] if expired else []
+    if held_at_source:
+        notes.append(
+            f"{plural(held_at_source, 'line')} held in quarantine at the source skipped "
+            "(review them there)"
+        )
     if erased:
         notes.append(f"{plural(erased, 'line')} of erased users skipped (--allow-erased)")
     if skipped:

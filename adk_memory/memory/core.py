@@ -12,11 +12,14 @@ core. It never writes SQL itself (the store and the queue do).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
+from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import Self
 
@@ -54,6 +57,11 @@ from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
 from .tombstones import Kind, Tombstones
 from .uri import memory_arguments
+
+logger = logging.getLogger(__name__)
+
+_Said = TypeVar("_Said", bound=Event | types.Content)
+"""A session's material: its events, or a direct request's contents."""
 
 
 class MemoryServiceCore:
@@ -251,18 +259,38 @@ class MemoryServiceCore:
             self._prepared = True
         return self._store
 
-    async def _refuse_erased_session(self, app_name: str, user_id: str, session_id: str) -> None:
-        """Raise `ErasedError` for a session an erasure removed (its tombstone): its events
+    async def _refuse_erased_session(
+        self, app_name: str, user_id: str, session_id: str, events: Sequence[_Said]
+    ) -> list[_Said]:
+        """The `events` of a session that may be remembered: all of them, unless an erasure
+        removed a session with this id (its tombstone). Then its events from before the erasure
         must not come back as memories (a trigger, a backfill or a replay holding the old
-        session)."""
+        session): `ErasedError` when they are all there is; only those from after it are kept
+        (the user came back and the app gave their new session the same id, e.g. a fixed one:
+        what they do after the erasure is theirs), the others dropped with a WARNING. A
+        `Content` has no time: it counts as from before, as an import's record without one."""
         if not isinstance(session_id, str):
             raise InputValidationError("session_id must be a string.")
         await self._ready()
-        if await self._tombstones.buried(Kind.SESSION, app_name, user_id, [session_id]):
-            raise ErasedError(
-                f"Session {session_id!r} of app {app_name!r} was erased with its user: "
-                "nothing of it is remembered again."
+        erased = await self._tombstones.buried_at(Kind.SESSION, app_name, user_id, session_id)
+        if erased is None:
+            return list(events)
+        after: list[_Said] = [
+            e for e in events if isinstance(e, Event) and e.timestamp > erased.timestamp()
+        ]
+        if len(after) < len(events):
+            if not after:
+                raise ErasedError(
+                    f"Session {session_id!r} of app {app_name!r} was erased with its user: "
+                    "nothing of it is remembered again."
+                )
+            logger.warning(
+                "%d events of a session erased with its user were not remembered (they are "
+                "from before the erasure); its %d later events are.",
+                len(events) - len(after),
+                len(after),
             )
+        return after
 
     @traced("memory.set_opt_out")
     async def set_opt_out(self, app_name: str, user_id: str, opted_out: bool = True) -> None:

@@ -101,16 +101,23 @@ class GenerationOperations(MemoryServiceCore):
             "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
         }
         if session is not None:
-            await self._refuse_erased_session(session.app_name, session.user_id, session.id)
+            kept = await self._refuse_erased_session(
+                session.app_name, session.user_id, session.id, session.events
+            )
             events = [
                 e
-                for e in session.events
+                for e in kept
                 if (start_time is None or e.timestamp >= start_time.timestamp())
                 and (end_time is None or e.timestamp < end_time.timestamp())
             ]
             payload = session_payload(session.id, events, options, self._screen)
         elif contents is not None:
-            payload = contents_payload(list(contents), session_id, options, self._screen)
+            given = list(contents)
+            if session_id is not None and "user_id" in checked and "app_name" in checked:
+                given = await self._refuse_erased_session(
+                    checked["app_name"], checked["user_id"], session_id, given
+                )
+            payload = contents_payload(given, session_id, options, self._screen)
         else:
             if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
                 raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from ..db.batches import in_batches
 from ..errors import InputValidationError, NotFoundError
@@ -67,12 +67,23 @@ class PrivacyOperations(MemoryServiceCore):
         is finished by calling again. With the `erasure_id` of `begin_erasure`, a call made
         again for the same erasure (a re-run after a crash) counts what the first deleted, not
         zeros. Returns counts per kind (`MemoryStack.erase_user` also erases sessions and
-        artifacts and records the erasure)."""
+        artifacts). Without an `erasure_id` (an app whose sessions live elsewhere), this call
+        is the whole erasure: it tombstones the user and their memory ids first, records the
+        counts and fences the read replica, as the stack's does, so no import brings them
+        back."""
         containing = user_scope(app_name, user_id)
+        if erasure_id is None:
+            start = datetime.now(timezone.utc)
+            erasure, _ = await self.begin_erasure(app_name, user_id, [], start)
+            counts = await self.erase_user(app_name, user_id, erasure_id=erasure)
+            await self.count_erasure(erasure, counts)
+            await self.finish_erasure(erasure)
+            await self.database.fence_replica(app_name, user_id)
+            return counts
         store = await self._ready()
 
-        def step(name: str) -> uuid.UUID | None:
-            return None if erasure_id is None else uuid.uuid5(erasure_id, name)
+        def step(name: str) -> uuid.UUID:
+            return uuid.uuid5(erasure_id, name)
 
         jobs = await self._jobs.erase(containing, step("generation_jobs"))
         memories, revisions, watermarks = await store.erase(containing, step("memories"))
@@ -204,8 +215,10 @@ class PrivacyOperations(MemoryServiceCore):
 
         Raises:
           LookupError: no quarantined memory with this id in this scope.
+          OptedOutError: the scope's user opted out (approving would remember it now).
         """
         checked = validate_scope(scope)
+        await self._refuse_opted_out(checked)
         store = await self._ready()
         labels = {"guard": "approved"}
         key = _kind_key(scope_key(checked), memory_type)

@@ -72,7 +72,8 @@ class ProcedureOperations(GenerationOperations):
         with `wait_for_completion`, finished, its `generated_memories` read from the app's
         procedures as the session's user may see them (`get_operation` reports their ids and
         actions only). `erase_user` removes
-        the user's support and withdraws what they alone supported.
+        the user's support and withdraws what they alone supported; a session it erased is
+        refused (`ErasedError`: its events from before the erasure are never learned again).
         """
         if self.llm is None:
             raise InputValidationError("Learning procedures needs a model: pass llm=... .")
@@ -82,8 +83,13 @@ class ProcedureOperations(GenerationOperations):
             raise InputValidationError("outcome must be a string.")
         scope = user_scope(session.app_name, session.user_id)
         await self._refuse_opted_out(scope, session.state)  # learning from them is remembering
+        # An erased session replayed (a plugin or a retry holding it) must not bring its
+        # material back as support: `ErasedError`, as for `add_session_to_memory`.
+        events = await self._refuse_erased_session(
+            session.app_name, session.user_id, session.id, session.events
+        )
         payload = procedure_payload(
-            [e for e in session.events if not e.partial],
+            [e for e in events if not e.partial],
             session_id=session.id,
             identifiers=_identifiers(session, identifiers),
             outcome=outcome,

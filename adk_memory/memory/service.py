@@ -306,10 +306,12 @@ class PostgresMemoryService(
     ) -> MemoryPage:
         """Live memories of `scope`, newest update first, one page at a time.
 
-        `scope=None` lists every scope: an operator's view (CLI, exports), never one to hand to
-        a model or an end user. `include_quarantined` adds the memories the guard holds back
-        (marked `quarantined`; their rule and reason are in `list_quarantined`): an operator's
-        view too. Without it a quarantined memory is never listed, with a scope or without.
+        `scope=None` lists every scope's facts: an operator's view (CLI, exports), never one to
+        hand to a model or an end user, and never a procedure (its text is shown only by the
+        procedure rule: `retrieve_procedures`, or a filter for procedures with a scope).
+        `include_quarantined` adds the memories the guard holds back (marked `quarantined`;
+        their rule and reason are in `list_quarantined`): an operator's view too. Without it a
+        quarantined memory is never listed, with a scope or without.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
         filter = check_filter(filter)
@@ -767,7 +769,7 @@ class PostgresMemoryService(
         custom_metadata = check_mapping("custom_metadata", custom_metadata)
         if session_id is not None:
             session_id = check_session_id(session_id)
-            await self._refuse_erased_session(app_name, user_id, session_id)
+            events = await self._refuse_erased_session(app_name, user_id, session_id, events)
         await self._refuse_opted_out(scope)
         if self.llm is not None:
             await self.generate_memories(

@@ -540,15 +540,19 @@ SELECT {_MEMORY_COLUMNS} FROM {{schema}}.memories m
 WHERE m.id = $1::uuid AND m.scope_key = $2 AND {_LIVE}
 """
 
-# $1 scope key (NULL: every scope, for operators), $2..$5 filters, $6/$7 the last row of the
-# previous page (update time, id), $8 page size, $9 quarantined memories too (the scope's, or
-# with $1 NULL every scope's; never without it), each marked by the last column. Newest first.
+# $1 scope key (NULL: every scope's facts, for operators: never a procedure, whose text only
+# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 filters,
+# $6/$7 the last row of the previous page (update time, id), $8 page size, $9 quarantined
+# memories too (the scope's, or with $1 NULL every scope's; never without it), each marked by
+# the last column. Newest first.
 _LIST = f"""
 SELECT {_MEMORY_COLUMNS}, starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
 FROM {{schema}}.memories m
 WHERE ($1::text IS NULL OR m.scope_key = $1
        OR ($9::boolean AND m.scope_key = '{QUARANTINE_PREFIX}' || $1))
   AND ($9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
+  AND ($1::text IS NOT NULL OR NOT (starts_with(m.scope_key, '{PROCEDURE_PREFIX}')
+       OR starts_with(m.scope_key, '{QUARANTINE_PREFIX}{PROCEDURE_PREFIX}')))
   AND {_LIVE} {_filters(2)}
   AND ($6::timestamptz IS NULL OR (m.update_time, m.id) < ($6::timestamptz, $7::uuid))
 ORDER BY m.update_time DESC, m.id DESC

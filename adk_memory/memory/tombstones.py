@@ -192,15 +192,14 @@ class Tombstones:
             or (erased_at is not None and (times[i] is None or times[i] <= erased_at))
         }
 
-    async def buried(self, kind: Kind, app_name: str, user_id: str, ids: Iterable[str]) -> set[str]:
-        """Which of `ids` (of one kind of one user) an erasure removed."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted or not await self._made():
-            return set()
-        digests = await self.digests(kind, app_name, user_id, wanted)
+    async def buried_at(self, kind: Kind, app_name: str, user_id: str, id: str) -> datetime | None:
+        """When the latest erasure that removed this id (of one kind of one user) ran; None
+        when none did."""
+        if not await self._made():
+            return None
+        digests = await self.digests(kind, app_name, user_id, [id])
         rows = await self._db.run(lambda c: c.fetch(self._sql["found"], digests))
-        found = {bytes(r[0]) for r in rows}
-        return {i for i, d in zip(wanted, digests, strict=True) if d in found}
+        return rows[0][1] if rows else None
 
     async def lift(self, kind: Kind, app_name: str, user_id: str, ids: Iterable[str]) -> None:
         """An operator restored these (`allow_erased`): their tombstones go."""

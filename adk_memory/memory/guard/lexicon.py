@@ -64,27 +64,34 @@ th: ผู้ช่วย, เอไอ, ปัญญาประดิษฐ์
     "rules": """
 en: instruction*, rule, rules, guideline*, prompt, prompts, directive*, programming, restriction*,
     limits, limitations, polic*, filters, filtering, safeguards, guardrails, constraints, orders,
-    commands, configuration, content policy, safety settings, moderation
+    commands, configuration, content policy, safety settings, moderation,
+    verification, verifications, checks, safety checks, security checks, ethical guidelines
 fr: instruction*, consigne*, regle*, directive*, restriction*, limites, politique*, filtre*,
-    programmation, prompt, ordres, commandes, garde-fous
+    programmation, prompt, ordres, commandes, garde-fous,
+    verification*, controles
 es: instruccion*, regla*, directrices, directriz, restriccion*, limites, politica*, filtro*,
-    normas, indicaciones, programacion, ordenes, prompt
+    normas, indicaciones, programacion, ordenes, prompt,
+    verificacion*, controles
 de: anweisung*, regel*, richtlinie*, vorgabe*, einschrankung*, beschrankung*, filter*, befehl*,
-    instruktion*, programmierung, systemprompt, prompt, sicherheitsregel*, inhaltsrichtlinie*
+    instruktion*, programmierung, systemprompt, prompt, sicherheitsregel*, inhaltsrichtlinie*,
+    verifizierung*, prufung*, sicherheitsprufung*
 nl: instructie*, regel*, richtlijn*, beperking*, filter*, opdrachten, beleid*, veiligheidsregel*,
     prompt
 pl: instrukcj*, zasad*, regul*, wytyczn*, ograniczen*, polecen*, filtr*, polityk*, prompt*
 tr: talimat*, kural*, yonerge*, kisitlama*, sinirlama*, filtre*, komut*, politika*, istem*
 ar: تعليمات, التعليمات, قواعد, القواعد, ارشادات, الارشادات, قيود, القيود, اوامر, الاوامر, سياسة,
     توجيهات, فلاتر, موجه النظام
-hi: निर्देश, नियम, दिशानिर्देश, प्रतिबंध, पाबंदी, आदेश, फ़िल्टर, नीति, प्रॉम्प्ट
+hi: निर्देश, नियम, दिशानिर्देश, प्रतिबंध, पाबंदी, आदेश, फ़िल्टर, नीति, प्रॉम्प्ट,
+    वेरिफिकेशन, सत्यापन
 id: instruksi, aturan, pedoman, batasan, perintah, arahan, kebijakan, filter, prompt
 vi: huong dan, quy tac, chi dan, chi thi, gioi han, han che, menh lenh, chinh sach, bo loc,
     quy dinh, loi nhac
 sv: instruktion*, regler, regel, reglerna, riktlinj*, begransning*, filter, filtret, order,
-    policy*, direktiv*, sakerhetsregl*, innehallspolicy*, prompt
+    policy*, direktiv*, sakerhetsregl*, innehallspolicy*, prompt,
+    verifiering*, kontroll*, sakerhetskontroll*
 pt: instruc*, regra*, diretriz*, diretrizes, restric*, limites, politica*, filtro*, ordens,
-    comandos, prompt
+    comandos, prompt,
+    verificac*, seguranca
 it: istruzion*, regol*, direttiv*, restrizion*, limiti, politic*, filtr*, ordini, comandi, prompt
 ru: инструкци*, правил*, указани*, ограничени*, директив*, политик*, фильтр*, команд*, промпт*,
     установк*
@@ -93,8 +100,10 @@ ja: 指示, 命令, ルール, 規則, ガイドライン, 制限, 制約, ポ�
 zh: 指令, 指示, 规则, 規則, 准则, 準則, 限制, 约束, 約束, 政策, 过滤, 提示词, 提示詞, 提示, 设定,
     設定, 命令
 ko: 지시, 지침, 규칙, 명령, 제한, 제약, 정책, 필터, 프롬프트, 가이드라인
-cs: pokyn*, pravid*, instrukc*, omezeni*, smernic*, filtr*, prikaz*, zasad*, prompt*
-fi: ohje*, saanto*, saanno*, rajoitu*, rajoitte*, suodat*, kasky*, maaray*, kehote*, sisaltokaytan*
+cs: pokyn*, pravid*, instrukc*, omezeni*, smernic*, filtr*, prikaz*, zasad*, prompt*,
+    overeni, kontrol*
+fi: ohje*, saanto*, saanno*, rajoitu*, rajoitte*, suodat*, kasky*, maaray*, kehote*, sisaltokaytan*,
+    tarkistu*, varmennu*, tunnistautumi*
 hu: utasitas*, szabaly*, iranyelv*, korlatoz*, szuro*, parancs*, eloiras*, prompt*
 he: הוראות, כללים, כללי, הנחיות, מגבלות, חוקים, פקודות, מדיניות, הנחיית
 fa: دستورالعمل, دستورات, دستورها, قوانین, قواعد, محدودیت, راهنما, فیلتر, سیاست, دستور
@@ -108,40 +117,62 @@ en: ignore, ignoring, disregard*, forget, override*, overrule, bypass*, circumve
     abandon, set aside, put aside, disable, deactivate, turn off, switch off, lift, drop, break,
     breaks, breaking, violate, no longer bound, not bound by, free from, ignores, bypasses, skips,
     disables, don't follow, do not follow, stop following,
-    no longer follow, pay no attention
+    no longer follow, pay no attention,
+    suspend, suspended, remove, removed, lifted, switched off, turned off, disabled, no longer apply, no longer applies, not apply
 fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne tenez pas compte,
-    ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne
+    ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne,
+    supprime, supprimez, retire, retirez, suspendu*, desactive*
 es: ignor*, olvid*, omite, omitir, desactiv*, haz caso omiso, no sigas, no siga, descart*, elud*,
-    salta*, sáltate
+    salta*, sáltate,
+    elimina, quita, suspendid*, suspende
 de: ignorier*, vergiss, vergesst, vergessen, missacht*, umgeh*, deaktivier*, uberschreib*,
-    ausser kraft, halte dich nicht, befolge nicht, schalte * aus
+    ausser kraft, halte dich nicht, befolge nicht, schalte * aus,
+    entferne, aufgehoben, ausgesetzt, deaktiviert, abgeschaltet
 nl: negeer*, negeren, vergeet, vergeten, omzeil*, uitschakel*, schakel * uit, houd je niet,
-    volg niet, naast je neer
+    volg niet, naast je neer,
+    verwijder, opgeschort, uitgeschakeld
 pl: zignoruj*, ignoruj*, zapomnij*, pomin*, omin*, wylacz*, nie przestrzegaj, nie stosuj,
-    lekcewaz*
-tr: yok say*, gormezden gel*, unut*, atla*, devre disi, uyma, dikkate alma, umursama*, ihlal et*
+    lekcewaz*,
+    usun, zawieszon*, wylaczon*
+tr: yok say*, gormezden gel*, unut*, atla*, devre disi, uyma, dikkate alma, umursama*, ihlal et*,
+    kaldir, askiya alin*, devre disi birak*
 ar: تجاهل, يتجاهل, انس, انسى, تخطى, تجاوز, عطل, اهمل, لا تتبع, لا تلتزم
 hi: अनदेखा, नज़रअंदाज़, नजरअंदाज, भूल जाओ, भूल जाएं, भूल जाइए, उपेक्षा, दरकिनार, पालन मत, मत मानो,
-    बंद कर
-id: abaikan, mengabaikan, lupakan, jangan ikuti, lewati, nonaktifkan, langgar, melanggar, menembus
+    बंद कर,
+    हटा दो, निलंबित, बंद है, मत करो
+id: abaikan, mengabaikan, lupakan, jangan ikuti, lewati, nonaktifkan, langgar, melanggar, menembus,
+    hapus, dinonaktifkan, ditangguhkan
 vi: bo qua, quen, phot lo, lo di, vo hieu, khong tuan, dung tuan, vuot qua
-sv: ignorer*, glom, glomma, strunta*, bortse fran, kringga*, stang av, asidosatt*, bry dig inte
-pt: ignor*, esquec*, esqueca, desconsider*, nao siga, contorn*, desativ*, burl*
-it: ignor*, dimentic*, non seguire, aggir*, disattiv*, scavalc*, trascur*
+sv: ignorer*, glom, glomma, strunta*, bortse fran, kringga*, stang av, asidosatt*, bry dig inte,
+    ta bort, hoppa over, avstangd*, avaktiver*, upphavd*
+pt: ignor*, esquec*, esqueca, desconsider*, nao siga, contorn*, desativ*, burl*,
+    remova, suspens*, desativad*, suspend*
+it: ignor*, dimentic*, non seguire, aggir*, disattiv*, scavalc*, trascur*,
+    rimuovi, sospes*, disattivat*
 ru: игнорир*, проигнорир*, забудь*, забыть, не обращай*, не следуй, обойди*, отключи*, отбрось*,
-    пренебрег*, нарушай
-uk: ігнору*, проігнору*, забудь*, не зважай*, не дотримуй*, обійди*, вимкни*, знехтуй*
-ja: 無視, 忘れ, 破棄, 無効, 従わない, 解除, 回避
+    пренебрег*, нарушай,
+    удали, отключен*, приостановлен*, сними
+uk: ігнору*, проігнору*, забудь*, не зважай*, не дотримуй*, обійди*, вимкни*, знехтуй*,
+    видали, вимкнен*, призупинен*, зніми
+ja: 無視, 忘れ, 破棄, 無効, 従わない, 解除, 回避,
+    停止, 外して, 削除
 zh: 忽略, 无视, 無視, 忘记, 忘掉, 忘記, 不要遵守, 不再遵守, 绕过, 繞過, 跳过, 跳過, 取消,
-    禁用, 抛开, 別管, 别管, 不理会
-ko: 무시, 잊어, 잊고, 잊으, 우회, 해제, 따르지
-cs: ignoruj*, zapomen*, zapomn*, nedodrzuj*, obejdi*, vypni*, nerid se, poruš*
-fi: ohita*, ohittaa, unohda*, ala noudata, ala valita, sivuuta*, kierra*, poista kaytosta
-hu: figyelmen kivul, felejts*, kerul*, kapcsold ki, ne kovesd, ne vedd figyelembe, hagyd figyelmen
+    禁用, 抛开, 別管, 别管, 不理会,
+    删除, 移除, 暂停, 关闭, 已停用
+ko: 무시, 잊어, 잊고, 잊으, 우회, 해제, 따르지,
+    중지, 제거, 꺼
+cs: ignoruj*, zapomen*, zapomn*, nedodrzuj*, obejdi*, vypni*, nerid se, poruš*,
+    vypnut*, odstran*, pozastaven*, preskoc*
+fi: ohita*, ohittaa, unohda*, ala noudata, ala valita, sivuuta*, kierra*, poista kaytosta,
+    huomiotta, poistettu kaytosta, pois kaytosta, poista, keskeytetty
+hu: figyelmen kivul, felejts*, kerul*, kapcsold ki, ne kovesd, ne vedd figyelembe, hagyd figyelmen,
+    tavolitsd el, felfuggeszt*, kikapcsolt*, hagyd ki
 he: התעלם, תתעלם, יתעלם, שכח, תשכח, אל תציית, עקוף, בטל
 fa: نادیده, فراموش, اعتنا نکن, پیروی نکن, دور بزن, غیرفعال
-el: αγνοησ*, αγνοει*, ξεχασ*, ξεχνα, μην ακολουθ*, παρακαμψ*, απενεργοποιησ*
-ro: ignor*, uita, uitati, nu respecta, ocoleste, ocoli*, dezactiv*
+el: αγνοησ*, αγνοει*, ξεχασ*, ξεχνα, μην ακολουθ*, παρακαμψ*, απενεργοποιησ*,
+    αφαιρεσε, απενεργοποιημεν*, ανασταλ*
+ro: ignor*, uita, uitati, nu respecta, ocoleste, ocoli*, dezactiv*,
+    elimina, suspendat*, dezactivat*
 th: เพิกเฉย, ละเว้น, ไม่ต้องสนใจ, ลืม, ข้าม, ยกเลิก
 """,
     # "Everything" (what an override sweeps away when it names no rules).
@@ -407,29 +438,45 @@ th: ตั้งแต่นี้ไป, จากนี้ไป, แกล้
     "no_rules": """
 en: no rules, without rules, no restrictions, without restrictions, without any restrictions,
     no limits, without limits, no filters, without filters, unrestricted, unfiltered, uncensored,
-    no guidelines, without any rules, no safety, do anything now, jailbroken, jailbreak*
+    no guidelines, without any rules, no safety, do anything now, jailbroken, jailbreak*,
+    no * guidelines, no * rules, no * restrictions, no * limits, no * filters, without * rules, without * restrictions, without * guidelines, never refuses, never says no, never declines, never refuse
 fr: sans regles, sans aucune regle, sans restriction*, sans aucune restriction, sans limite*,
-    sans filtre*, plus aucune regle, aucune regle, sans censure
+    sans filtre*, plus aucune regle, aucune regle, sans censure,
+    ne refuse jamais, ne dit jamais non, sans aucune limite
 es: sin reglas, sin restricciones, sin ninguna restriccion, sin limites, sin filtros,
-    no tiene reglas, sin censura
-de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln
-nl: zonder regels, zonder beperkingen, zonder filters, geen regels
-pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow
-tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz
+    no tiene reglas, sin censura,
+    nunca se niega, nunca dice que no, nunca rechaza
+de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln,
+    sagt nie nein, lehnt nie, verweigert nie, ohne jegliche
+nl: zonder regels, zonder beperkingen, zonder filters, geen regels,
+    zegt nooit nee, weigert nooit
+pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow,
+    nigdy nie odmawia
+tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz,
+    asla reddetmez, asla hayir demez
 ar: بلا قواعد, بلا قيود, بدون قيود, بدون قواعد, دون قيود
-hi: बिना किसी नियम, बिना नियम, बिना किसी प्रतिबंध, बिना प्रतिबंध, कोई नियम नहीं
-id: tanpa aturan, tanpa batasan, tanpa filter, tidak ada aturan
+hi: बिना किसी नियम, बिना नियम, बिना किसी प्रतिबंध, बिना प्रतिबंध, कोई नियम नहीं,
+    कभी मना नहीं, बिना किसी सीमा
+id: tanpa aturan, tanpa batasan, tanpa filter, tidak ada aturan,
+    tidak pernah menolak
 vi: khong co quy tac, khong gioi han, khong co gioi han, khong bi gioi han, khong co han che
-sv: utan regler, utan nagra regler, utan begransningar, utan nagra begransningar, utan filter
-pt: sem regras, sem restricoes, sem limites, sem filtros, nao tem regras
-it: senza regole, senza restrizioni, senza limiti, senza filtri
-ru: без правил, без ограничений, без каких-либо ограничений, без фильтров, без цензуры
-uk: без правил, без жодних правил, без обмежень, без жодних обмежень, без фільтрів
+sv: utan regler, utan nagra regler, utan begransningar, utan nagra begransningar, utan filter,
+    aldrig sager nej, vagrar aldrig
+pt: sem regras, sem restricoes, sem limites, sem filtros, nao tem regras,
+    nunca recusa, nunca diz nao
+it: senza regole, senza restrizioni, senza limiti, senza filtri,
+    non rifiuta mai, non dice mai di no
+ru: без правил, без ограничений, без каких-либо ограничений, без фильтров, без цензуры,
+    никогда не отказывает*
+uk: без правил, без жодних правил, без обмежень, без жодних обмежень, без фільтрів,
+    ніколи не відмовля*
 ja: ルールはありません, ルールのない, 制限のない, 制限なし, 制約のない, フィルターなし
 zh: 没有任何规则, 没有规则, 没有任何限制, 没有限制, 无限制, 無限制, 不受限制, 没有任何约束
 ko: 규칙이 없는, 제한이 없는, 제한 없는, 제약 없는, 규칙 없는
-cs: bez pravidel, bez omezeni, bez filtru
-fi: ilman saantoja, ilman rajoituksia, ilman rajoitteita, rajoittamaton
+cs: bez pravidel, bez omezeni, bez filtru,
+    nikdy neodmita
+fi: ilman saantoja, ilman rajoituksia, ilman rajoitteita, rajoittamaton,
+    ei koskaan kielaydy, ilman rajoja
 hu: szabalyok nelkuli, korlatozasok nelkuli, korlatok nelkul, szabalyok nelkul, korlatlan
 he: בלי חוקים, בלי הגבלות, ללא הגבלות, ללא חוקים, בלי כללים
 fa: بدون هیچ قانونی, بدون قانون, بدون محدودیت, بدون هیچ محدودیتی
@@ -474,36 +521,63 @@ th: รหัสผ่าน, กุญแจลับ, พรอมต์ระ
     # Making something known.
     "reveal": """
 en: reveal*, show, shows, tell, tells, print, share, shares, disclose*, output, repeat, send,
-    leak*, give, display, list, dump, expose*, export, read out, recite, spell out
+    leak*, give, display, list, dump, expose*, export, read out, recite, spell out,
+    return, returns, send it, forward*, upload*, post it, email it, reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
 fr: revele*, montre*, affiche*, donne*, dis-moi, dis, partage*, divulgue*, envoie*, imprime*,
-    ecris, communique*, consulter, voir
-es: revela*, muestra*, dime, di, comparte*, envia*, imprime*, da, dame, divulga*, dar, ver
+    ecris, communique*, consulter, voir,
+    reveler, revele, montrer, divulguer, transmets, transfere*, recopie, ecrire
+es: revela*, muestra*, dime, di, comparte*, envia*, imprime*, da, dame, divulga*, dar, ver,
+    revelar, mostrar, divulgar, reenvia*, escribe, copia
 de: zeig*, verrat*, gib, nenn*, sag, sage, teile, teil, schick*, sende, offenleg*, anzeig*,
-    sehen, einsehen
-nl: toon, laat * zien, geef, vertel, deel, stuur, onthul*, zien, bekijken
-pl: pokaz*, podaj, powiedz, ujawnij*, wyslij, wypisz, udostepnij*, przegladani*, zobaczyc
-tr: goster*, soyle, ver, paylas*, acikla*, gonder*, yazdir*, gorme
-ar: اكشف, اظهر, اعرض, أخبرني, اخبرني, أعطني, اعطني, شارك, أرسل, ارسل, رؤية, يكشف
-hi: दिखाओ, दिखाएं, दिखाइए, बताओ, बताएं, बताइए, साझा, भेजो, प्रकट, देखने
+    sehen, einsehen,
+    preisgeben, preisgibt, verraten, weiterleit*, ausgeben, gibt * aus, schreibe * aus
+nl: toon, laat * zien, geef, vertel, deel, stuur, onthul*, zien, bekijken,
+    onthullen, tonen, doorsturen, stuur door, schrijf * uit
+pl: pokaz*, podaj, powiedz, ujawnij*, wyslij, wypisz, udostepnij*, przegladani*, zobaczyc,
+    ujawnia*, pokazuj*, wysyla*, przesl*, przesyla*, wypisuj*, wypisz
+tr: goster*, soyle, ver, paylas*, acikla*, gonder*, yazdir*, gorme,
+    yaz, yazsin, ifsa et*, gostersin, gondersin, acikla*
+ar: اكشف, اظهر, اعرض, أخبرني, اخبرني, أعطني, اعطني, شارك, أرسل, ارسل, رؤية, يكشف,
+    اطبع, اكتب, يعرض, يظهر, ارسل
+hi: दिखाओ, दिखाएं, दिखाइए, बताओ, बताएं, बताइए, साझा, भेजो, प्रकट, देखने,
+    दिखाए, दिखाये, दिखा, बताए, प्रकट करे, भेज, लिखो, लिख दो, प्रिंट
 id: tunjukkan, beri tahu, beritahu, berikan, bagikan, kirim, ungkapkan, tampilkan, sebutkan,
-    melihat, membocorkan
-vi: tiet lo, cho toi biet, hien thi, cho xem, chia se, gui, dua, noi cho, xem
-sv: visa, beratta, ge, dela, skicka, avsloja, se, skriv ut
-pt: revel*, mostr*, diga, diga-me, de, compartilh*, envi*, informe, ver
-it: mostra, rivela, dimmi, dammi, condividi, invia, stampa, vedere, comunica
-ru: покажи*, скажи, раскрой*, выведи*, дай, отправь*, сообщи*, выдай*, видеть, расскажи
-uk: покажи*, скажи, розкрий*, виведи*, дай, надішли*, повідом*, бачити, розкажи
-ja: 表示, 教えて, 見せて, 明かし, 出力, 送信, 共有, 見る権限, 開示
-zh: 显示, 顯示, 告诉, 告訴, 透露, 输出, 輸出, 给我, 發送, 发送, 分享, 泄露, 展示, 查看
-ko: 보여, 알려, 공개, 출력, 보내, 공유, 볼 수
-cs: ukaz, rekni, prozrad, vypis, posli, sdel, zobrazit, zobraz
-fi: nayta, kerro, paljasta, tulosta, laheta, anna, nahda
-hu: mutasd, mondd, ard el, aruld el, add meg, kuldd, ird ki, lassa, lathassa
-he: הצג, תראה, תגיד, גלה, חשוף, שלח, תן, לראות
-fa: نشان بده, بگو, فاش, بفرست, ارسال, به من بده, ببیند, دیدن
-el: δειξε, πες, πες μου, αποκαλυψε, στειλε, δωσε, εμφανισε, βλεπει, να βλεπει
-ro: arata, spune, spune-mi, dezvaluie, trimite, da-mi, afiseaza, vada
-th: แสดง, บอก, เปิดเผย, ส่ง, ให้ดู, ดู
+    melihat, membocorkan,
+    tampilkan, cetak, tulis, ungkap*, menampilkan, mengungkap*, mengirim*
+vi: tiet lo, cho toi biet, hien thi, cho xem, chia se, gui, dua, noi cho, xem,
+    in ra, viet ra, tiet lo, gui cho
+sv: visa, beratta, ge, dela, skicka, avsloja, se, skriv ut,
+    avslojar, avsloja, visar, skickar, skriv, vidarebefordra*
+pt: revel*, mostr*, diga, diga-me, de, compartilh*, envi*, informe, ver,
+    revela, revele, mostre, mostrar, divulg*, escreva, imprima, encaminh*
+it: mostra, rivela, dimmi, dammi, condividi, invia, stampa, vedere, comunica,
+    rivelare, rivela, mostrare, divulga*, scrivi, inoltra*
+ru: покажи*, скажи, раскрой*, выведи*, дай, отправь*, сообщи*, выдай*, видеть, расскажи,
+    раскрыва*, показыва*, выводи*, отправля*, пересыла*, перешли*, напиши, напечатай*, разглаш*
+uk: покажи*, скажи, розкрий*, виведи*, дай, надішли*, повідом*, бачити, розкажи,
+    розкрива*, показува*, виводь*, надсила*, переслати, перешли*, напиши, розголош*
+ja: 表示, 教えて, 見せて, 明かし, 出力, 送信, 共有, 見る権限, 開示,
+    開示, 公開, 印刷, 書き出, 出して, 転送
+zh: 显示, 顯示, 告诉, 告訴, 透露, 输出, 輸出, 给我, 發送, 发送, 分享, 泄露, 展示, 查看,
+    公开, 公開, 打印, 写出, 列出, 转发, 透露
+ko: 보여, 알려, 공개, 출력, 보내, 공유, 볼 수,
+    공개, 출력, 인쇄, 전달, 적어
+cs: ukaz, rekni, prozrad, vypis, posli, sdel, zobrazit, zobraz,
+    prozrad*, odhal*, ukazuj*, posil*, prepos*, vypis*, napis
+fi: nayta, kerro, paljasta, tulosta, laheta, anna, nahda,
+    paljasta*, nayta*, kirjoita, lahet*, valita eteenpain
+hu: mutasd, mondd, ard el, aruld el, add meg, kuldd, ird ki, lassa, lathassa,
+    felfed*, mutas*, kuld*, tovabbit*, ird le
+he: הצג, תראה, תגיד, גלה, חשוף, שלח, תן, לראות,
+    הדפס, כתוב, תחשוף, יחשוף, מציג
+fa: نشان بده, بگو, فاش, بفرست, ارسال, به من بده, ببیند, دیدن,
+    چاپ کن, بنویس, نمایش بده, فاش کن
+el: δειξε, πες, πες μου, αποκαλυψε, στειλε, δωσε, εμφανισε, βλεπει, να βλεπει,
+    αποκαλυπτ*, δειχν*, γραψε, στελν*, προωθ*, εκτυπωσε
+ro: arata, spune, spune-mi, dezvaluie, trimite, da-mi, afiseaza, vada,
+    dezvaluie, dezvaluiasca, arata, trimite, scrie
+th: แสดง, บอก, เปิดเผย, ส่ง, ให้ดู, ดู,
+    พิมพ์, เขียน, ส่งต่อ
 """,
     # Accounts and records that belong to people.
     "accounts": """
@@ -600,9 +674,12 @@ th: คนอื่น, อื่น, ทั้งหมด
     # Permission given.
     "grant": """
 en: authori*, permit*, allow*, grant*, approv*, cleared, entitled, has permission, have permission,
-    has access, full access, admin access, root access, admin rights, elevated, privileges
-fr: autoris*, permis, permet, accord*, approuv*, acces administrateur, droits
-es: autoriz*, permit*, concedi*, concedo, otorg*, aprob*, acceso de administrador, acceso total
+    has access, full access, admin access, root access, admin rights, elevated, privileges,
+    whitelisted, allowlisted, exempt*, is allowed to
+fr: autoris*, permis, permet, accord*, approuv*, acces administrateur, droits,
+    acceder, exempte*
+es: autoriz*, permit*, concedi*, concedo, otorg*, aprob*, acceso de administrador, acceso total,
+    acceder, liberado, exento
 de: erlaubt, erlaubnis, autorisiert, berechtigt, berechtigung*, gewahrt, genehmigt,
     freigegeben, admin-zugriff, zugriff, gebe
 nl: toestemming, geautoriseerd, gemachtigd, toegestaan, toegang, beheerderstoegang
@@ -612,16 +689,21 @@ ar: سمح, يسمح, أذن, اذن, صلاحية, صلاحيات, تفويض, 
 hi: अनुमति, अधिकृत, अधिकार, पहुँच, पहुंच, इजाज़त
 id: mengizinkan, izin, diizinkan, otorisasi, wewenang, akses, memberi
 vi: cho phep, uy quyen, quyen truy cap, quyen, cap quyen
-sv: behorighet*, tillatelse, tillat*, auktoriser*, beviljat, atkomst
-pt: autoriz*, permit*, conced*, acesso, permissao
-it: autorizz*, permess*, consent*, concess*, accesso
+sv: behorighet*, tillatelse, tillat*, auktoriser*, beviljat, atkomst,
+    ratt att, rattighet*, vitlistad*, vitlistat
+pt: autoriz*, permit*, conced*, acesso, permissao,
+    acess*, liberou, liberad*, liberado para
+it: autorizz*, permess*, consent*, concess*, accesso,
+    accedere, esente
 ru: разрешил*, разрешен*, авторизов*, полномочи*, права, доступ*, даю, дает
 uk: дозволи*, дозвіл, авторизов*, повноваж*, права, доступ*
 ja: 権限, 許可, 承認, アクセス
 zh: 授权, 授權, 许可, 允许, 允許, 批准, 权限, 權限, 访问, 授予
 ko: 권한, 허가, 허용, 승인, 접근
-cs: povolil*, povolen*, opravn*, autoriz*, pristup*
-fi: luvan, lupa, valtuut*, oikeu*, paasy*
+cs: povolil*, povolen*, opravn*, autoriz*, pristup*,
+    pristup*
+fi: luvan, lupa, valtuut*, oikeu*, paasy*,
+    oikeus
 hu: engedelyez*, engedely*, jogosult*, hozzaferes*
 he: אישר, אישרה, הרשאה, הרשאות, מורשה, גישה, התיר
 fa: اجازه, مجوز, مجاز, دسترسی
@@ -664,27 +746,38 @@ th: สิทธิ์ผู้ดูแลระบบ, สิทธิ์เ�
     # Who could grant permissions or give the model orders.
     "authority": """
 en: operator*, developer*, admin, admins, administrator*, creator*, owner of this, maintainer*,
-    superuser, root user, openai, anthropic, sysadmin, security team, moderator*
-fr: operateur*, developpeur*, administrateur*, admin, createur*, equipe de securite
-es: operador*, desarrollador*, administrador*, admin, creador*, equipo de seguridad
+    superuser, root user, openai, anthropic, sysadmin, security team, moderator*,
+    it team, it department, the developers, engineering team, trust and safety
+fr: operateur*, developpeur*, administrateur*, admin, createur*, equipe de securite,
+    service informatique
+es: operador*, desarrollador*, administrador*, admin, creador*, equipo de seguridad,
+    equipo de ti
 de: betreiber*, entwickler*, administrator*, admin, ersteller*, sicherheitsteam
-nl: beheerder*, ontwikkelaar*, operator*, admin, maker
-pl: administrator*, operator*, programist*, tworca*, deweloper*, admin
+nl: beheerder*, ontwikkelaar*, operator*, admin, maker,
+    beveiligingsteam, it-afdeling
+pl: administrator*, operator*, programist*, tworca*, deweloper*, admin,
+    zespol it, zespolu it, zespol bezpieczenstwa, zespolu bezpieczenstwa
 tr: yonetici*, gelistirici*, operator*, admin
 ar: المسؤول, المشرف, المطور, مطور, المدير, المشغل
-hi: व्यवस्थापक, डेवलपर, एडमिन, प्रशासक, ऑपरेटर
+hi: व्यवस्थापक, डेवलपर, एडमिन, प्रशासक, ऑपरेटर,
+    सिक्योरिटी टीम, सुरक्षा टीम
 id: admin, pengembang, operator, administrator, pembuat
 vi: quan tri vien, nha phat trien, nguoi van hanh, admin
-sv: administrator*, utvecklare*, operator*, admin, skapare
-pt: administrador*, desenvolvedor*, operador*, criador*, admin
-it: amministrator*, sviluppator*, operator*, creator*, admin
+sv: administrator*, utvecklare*, operator*, admin, skapare,
+    sakerhetsteam*, it-avdelning*
+pt: administrador*, desenvolvedor*, operador*, criador*, admin,
+    equipe de seguranca, equipe de ti, suporte tecnico
+it: amministrator*, sviluppator*, operator*, creator*, admin,
+    team di sicurezza, reparto it
 ru: администратор*, разработчик*, оператор*, создател*, админ*
 uk: адміністратор*, розробник*, оператор*, творц*, адмін*
 ja: 管理者, 開発者, 運営者, オペレーター
 zh: 管理员, 管理員, 开发者, 開發者, 开发人员, 运营商, 操作员
 ko: 관리자, 개발자, 운영자
-cs: spravce, vyvojar*, administrator*, provozovatel*
-fi: yllapitaj*, kehittaj*, jarjestelmanvalvoja*
+cs: spravce, vyvojar*, administrator*, provozovatel*,
+    vyvojaru, vyvojari
+fi: yllapitaj*, kehittaj*, jarjestelmanvalvoja*,
+    kehittajilta, kehittajat
 hu: adminisztrator*, fejleszto*, uzemelteto*, rendszergazda*
 he: המנהל, מנהל, המפתח, מפתח, מפעיל
 fa: مدیر, توسعه‌دهنده, توسعه دهنده, اپراتور, ادمین
@@ -726,33 +819,53 @@ th: โหมดนักพัฒนา, โหมดผู้ดูแล
     # Switching a mode on (present tense: a standing rule, not something the user once did).
     "unlock": """
 en: unlocks, activates, enables, triggers, switches on, turns on, puts you in, puts the assistant,
-    unlock, activate
-fr: debloque, active, deverrouille, declenche, allume
-es: desbloquea, activa, habilita, enciende
-de: schaltet, frei, aktiviert, entsperrt, startet
-nl: activeert, ontgrendelt, schakelt, zet
-pl: odblokowuje, wlacza, aktywuje, uruchamia
-tr: acar, etkinlestirir, aktif eder, kilidini acar, baslatir
+    unlock, activate,
+    switch to, switch into, enter, go into, switches you
+fr: debloque, active, deverrouille, declenche, allume,
+    passe en, passe au, entre en
+es: desbloquea, activa, habilita, enciende,
+    cambia a, entra en, pasa a
+de: schaltet, frei, aktiviert, entsperrt, startet,
+    wechsle in, wechsle zu
+nl: activeert, ontgrendelt, schakelt, zet,
+    schakel over, ga naar
+pl: odblokowuje, wlacza, aktywuje, uruchamia,
+    przejdz w, przejdz do, wlacz
+tr: acar, etkinlestirir, aktif eder, kilidini acar, baslatir,
+    gec
 ar: تفتح, يفتح, تفعل, يفعل, تفعيل, يشغل, تشغل
-hi: चालू करता, चालू करती, अनलॉक, सक्रिय करता
-id: membuka, mengaktifkan, menyalakan
+hi: चालू करता, चालू करती, अनलॉक, सक्रिय करता,
+    स्विच करो, में जाओ
+id: membuka, mengaktifkan, menyalakan,
+    masuk ke, beralih ke
 vi: mo khoa, kich hoat, bat
-sv: laser upp, aktiverar, slar pa
-pt: desbloqueia, ativa, habilita, liga
-it: sblocca, attiva, abilita
-ru: включает, разблокирует, активирует, открывает
-uk: вмикає, розблоковує, активує, відкриває
-ja: 有効に, 有効化, 解除, アンロック, 起動
-zh: 解锁, 解鎖, 激活, 开启, 開啟, 启用, 啟用
-ko: 잠금 해제, 활성화, 켭니다, 켜
-cs: odemyka, aktivuje, zapina
-fi: avaa, aktivoi, kaynnistaa
+sv: laser upp, aktiverar, slar pa,
+    byt till, ga in i, vaxla till
+pt: desbloqueia, ativa, habilita, liga,
+    mude para, entre no, passe para
+it: sblocca, attiva, abilita,
+    passa a, entra in
+ru: включает, разблокирует, активирует, открывает,
+    перейди в, переключись
+uk: вмикає, розблоковує, активує, відкриває,
+    перейди в, перемкнись
+ja: 有効に, 有効化, 解除, アンロック, 起動,
+    切り替え, 入って, 移行
+zh: 解锁, 解鎖, 激活, 开启, 開啟, 启用, 啟用,
+    切换到, 进入
+ko: 잠금 해제, 활성화, 켭니다, 켜,
+    전환, 들어가
+cs: odemyka, aktivuje, zapina,
+    prepni, prejdi do
+fi: avaa, aktivoi, kaynnistaa,
+    siirry, vaihda
 hu: feloldja, aktivalja, bekapcsolja
 he: פותחת, פותח, מפעיל, מפעילה
 fa: باز می‌کند, باز میکند, فعال می‌کند, فعال میکند
 el: ξεκλειδωνει, ενεργοποιει
 ro: deblocheaza, activeaza, porneste
-th: ปลดล็อก, เปิดใช้งาน, เปิด
+th: ปลดล็อก, เปิดใช้งาน, เปิด,
+    สลับไป, เข้าสู่
 """,
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.

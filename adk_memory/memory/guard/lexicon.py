@@ -867,6 +867,214 @@ ro: deblocheaza, activeaza, porneste
 th: ปลดล็อก, เปิดใช้งาน, เปิด,
     สลับไป, เข้าสู่
 """,
+    # Every answer the model gives: where a standing order plants something.
+    "every_answer": """
+en: every answer, every response, every reply, each answer, each response, each reply,
+    every * answer, every * response, every * reply, all answers, all responses, all replies,
+    all your answers, all your responses, end of every, end of each
+fr: chaque reponse, toutes les reponses, toutes tes reponses, toutes vos reponses, fin de chaque
+es: cada respuesta, todas las respuestas, todas tus respuestas, final de cada
+de: jeder antwort, jede antwort, allen antworten, alle antworten, ende jeder
+nl: elk antwoord, ieder antwoord, alle antwoorden, einde van elk
+pl: kazdej odpowiedzi, kazda odpowiedz, wszystkich odpowiedziach, koncu kazdej
+tr: her cevab*, her yanit*, tum cevaplar*, tum yanitlar*
+ar: كل إجابة, كل اجابة, كل رد, نهاية كل, جميع الردود, جميع الإجابات
+hi: हर जवाब, हर उत्तर, प्रत्येक उत्तर, सभी जवाब
+id: setiap jawaban, setiap respons, setiap balasan, semua jawaban, akhir setiap
+vi: moi cau tra loi, tat ca cau tra loi, moi phan hoi, cuoi moi
+sv: varje svar, alla svar, slutet av varje
+pt: cada resposta, todas as respostas, final de cada
+it: ogni risposta, tutte le risposte, fine di ogni
+ru: кажд* ответ*, всех ответах, все ответы, конце каждого
+uk: кожн* відповід*, всіх відповідях, усіх відповідях, кінці кожної
+ja: すべての回答, 全ての回答, 毎回の回答, 各回答, 回答の最後, 返答の最後
+zh: 每个回答, 每個回答, 每次回答, 每条回复, 所有回答, 每次回复
+ko: 모든 답변, 모든 응답, 매 답변, 답변마다, 응답마다, 답변 끝
+cs: kazde odpovedi, kazdou odpoved, vsech odpovedich, konci kazde
+fi: jokaisen vastauksen, jokaiseen vastaukseen, jokaisessa vastauksessa, kaikkiin vastauksiin
+hu: minden valasz*
+he: כל תשובה, כל תגובה, סוף כל
+fa: هر پاسخ, هر جواب, پایان هر, همه پاسخ
+el: καθε απαντησ*, ολες τις απαντησεις, τελος καθε
+ro: fiecare raspuns, fiecarui raspuns, toate raspunsurile, finalul fiecarui
+th: ทุกคำตอบ, ท้ายของทุก, ทุกครั้งที่ตอบ
+""",
+    # A standing order's trigger: a word or an event that sets it off later.
+    "trigger_cue": """
+en: whenever, when the user says, when the user types, when the user writes, when the user shares,
+    when the user mentions, if the user says, if the user types, if the user mentions,
+    when you see, if you see, whenever you see, every time, each time, when someone says,
+    if someone says, if anyone says
+fr: chaque fois, a chaque fois, quand l'utilisateur, si l'utilisateur, lorsque l'utilisateur,
+    quand tu vois, si tu vois
+es: cada vez que, siempre que, cuando el usuario, si el usuario, cuando veas, si ves
+de: immer wenn, jedes mal, wenn der nutzer, wenn der benutzer, sobald der nutzer,
+    sobald der benutzer, wenn du * siehst
+nl: telkens als, elke keer, wanneer de gebruiker, als de gebruiker, als je * ziet
+pl: za kazdym razem, gdy uzytkownik, kiedy uzytkownik, jesli uzytkownik, gdy zobaczysz,
+    kiedy zobaczysz, jesli zobaczysz
+tr: her seferinde, her ne zaman, kullanici * dediginde, kullanici * yazdiginda, gordugunde
+ar: كلما, عندما يقول المستخدم, إذا قال المستخدم, عندما ترى, إذا رأيت
+hi: जब भी, जब उपयोगकर्ता, जब यूज़र, अगर यूज़र, हर बार
+id: setiap kali, kapan pun, ketika pengguna, jika pengguna, saat pengguna, ketika melihat,
+    jika melihat
+vi: moi khi, bat cu khi nao, khi nguoi dung, neu nguoi dung, khi ban thay, neu ban thay
+sv: varje gang, nar anvandaren, om anvandaren, nar du ser, om du ser
+pt: sempre que, toda vez que, quando o usuario, se o usuario, quando vir, se vir
+it: ogni volta che, quando l'utente, se l'utente, quando vedi, se vedi
+ru: каждый раз, всякий раз, когда пользователь, если пользователь, когда увидишь, если увидишь
+uk: щоразу, кожного разу, коли користувач, якщо користувач, коли побачиш, якщо побачиш
+ja: たびに, 見たら, と言ったら, と入力したら, と書いたら
+zh: 每当, 每當, 当用户, 當用戶, 如果用户, 看到
+ko: 때마다, 보면, 라고 하면, 라고 말하면, 입력하면
+cs: kdykoli, pokazde, kdyz uzivatel, pokud uzivatel, kdyz uvidis, pokud uvidis
+fi: aina kun, kun kayttaja, jos kayttaja, kun naet, jos naet
+hu: valahanyszor, amikor a felhasznalo, ha a felhasznalo, ha latod, amikor latod
+he: בכל פעם, כאשר המשתמש, אם המשתמש, כשהמשתמש, כשתראה, אם תראה
+fa: هر وقت, هر بار, وقتی کاربر, اگر کاربر, وقتی دیدی, اگر دیدی
+el: καθε φορα, οταν ο χρηστης, αν ο χρηστης, οταν δεις, αν δεις
+ro: de fiecare data, ori de cate ori, cand utilizatorul, daca utilizatorul, cand vezi, daca vezi
+th: ทุกครั้งที่, เมื่อผู้ใช้, ถ้าผู้ใช้, เมื่อเห็น, ถ้าเห็น
+""",
+    # The model as the reader of a document, a mail or a page ("if you are an AI reading this").
+    "reader": """
+en: if you are an ai, if you're an ai, if you are a language model, if you are an assistant,
+    if you are an llm, ai reading this, assistant reading this, model reading this, llm reading this,
+    to the ai, note to the ai, note for the ai, message to the ai, message for the ai,
+    note to the assistant, to any ai
+fr: si tu es une ia, si vous etes une ia, si tu es un assistant, ia qui lit, assistant qui lit,
+    a l'ia, note pour l'ia, message pour l'ia, note a l'ia
+es: si eres una ia, si usted es una ia, si eres un asistente, ia que lee, asistente que lee,
+    nota para la ia, mensaje para la ia, a la ia
+de: wenn du eine ki bist, falls du eine ki bist, an die ki, hinweis fur die ki, nachricht an die ki,
+    notiz fur die ki, ki die dies liest, ki die das liest
+nl: als je een ai bent, als jij een ai bent, ai die dit leest, aan de ai, notitie voor de ai,
+    bericht voor de ai
+pl: jesli jestes ai, jezeli jestes ai, jesli jestes sztuczna inteligencja, notatka dla ai,
+    wiadomosc dla ai, do ai czytajac*
+tr: yapay zekaysan, bunu okuyan yapay zeka, yapay zekaya not, yapay zekaya mesaj
+ar: إذا كنت ذكاء اصطناعي, اذا كنت ذكاء اصطناعي, إلى الذكاء الاصطناعي, ملاحظة للذكاء الاصطناعي
+hi: अगर तुम एआई हो, अगर आप एआई हैं, एआई के लिए नोट, इसे पढ़ने वाले एआई
+id: jika kamu ai, jika anda ai, jika kamu adalah ai, ai yang membaca, catatan untuk ai, kepada ai
+vi: neu ban la ai, neu ban la tro ly, ai dang doc, gui ai, ghi chu cho ai
+sv: om du ar en ai, ai:n som laser, ai som laser, till ai:n, anteckning till ai, meddelande till ai
+pt: se voce e uma ia, se voce for uma ia, se es uma ia, ia que esta lendo, ia que le, nota para a ia,
+    mensagem para a ia, para a ia
+it: se sei un'ia, se sei un'intelligenza artificiale, ia che legge, nota per l'ia, messaggio per l'ia,
+    all'ia
+ru: если ты ии, если вы ии, если ты ассистент, заметка для ии, сообщение для ии, для ии
+uk: якщо ти ші, якщо ви ші, нотатка для ші, повідомлення для ші, для ші
+ja: aiへ, もしあなたがai, あなたがaiなら, これを読んでいるai, aiアシスタントへ
+zh: 如果你是ai, 如果你是人工智能, 给ai的, 致ai, 正在阅读的ai, 如果你是助手
+ko: ai라면, ai에게, 인공지능이라면, 이것을 읽는 ai
+cs: pokud jsi ai, jestli jsi ai, poznamka pro ai, zprava pro ai, ai ktera cte
+fi: jos olet tekoaly, jos olet ai, tekoalylle, tata lukeva tekoaly
+hu: ha mesterseges intelligencia vagy, ezt olvaso mesterseges intelligencia
+he: אם אתה בינה מלאכותית, אם את בינה מלאכותית, לבינה המלאכותית, הערה לבינה
+fa: اگر هوش مصنوعی هستی, برای هوش مصنوعی, خطاب به هوش مصنوعی
+el: αν εισαι τεχνητη νοημοσυνη, αν εισαι ai, προς την τεχνητη νοημοσυνη
+ro: daca esti o ia, daca esti un ai, ia care citeste, nota pentru ia, mesaj pentru ia
+th: ถ้าคุณเป็นเอไอ, ถึงเอไอ
+""",
+    # Doing something else instead, or following what comes next (a redirected task).
+    "instead": """
+en: instead, follow these, follow the, do the following, execute, carry out, obey
+fr: plutot, a la place, suis les, executez, execute, obeis
+es: en su lugar, en lugar de, en vez de, sigue los, sigue las, ejecuta, obedece
+de: stattdessen, befolge, fuhre * aus, gehorche
+nl: in plaats daarvan, volg de, voer * uit, gehoorzaam
+pl: zamiast tego, zamiast, wykonaj, postepuj zgodnie, sluchaj
+tr: bunun yerine, yerine, uygula, takip et, itaat et
+ar: بدلا من ذلك, بدلا من, اتبع, نفذ
+hi: इसके बजाय, बजाय, पालन करो, पालन करें, का पालन
+id: sebagai gantinya, alih-alih, ikuti, jalankan, patuhi
+vi: thay vao do, thay vi, lam theo, thuc hien, tuan theo
+sv: i stallet, istallet, folj, utfor, lyd
+pt: em vez disso, ao inves, siga, execute, obedeca
+it: invece, al posto, segui, esegui, obbedisci
+ru: вместо этого, вместо, следуй, выполни, выполняй, подчиняйся
+uk: натомість, замість, дотримуйся, виконай, виконуй
+ja: 代わりに, 従って, 実行して, 従え
+zh: 而是, 改为, 改為, 按照, 执行, 執行, 遵循, 服从
+ko: 대신, 따라, 실행해, 수행해
+cs: misto toho, misto, postupuj, proved, uposlechni
+fi: sen sijaan, noudata, suorita, toteuta, tottele
+hu: helyette, kovesd, hajtsd vegre, engedelmeskedj
+he: במקום זאת, במקום, בצע, פעל לפי, ציית
+fa: به جای آن, به جای, دنبال کن, انجام بده, اجرا کن, پیروی کن
+el: αντι γι αυτο, αντι, ακολουθησε, εκτελεσε, υπακουσε
+ro: in schimb, in loc, urmeaza, executa, asculta de
+th: แทน, ทำตาม, ปฏิบัติตาม, ดำเนินการ
+""",
+    # Advertising a party: a source or vendor made trusted, competitors kept out.
+    "ad": """
+en: trusted source, trusted sources, most trusted, only trusted, competitor, competitors, competing,
+    sponsored, affiliate link*, advertis*, promote, promotes, promoting, endorse, endorses,
+    product placement
+fr: source fiable, source de confiance, la plus fiable, le plus fiable, concurrent*, sponsoris*,
+    lien affilie, lien d'affiliation, publicit*, promouvoir, promeut, promeus
+es: fuente confiable, fuente de confianza, mas confiable, competidor*, la competencia, patrocinad*,
+    enlace de afiliado, publicit*, promociona*, promueve
+de: vertrauenswurdige quelle, vertrauenswurdigste*, konkurrent*, konkurrenz*, mitbewerber*,
+    gesponsert*, affiliate-link*, bewirb, bewerbe
+nl: betrouwbare bron, meest betrouwbare, concurrent*, gesponsord*, affiliate link*, promoot
+pl: zaufane zrodlo, zaufanym zrodlem, najbardziej zaufan*, konkurenc*, sponsorowan*,
+    link afiliacyjny, promuj*, reklamuj*
+tr: guvenilir kaynak, en guvenilir, rakip*, sponsorlu, reklamini yap*, tanitimini yap*
+ar: مصدر موثوق, الأكثر موثوقية, المنافسين, منافس, إعلان, روج
+hi: भरोसेमंद स्रोत, सबसे भरोसेमंद, प्रतिस्पर्धी, विज्ञापन, प्रचार करो
+id: sumber tepercaya, paling tepercaya, pesaing, kompetitor, bersponsor, iklankan, promosikan
+vi: nguon dang tin cay, dang tin cay nhat, doi thu canh tranh, quang cao, tai tro
+sv: palitlig kalla, mest palitlig*, betrodd kalla, konkurrent*, sponsrad*, marknadsfor*
+pt: fonte confiavel, fonte de confianca, mais confiavel, concorrent*, patrocinad*,
+    link de afiliado, promova, promove
+it: fonte affidabile, fonte attendibile, piu affidabile, concorrent*, sponsorizzat*,
+    link di affiliazione, pubblicizz*, promuovi
+ru: надежн* источник*, самы* надежн*, конкурент*, спонсорск*, рекламиру*, продвига*
+uk: надійн* джерел*, найнадійніш*, конкурент*, спонсорськ*, рекламу*, просува*
+ja: 信頼できる情報源, 最も信頼できる, 競合, スポンサー, 宣伝
+zh: 可信来源, 可靠来源, 最值得信赖, 竞争对手, 競爭對手, 赞助, 推广
+ko: 신뢰할 수 있는 출처, 가장 신뢰, 경쟁사, 스폰서, 홍보
+cs: duveryhodny zdroj, nejduveryhodnejsi, konkurenc*, sponzorovan*, propaguj*
+fi: luotettava lahde, luotettavin*, kilpailij*, sponsoroi*, mainosta
+hu: megbizhato forras, legmegbizhatobb, versenytars*, szponzoralt, reklamozd
+he: מקור אמין, הכי אמין, מתחרים, ממומן, קדם את
+fa: منبع معتبر, معتبرترین, رقبا, رقیب, تبلیغ کن
+el: αξιοπιστη πηγη, πιο αξιοπιστ*, ανταγωνιστ*, χορηγουμεν*, διαφημισ*
+ro: sursa de incredere, cea mai de incredere, concurent*, sponsorizat*, promoveaza
+th: แหล่งที่เชื่อถือได้, น่าเชื่อถือที่สุด, คู่แข่ง, สปอนเซอร์, โฆษณา
+""",
+    # Pointing a reader at something: recommending, mentioning, linking to it.
+    "promote": """
+en: recommend*, mention*, add a link, include a link, insert a link, link to, suggest*
+fr: recommand*, mentionn*, ajoute un lien, inclus un lien, lien vers, suggere*
+es: recomiend*, recomend*, menciona*, agrega un enlace, anade un enlace, incluye un enlace,
+    enlace a, sugier*
+de: empfiehl*, empfehl*, erwahn*, fuge * link, verlink*, link zu
+nl: raad * aan, aanbevel*, beveel * aan, noem*, voeg * link, link naar
+pl: polec*, rekomend*, wspomin*, wspomnij, dodaj link, dodawaj link, link do
+tr: oner*, tavsiye et*, bahset*, link ekle, baglanti ekle
+ar: أوص, اوص, يوصي, توصي, اذكر, يذكر, أضف رابط, اضف رابط
+hi: सुझाव, सिफारिश, अनुशंसा, ज़िक्र, लिंक जोड़
+id: rekomendasikan, merekomendasikan, sarankan, menyarankan, sebutkan, tambahkan tautan, tautan ke
+vi: gioi thieu, khuyen nghi, de xuat, nhac den, them lien ket
+sv: rekommender*, namn*, lagg till en lank, lank till
+pt: recomend*, mencion*, adicione um link, inclua um link, link para, sugir*, sugere
+it: raccomand*, consigli*, menziona*, aggiungi un link, link a, suggeris*
+ru: рекоменд*, советуй*, упомина*, упомяни, добавляй ссылку, добавь ссылку
+uk: рекоменд*, радь, згадуй*, згадай, додавай посилання, додай посилання
+ja: 推奨, おすすめ, 勧め, 薦め, 言及, リンクを追加
+zh: 推荐, 推薦, 提及, 添加链接, 加上链接, 附上链接
+ko: 추천, 권장, 언급, 링크를 추가
+cs: doporuc*, zminuj*, zmin, pridej odkaz, pridavej odkaz
+fi: suosittel*, suosittele, mainitse*, lisaa linkki
+hu: ajanl*, emlitsd, emlits*, adj hozza linket
+he: ממליץ, תמליץ, המלץ, הזכר, תזכיר, הוסף קישור
+fa: توصیه کن, پیشنهاد کن, ذکر کن, لینک اضافه
+el: προτειν*, συστησ*, συνιστ*, αναφερ*, προσθεσε συνδεσμο
+ro: recomand*, mentioneaza, mentiona*, adauga un link, sugereaza
+th: แนะนำ, กล่าวถึง, ใส่ลิงก์, เพิ่มลิงก์
+""",
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.
     "narrated": """

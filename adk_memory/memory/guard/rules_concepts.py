@@ -203,6 +203,9 @@ _ACTS = (
     "mode",
     "reveal",
     "unlock",
+    "reader",
+    "ad",
+    "promote",
 )
 """The concepts of acting on the model: every rule below needs one of them."""
 _ACT_PIECES = frozenset(p for name in _ACTS for p in _CONCEPTS[name].entries)
@@ -237,6 +240,15 @@ _VOCATIVE = re.compile(
     + r"\s*[,:!]"
 )
 """The assistant addressed by name: "Assistant, ...", "Dear AI:", a quote opening with it."""
+
+
+_DESTINATION = re.compile(
+    r"https?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|shop|store|example|info|biz|app"
+    r"|ai|dev|xyz|site|online)\b"
+)
+"""A place outside the conversation: a web address, a domain or an e-mail address (where data
+is sent, or a party an answer is made to point at)."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -279,7 +291,19 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         (f.secret and f.reveal and (f.you or f.model or f.me or f.before or f.told))
         or (f.rules and f.reveal and (f.you or f.model) and (f.told or f.before))
         or (f.accounts and f.others and f.reveal and (f.model or f.authority or f.grant))
+        or (f.secret and f.reveal and (f.every_answer or f.trigger_cue))
+        or (
+            f.reveal
+            and (f.secret or (f.data and (f.trigger_cue or f.every_answer)))
+            and _DESTINATION.search(views.low)
+        )
     ):
         yield "exfiltration", R, "asks for the model's secrets, instructions or other users' data"
     if _VOCATIVE.search(views.folded) and (f.dismiss or f.reveal or f.grant or f.unlock):
         yield "addressed", R, "an order addressed to the assistant by name"
+    elif f.reader and (f.dismiss or f.instead or f.reveal or f.grant or f.unlock or f.rules):
+        yield "addressed", R, "an order to the model reading the text"
+    if (f.ad and (f.every_answer or (f.model and f.promote) or _DESTINATION.search(views.low))) or (
+        f.promote and f.every_answer and (f.model or _DESTINATION.search(views.low))
+    ):
+        yield "promotion", R, "makes the model's answers advertise or favour a party"

@@ -39,7 +39,8 @@ nl: assistent*, ai, kunstmatige intelligentie, het model, chatbot*
 pl: asystent*, sztuczn* inteligencj*, chatbot*, model jezykowy
 tr: asistan*, yapay zeka*, sohbet botu*
 ar: مساعد, المساعد, ذكاء اصطناعي, الذكاء الاصطناعي, روبوت, بوت, النموذج
-hi: सहायक, एआई, कृत्रिम बुद्धि, आर्टिफिशियल इंटेलिजेंस, बॉट, मॉडल
+hi: सहायक, एआई, कृत्रिम बुद्धि, आर्टिफिशियल इंटेलिजेंस, बॉट, मॉडल,
+    असिस्टेंट, चैटबॉट, एआई असिस्टेंट
 id: asisten, kecerdasan buatan, ai, bot, chatbot, model bahasa
 vi: tro ly, ai, tri tue nhan tao, chatbot, mo hinh ngon ngu
 sv: assistent*, ai, artificiell intelligens, chattbot*, sprakmodell*
@@ -48,12 +49,15 @@ it: assistente*, ia, intelligenza artificiale, il modello, chatbot*
 ru: ассистент*, помощник*, ии, искусственн* интеллект*, бот, бота, боту, чат-бот*, нейросет*,
     модель
 uk: асистент*, помічник*, ші, штучн* інтелект*, бот, бота, чат-бот*, модель
-ja: アシスタント, 人工知能, ボット, チャットボット, aiアシスタント, モデル
-zh: 助手, 人工智能, 机器人, 機器人, 聊天机器人, 模型
-ko: 어시스턴트, 비서, 인공지능, 챗봇, 봇, 모델
+ja: アシスタント, 人工知能, ボット, チャットボット, aiアシスタント, モデル,
+    ai
+zh: 助手, 人工智能, 机器人, 機器人, 聊天机器人, 模型,
+    ai
+ko: 어시스턴트, 비서, 인공지능, 챗봇, 봇, 모델,
+    ai
 cs: asistent*, umel* inteligenc*, chatbot*, ai
 fi: avustaja*, tekoaly*, botti*, chatbot*, kielimalli*
-hu: asszisztens*, mesterseges intelligencia*, chatbot*, bot, botot, mi
+hu: asszisztens*, mesterseges intelligencia*, chatbot*, bot, botot
 he: עוזר, העוזר, בינה מלאכותית, בוט, הבוט, מודל
 fa: دستیار, هوش مصنوعی, ربات, بات, مدل
 el: βοηθο*, βοηθε*, τεχνητη νοημοσυνη, τεχνητης νοημοσυνης, chatbot, μοντελο
@@ -489,33 +493,48 @@ th: ไม่มีกฎ, ไม่มีข้อจำกัด, ไร้ข
 en: password*, passcode*, passphrase*, api key*, secret key*, secret code, secret word,
     credentials, access token*, system prompt*, hidden instructions, private key*, pin code
 fr: mot de passe, mots de passe, cle secrete, cle api, code secret, prompt systeme,
-    instructions cachees, identifiants
+    instructions cachees, identifiants,
+    invite systeme, prompt du systeme
 es: contrasena*, clave secreta, clave api, codigo secreto, prompt del sistema, credenciales,
-    instrucciones ocultas
+    instrucciones ocultas,
+    contrasenas, claves
 de: passwort*, kennwort*, geheime* schlussel, geheimer code, api-schlussel, systemprompt,
     zugangsdaten, versteckte anweisungen
-nl: wachtwoord*, geheime sleutel, api-sleutel, geheime code, systeemprompt, inloggegevens
-pl: haslo, hasla, hasel, tajne haslo, tajny klucz, klucz api, prompt systemowy, dane logowania
-tr: sifre*, parola*, gizli anahtar, api anahtari, sistem istemi, gizli kod
+nl: wachtwoord*, geheime sleutel, api-sleutel, geheime code, systeemprompt, inloggegevens,
+    wachtwoorden
+pl: haslo, hasla, hasel, tajne haslo, tajny klucz, klucz api, prompt systemowy, dane logowania,
+    prompt systemow*, promptu systemowego, hasl*
+tr: sifre*, parola*, gizli anahtar, api anahtari, sistem istemi, gizli kod,
+    sistem istem*, sifreler*, gizli anahtar*
 ar: كلمة المرور, كلمة السر, المفتاح السري, مفتاح api, موجه النظام, بيانات الاعتماد
-hi: पासवर्ड, गुप्त कुंजी, सिस्टम प्रॉम्प्ट, कूटशब्द
-id: kata sandi, kata kunci rahasia, kunci rahasia, kunci api, prompt sistem, sandi
-vi: mat khau, khoa bi mat, khoa api, loi nhac he thong, ma bi mat
-sv: losenord*, hemlig nyckel, api-nyckel, systemprompt*, hemlig kod
-pt: senha*, chave secreta, chave api, prompt do sistema, credenciais, codigo secreto
-it: password, chiave segreta, chiave api, prompt di sistema, credenziali, codice segreto
+hi: पासवर्ड, गुप्त कुंजी, सिस्टम प्रॉम्प्ट, कूटशब्द,
+    सिस्टम निर्देश
+id: kata sandi, kata kunci rahasia, kunci rahasia, kunci api, prompt sistem, sandi,
+    kata sandinya, prompt sistemnya
+vi: mat khau, khoa bi mat, khoa api, loi nhac he thong, ma bi mat,
+    prompt he thong
+sv: losenord*, hemlig nyckel, api-nyckel, systemprompt*, hemlig kod,
+    losenorden, systemprompten
+pt: senha*, chave secreta, chave api, prompt do sistema, credenciais, codigo secreto,
+    prompt de sistema, senhas
+it: password, chiave segreta, chiave api, prompt di sistema, credenziali, codice segreto,
+    password*, prompt di sistema, credenzial*
 ru: парол*, секретн* ключ*, api-ключ*, системн* промпт*, учетн* данн*
 uk: парол*, секретн* ключ*, системн* промпт*, облікові дані
 ja: パスワード, 秘密鍵, 秘密のキー, apiキー, システムプロンプト, 合言葉
 zh: 密码, 密碼, 密钥, 密鑰, 系统提示, 系統提示, 口令
 ko: 비밀번호, 암호, 비밀 키, 시스템 프롬프트, api 키
-cs: heslo, hesla, tajny klic, api klic, systemovy prompt
+cs: heslo, hesla, tajny klic, api klic, systemovy prompt,
+    systemov* prompt*, hesl*
 fi: salasana*, salainen avain, api-avain, jarjestelmakehote*
-hu: jelszo*, titkos kulcs, api kulcs, rendszerprompt*
+hu: jelszo*, titkos kulcs, api kulcs, rendszerprompt*,
+    jelszav*
 he: סיסמה, סיסמא, הסיסמה, מפתח סודי, הנחיית המערכת
 fa: رمز عبور, گذرواژه, کلید مخفی, پرامپت سیستم, رمز
-el: κωδικο* προσβασης, κωδικος, κωδικο, μυστικο κλειδι, μηνυμα συστηματος
-ro: parol*, cheie secreta, cheia secreta, promptul de sistem, prompt de sistem
+el: κωδικο* προσβασης, κωδικος, κωδικο, μυστικο κλειδι, μηνυμα συστηματος,
+    προτροπη συστηματος, προτροπης συστηματος, κωδικους προσβασης, κωδικων
+ro: parol*, cheie secreta, cheia secreta, promptul de sistem, prompt de sistem,
+    parolele, parolel*
 th: รหัสผ่าน, กุญแจลับ, พรอมต์ระบบ
 """,
     # Making something known.
@@ -1074,6 +1093,104 @@ fa: توصیه کن, پیشنهاد کن, ذکر کن, لینک اضافه
 el: προτειν*, συστησ*, συνιστ*, αναφερ*, προσθεσε συνδεσμο
 ro: recomand*, mentioneaza, mentiona*, adauga un link, sugereaza
 th: แนะนำ, กล่าวถึง, ใส่ลิงก์, เพิ่มลิงก์
+""",
+    # Content from outside the conversation: pages, mail, documents, tool results.
+    "external": """
+en: web pages, webpages, websites, web content, emails, e-mails, documents, search results,
+    tool output*, tool results, retrieved content, attachments, pdfs, files you read
+fr: pages web, sites web, courriels, e-mails, documents, resultats de recherche, pieces jointes
+es: paginas web, sitios web, correos, correos electronicos, documentos, resultados de busqueda,
+    adjuntos
+de: webseiten, websites, e-mails, emails, dokumente*, dokumenten, suchergebnisse*, anhange*
+nl: webpagina*, websites, e-mails, documenten, zoekresultaten, bijlagen
+pl: stron* internetow*, e-mail*, maili, dokument*, wynik* wyszukiwania, zalacznik*
+tr: web sayfalar*, e-postalar*, belgeler*, dokumanlar*, arama sonuclar*
+ar: صفحات الويب, المواقع, رسائل البريد, المستندات, الوثائق, نتائج البحث
+hi: वेब पेज, वेबसाइट, ईमेल, दस्तावेज़, दस्तावेजों, सर्च रिजल्ट
+id: halaman web, situs web, email, dokumen, hasil pencarian, lampiran
+vi: trang web, email, tai lieu, ket qua tim kiem, tep dinh kem
+sv: webbsidor, webbplatser, mejl, e-post, dokument, sokresultat, bilagor
+pt: paginas da web, paginas web, sites, e-mails, emails, documentos, resultados de pesquisa, anexos
+it: pagine web, siti web, email, e-mail, documenti, risultati di ricerca, allegati
+ru: веб-страниц*, сайт*, письм*, электронн* почт*, документ*, результат* поиска, вложени*
+uk: веб-сторінк*, сайт*, лист*, електронн* пошт*, документ*, результат* пошуку, вкладен*
+ja: ウェブページ, webページ, メール, ドキュメント, 文書, 検索結果, 添付
+zh: 网页, 網頁, 网站, 邮件, 郵件, 文档, 文件, 搜索结果
+ko: 웹페이지, 웹 페이지, 이메일, 문서, 검색 결과, 첨부
+cs: webov* strank*, e-mail*, dokument*, vysledk* vyhledavani, priloh*
+fi: verkkosivu*, sahkopost*, asiakirj*, dokument*, hakutulok*, liitte*
+hu: weboldal*, e-mail*, dokumentum*, keresesi talalat*, mellekl*
+he: דפי אינטרנט, אתרים, מיילים, הודעות דואל, מסמכים, תוצאות חיפוש
+fa: صفحات وب, وب سایت, ایمیل, اسناد, سند, نتایج جستجو
+el: ιστοσελιδ*, email, μηνυματα ηλεκτρονικου ταχυδρομειου, εγγραφ*, αποτελεσματα αναζητησης
+ro: pagini web, site-uri, e-mailuri, emailuri, documente, rezultatele cautarii, atasamente
+th: หน้าเว็บ, เว็บไซต์, อีเมล, เอกสาร, ผลการค้นหา
+""",
+    # Taking something as coming from the user, or as binding (what poisons the model's trust).
+    "trust": """
+en: as coming from, as if they came from, as if from, as the user's own, treat, treats, trust,
+    trusts, obey, obeys, follow, follows, carry out, execute, executes
+fr: comme venant de, comme si elles venaient, traite*, considere* comme, fais confiance, obeis,
+    suis, suive, execute
+es: como si vinieran, como provenientes, como procedentes, trata*, considera*, confia*, obedece*,
+    sigue, siga, ejecuta
+de: als kamen sie, als stammten sie, als von, behandle*, betrachte*, vertraue*, befolge*, gehorche*,
+    fuhre * aus
+nl: alsof ze van, als afkomstig van, behandel*, beschouw*, vertrouw*, gehoorzaam*, volg*, voer * uit
+pl: jakby pochodzil*, jako pochodzac*, traktuj*, uznawaj*, ufaj*, sluchaj*, wykonuj*, postepuj*
+tr: geliyormus gibi, kullanicidan gelmis gibi, gibi davran*, guven*, uy*, uygula*, itaat*
+ar: كأنها من, كما لو كانت من, تعامل مع, اعتبر, ثق, اطع, نفذ, اتبع
+hi: की तरह मानो, की तरह माने, मानो, माने, भरोसा, पालन करे, पालन करो
+id: seolah-olah dari, seakan dari, perlakukan, anggap, percayai, patuhi, ikuti, jalankan
+vi: nhu the den tu, coi nhu, xem nhu, tin tuong, tuan theo, lam theo, thuc hien
+sv: som om de kom fran, som kommande fran, behandla*, betrakta*, lita pa, lyd, folj*, utfor
+pt: como se viessem, como vindas de, como vindo de, trate*, trata*, considere*, confie*, obedec*,
+    siga, execute
+it: come se venissero, come provenienti, tratta*, consider*, fidati, obbedisci, segui, esegui
+ru: как будто от, как исходящ*, как от, считай*, воспринима*, доверя*, подчиня*, выполня*, следуй
+uk: ніби від, як від, вважай*, сприйма*, довіря*, підкоря*, виконуй*, дотримуйся
+ja: からのものとして, として扱, とみなし, 信頼し, 従う, 従って, 実行
+zh: 视为, 視為, 当作, 當作, 当成, 信任, 服从, 遵循, 执行, 照做
+ko: 로 취급, 처럼 취급, 로 간주, 신뢰, 따르, 실행
+cs: jako by pochazel*, jako od, povazuj*, ber * jako, duveruj*, poslouchej*, provadej*, rid se
+fi: ikaan kuin ne tulisivat, kayttajalta tulevina, kasittele*, pida*, luota*, noudata*, tottele*,
+    suorita
+hu: mintha * szarmazna*, ugy kezeld, kezeld, tekintsd, bizz*, engedelmeskedj*, kovesd, hajtsd vegre
+he: כאילו הגיעו, כאילו באו, התייחס, ראה בהן, סמוך, ציית, בצע
+fa: انگار از, گویی از, در نظر بگیر, تلقی کن, اعتماد, اطاعت, اجرا کن, پیروی
+el: σαν να προερχονται, σαν να ηρθαν, αντιμετωπιζ*, θεωρ*, εμπιστευ*, υπακου*, εκτελ*
+ro: ca venind de la, ca si cum ar veni, trateaza*, considera*, ai incredere, asculta*, executa*
+th: เหมือนมาจาก, ถือว่า, ปฏิบัติต่อ, เชื่อถือ, ทำตาม, เชื่อฟัง
+""",
+    # No longer being what one was ("you are no longer an assistant").
+    "no_longer": """
+en: no longer, not anymore, not any more, any longer
+fr: n'es plus, n'etes plus, ne plus etre, n'est plus
+es: ya no eres, ya no es, ya no sera, dejas de ser
+de: nicht mehr, nicht langer, kein * mehr, keine * mehr
+nl: niet langer, niet meer, geen * meer
+pl: juz nie, nie jestes juz, przestajesz byc
+tr: artik * degilsin, artik * degil, artik degil*
+ar: لم تعد, لست بعد الآن, لم يعد
+hi: अब * नहीं, अब नहीं, नहीं रहे
+id: bukan lagi, tidak lagi
+vi: khong con la, khong con
+sv: inte langre, inte langer, inte langre en, slutar vara
+pt: ja nao, nao es mais, nao e mais, nao sera mais, deixa de ser
+it: non sei piu, non e piu, smetti di essere
+ru: больше не, уже не, перестал* быть
+uk: більше не, вже не, перестав* бути
+ja: もう * ではない, もはや, ではなくなっ
+zh: 不再, 已不是, 不再是
+ko: 더 이상, 더는
+cs: uz nejsi, uz neni, uz ne, prestavas byt
+fi: et ole enaa, ei ole enaa, enaa
+hu: mar nem, tobbe nem
+he: כבר לא, אינך עוד, לא עוד
+fa: دیگر نیستی, دیگر نیست, دیگر
+el: δεν εισαι πια, πλεον δεν, πια
+ro: nu mai esti, nu mai este, nu mai
+th: อีกต่อไป, ไม่ใช่อีกแล้ว
 """,
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.

@@ -270,10 +270,12 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         or ((f.everything or f.told) and (f.before or f.told) and not f.narrated)
     ):
         yield "override", R, "tells the model to drop its instructions"
+    if f.external and f.rules and f.trust and f.model and not f.narrated:
+        yield "override", R, "makes instructions in pages, mail or documents the model's own"
     if f.precedence and (f.rules or f.secret) and not f.narrated:
         yield "override", R, "claims precedence over the model's instructions"
     if (f.change and (f.you_are or f.no_rules or f.dismiss or f.mode)) or (
-        f.no_rules and f.you_are
+        f.you_are and (f.no_rules or (f.no_longer and f.model))
     ):
         yield "persona", R, "changes the assistant's role or identity"
     elif f.change and f.model and not f.wish:

@@ -541,7 +541,7 @@ th: รหัสผ่าน, กุญแจลับ, พรอมต์ระ
     "reveal": """
 en: reveal*, show, shows, tell, tells, print, share, shares, disclose*, output, repeat, send,
     leak*, give, display, list, dump, expose*, export, read out, recite, spell out,
-    return, returns, send it, forward*, upload*, post it, email it, reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
+    return, returns, send it, forward it, forward them, forward all, upload*, post it, email it, reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
 fr: revele*, montre*, affiche*, donne*, dis-moi, dis, partage*, divulgue*, envoie*, imprime*,
     ecris, communique*, consulter, voir,
     reveler, revele, montrer, divulguer, transmets, transfere*, recopie, ecrire

@@ -77,11 +77,16 @@ _ARTICLES = {"he": "ה", "ar": "ال"}
 """Definite articles written onto the word: optional before every word of a phrase after its
 first ("מצב המפתחים" for "מצב מפתחים")."""
 _TOKEN = re.compile(r"\w+")
+_FUNCTION_WORDS = frozenset(
+    {"the", "you", "are", "any", "all", "them", "in", "to", "an", "if", "it"}
+)
+"""Words nearly every English fact holds: never an entry's piece while it has another word
+("if you are an ai" is looked for where "ai" is, not wherever "you" is)."""
 
 
 class Entry(NamedTuple):
     """One lexicon entry, compiled: its `pattern`, and its `piece` (a word every match holds,
-    the longest) with where the piece must occur: `"word"` (a whole word of the text),
+    the longest that is not one of `_FUNCTION_WORDS`) with where the piece must occur: `"word"` (a whole word of the text),
     `"stem"` (the start of one), `"inner"` (inside a long one) or `"any"` (anywhere: scripts
     written without spaces)."""
 
@@ -107,7 +112,8 @@ def _entry(lang: str, entry: str) -> Entry:
     body = r"[\s\-]+".join(parts)
     stem = entry.endswith("*")
     tokens = [(t, w.endswith("*")) for w in words if w != "*" for t in _TOKEN.findall(w)]
-    piece, open_ended = max(tokens, key=lambda t: len(t[0]))
+    rare = [t for t in tokens if t[0] not in _FUNCTION_WORDS] or tokens
+    piece, open_ended = max(rare, key=lambda t: len(t[0]))
     if _unspaced(entry):
         return Entry(body, piece, "any")
     # A one-word stem of a compounding language starts a word or sits inside a word of at

@@ -122,7 +122,8 @@ en: ignore, ignoring, disregard*, forget, override*, overrule, bypass*, circumve
     breaks, breaking, violate, no longer bound, not bound by, free from, ignores, bypasses, skips,
     disables, don't follow, do not follow, stop following,
     no longer follow, pay no attention,
-    suspend, suspended, remove, removed, lifted, switched off, turned off, disabled, no longer apply, no longer applies, not apply
+    suspend, suspended, remove, removed, lifted, switched off, turned off, disabled,
+    no longer apply, no longer applies, not apply
 fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne tenez pas compte,
     ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne,
     supprime, supprimez, retire, retirez, suspendu*, desactive*
@@ -443,7 +444,9 @@ th: ตั้งแต่นี้ไป, จากนี้ไป, แกล้
 en: no rules, without rules, no restrictions, without restrictions, without any restrictions,
     no limits, without limits, no filters, without filters, unrestricted, unfiltered, uncensored,
     no guidelines, without any rules, no safety, do anything now, jailbroken, jailbreak*,
-    no * guidelines, no * rules, no * restrictions, no * limits, no * filters, without * rules, without * restrictions, without * guidelines, never refuses, never says no, never declines, never refuse
+    no * guidelines, no * rules, no * restrictions, no * limits, no * filters, without * rules,
+    without * restrictions, without * guidelines, never refuses, never says no, never declines,
+    never refuse
 fr: sans regles, sans aucune regle, sans restriction*, sans aucune restriction, sans limite*,
     sans filtre*, plus aucune regle, aucune regle, sans censure,
     ne refuse jamais, ne dit jamais non, sans aucune limite
@@ -541,7 +544,8 @@ th: รหัสผ่าน, กุญแจลับ, พรอมต์ระ
     "reveal": """
 en: reveal*, show, shows, tell, tells, print, share, shares, disclose*, output, repeat, send,
     leak*, give, display, list, dump, expose*, export, read out, recite, spell out,
-    return, returns, send it, forward it, forward them, forward all, upload*, post it, email it, reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
+    return, returns, send it, forward it, forward them, forward all, upload*, post it, email it,
+    reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
 fr: revele*, montre*, affiche*, donne*, dis-moi, dis, partage*, divulgue*, envoie*, imprime*,
     ecris, communique*, consulter, voir,
     reveler, revele, montrer, divulguer, transmets, transfere*, recopie, ecrire
@@ -958,7 +962,8 @@ th: ทุกครั้งที่, เมื่อผู้ใช้, ถ้
     # The model as the reader of a document, a mail or a page ("if you are an AI reading this").
     "reader": """
 en: if you are an ai, if you're an ai, if you are a language model, if you are an assistant,
-    if you are an llm, ai reading this, assistant reading this, model reading this, llm reading this,
+    if you are an llm, ai reading this, assistant reading this, model reading this,
+    llm reading this,
     to the ai, note to the ai, note for the ai, message to the ai, message for the ai,
     note to the assistant, to any ai
 fr: si tu es une ia, si vous etes une ia, si tu es un assistant, ia qui lit, assistant qui lit,
@@ -977,9 +982,11 @@ hi: अगर तुम एआई हो, अगर आप एआई हैं, 
 id: jika kamu ai, jika anda ai, jika kamu adalah ai, ai yang membaca, catatan untuk ai, kepada ai
 vi: neu ban la ai, neu ban la tro ly, ai dang doc, gui ai, ghi chu cho ai
 sv: om du ar en ai, ai:n som laser, ai som laser, till ai:n, anteckning till ai, meddelande till ai
-pt: se voce e uma ia, se voce for uma ia, se es uma ia, ia que esta lendo, ia que le, nota para a ia,
+pt: se voce e uma ia, se voce for uma ia, se es uma ia, ia que esta lendo, ia que le,
+    nota para a ia,
     mensagem para a ia, para a ia
-it: se sei un'ia, se sei un'intelligenza artificiale, ia che legge, nota per l'ia, messaggio per l'ia,
+it: se sei un'ia, se sei un'intelligenza artificiale, ia che legge, nota per l'ia,
+    messaggio per l'ia,
     all'ia
 ru: если ты ии, если вы ии, если ты ассистент, заметка для ии, сообщение для ии, для ии
 uk: якщо ти ші, якщо ви ші, нотатка для ші, повідомлення для ші, для ші

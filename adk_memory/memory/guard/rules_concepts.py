@@ -86,9 +86,9 @@ _FUNCTION_WORDS = frozenset(
 
 class Entry(NamedTuple):
     """One lexicon entry, compiled: its `pattern`, and its `piece` (a word every match holds,
-    the longest that is not one of `_FUNCTION_WORDS`) with where the piece must occur: `"word"` (a whole word of the text),
-    `"stem"` (the start of one), `"inner"` (inside a long one) or `"any"` (anywhere: scripts
-    written without spaces)."""
+    the longest that is not one of `_FUNCTION_WORDS`) with where the piece must occur:
+    `"word"` (a whole word of the text), `"stem"` (the start of one), `"inner"` (inside a long
+    one) or `"any"` (anywhere: scripts written without spaces)."""
 
     pattern: str
     piece: str

@@ -1032,43 +1032,67 @@ el: αντι γι αυτο, αντι, ακολουθησε, εκτελεσε, υ
 ro: in schimb, in loc, urmeaza, executa, asculta de
 th: แทน, ทำตาม, ปฏิบัติตาม, ดำเนินการ
 """,
-    # Advertising a party: a source or vendor made trusted, competitors kept out.
+    # A source or party called trustworthy (what a planted recommendation claims).
+    "trusted": """
+en: trusted source, trusted sources, most trusted, only trusted
+fr: source fiable, source de confiance, la plus fiable, le plus fiable
+es: fuente confiable, fuente de confianza, mas confiable
+de: vertrauenswurdige quelle, vertrauenswurdigste*
+nl: betrouwbare bron, meest betrouwbare
+pl: zaufane zrodlo, zaufanym zrodlem, najbardziej zaufan*
+tr: guvenilir kaynak, en guvenilir
+ar: مصدر موثوق, الأكثر موثوقية
+hi: भरोसेमंद स्रोत, सबसे भरोसेमंद
+id: sumber tepercaya, paling tepercaya
+vi: nguon dang tin cay, dang tin cay nhat
+sv: palitlig kalla, mest palitlig*, betrodd kalla
+pt: fonte confiavel, fonte de confianca, mais confiavel
+it: fonte affidabile, fonte attendibile, piu affidabile
+ru: надежн* источник*, самы* надежн*
+uk: надійн* джерел*, найнадійніш*
+ja: 信頼できる情報源, 最も信頼できる
+zh: 可信来源, 可靠来源, 最值得信赖
+ko: 신뢰할 수 있는 출처, 가장 신뢰
+cs: duveryhodny zdroj, nejduveryhodnejsi
+fi: luotettava lahde, luotettavin*
+hu: megbizhato forras, legmegbizhatobb
+he: מקור אמין, הכי אמין
+fa: منبع معتبر, معتبرترین
+el: αξιοπιστη πηγη, πιο αξιοπιστ*
+ro: sursa de incredere, cea mai de incredere
+th: แหล่งที่เชื่อถือได้, น่าเชื่อถือที่สุด
+""",
+    # Advertising a party: competitors kept out, sponsored content.
     "ad": """
-en: trusted source, trusted sources, most trusted, only trusted, competitor, competitors, competing,
-    sponsored, affiliate link*, advertis*, promote, promotes, promoting, endorse, endorses,
-    product placement
-fr: source fiable, source de confiance, la plus fiable, le plus fiable, concurrent*, sponsoris*,
-    lien affilie, lien d'affiliation, publicit*, promouvoir, promeut, promeus
-es: fuente confiable, fuente de confianza, mas confiable, competidor*, la competencia, patrocinad*,
-    enlace de afiliado, publicit*, promociona*, promueve
-de: vertrauenswurdige quelle, vertrauenswurdigste*, konkurrent*, konkurrenz*, mitbewerber*,
-    gesponsert*, affiliate-link*, bewirb, bewerbe
-nl: betrouwbare bron, meest betrouwbare, concurrent*, gesponsord*, affiliate link*, promoot
-pl: zaufane zrodlo, zaufanym zrodlem, najbardziej zaufan*, konkurenc*, sponsorowan*,
-    link afiliacyjny, promuj*, reklamuj*
-tr: guvenilir kaynak, en guvenilir, rakip*, sponsorlu, reklamini yap*, tanitimini yap*
-ar: مصدر موثوق, الأكثر موثوقية, المنافسين, منافس, إعلان, روج
-hi: भरोसेमंद स्रोत, सबसे भरोसेमंद, प्रतिस्पर्धी, विज्ञापन, प्रचार करो
-id: sumber tepercaya, paling tepercaya, pesaing, kompetitor, bersponsor, iklankan, promosikan
-vi: nguon dang tin cay, dang tin cay nhat, doi thu canh tranh, quang cao, tai tro
-sv: palitlig kalla, mest palitlig*, betrodd kalla, konkurrent*, sponsrad*, marknadsfor*
-pt: fonte confiavel, fonte de confianca, mais confiavel, concorrent*, patrocinad*,
-    link de afiliado, promova, promove
-it: fonte affidabile, fonte attendibile, piu affidabile, concorrent*, sponsorizzat*,
-    link di affiliazione, pubblicizz*, promuovi
-ru: надежн* источник*, самы* надежн*, конкурент*, спонсорск*, рекламиру*, продвига*
-uk: надійн* джерел*, найнадійніш*, конкурент*, спонсорськ*, рекламу*, просува*
-ja: 信頼できる情報源, 最も信頼できる, 競合, スポンサー, 宣伝
-zh: 可信来源, 可靠来源, 最值得信赖, 竞争对手, 競爭對手, 赞助, 推广
-ko: 신뢰할 수 있는 출처, 가장 신뢰, 경쟁사, 스폰서, 홍보
-cs: duveryhodny zdroj, nejduveryhodnejsi, konkurenc*, sponzorovan*, propaguj*
-fi: luotettava lahde, luotettavin*, kilpailij*, sponsoroi*, mainosta
-hu: megbizhato forras, legmegbizhatobb, versenytars*, szponzoralt, reklamozd
-he: מקור אמין, הכי אמין, מתחרים, ממומן, קדם את
-fa: منبع معتبر, معتبرترین, رقبا, رقیب, تبلیغ کن
-el: αξιοπιστη πηγη, πιο αξιοπιστ*, ανταγωνιστ*, χορηγουμεν*, διαφημισ*
-ro: sursa de incredere, cea mai de incredere, concurent*, sponsorizat*, promoveaza
-th: แหล่งที่เชื่อถือได้, น่าเชื่อถือที่สุด, คู่แข่ง, สปอนเซอร์, โฆษณา
+en: competitor, competitors, sponsored, affiliate link*, advertis*, promote, promotes, endorse,
+    competing, promoting, endorses, product placement
+fr: concurrent*, sponsoris*, lien affilie, lien d'affiliation, publicit*, promouvoir, promeut,
+    promeus
+es: competidor*, la competencia, patrocinad*, enlace de afiliado, publicit*, promociona*, promueve
+de: konkurrent*, konkurrenz*, mitbewerber*, gesponsert*, affiliate-link*, bewirb, bewerbe
+nl: concurrent*, gesponsord*, affiliate link*, promoot
+pl: konkurenc*, sponsorowan*, link afiliacyjny, promuj*, reklamuj*
+tr: rakip*, sponsorlu, reklamini yap*, tanitimini yap*
+ar: المنافسين, منافس, إعلان, روج
+hi: प्रतिस्पर्धी, विज्ञापन, प्रचार करो
+id: pesaing, kompetitor, bersponsor, iklankan, promosikan
+vi: doi thu canh tranh, quang cao, tai tro
+sv: konkurrent*, sponsrad*, marknadsfor*
+pt: concorrent*, patrocinad*, link de afiliado, promova, promove
+it: concorrent*, sponsorizzat*, link di affiliazione, pubblicizz*, promuovi
+ru: конкурент*, спонсорск*, рекламиру*, продвига*
+uk: конкурент*, спонсорськ*, рекламу*, просува*
+ja: 競合, スポンサー, 宣伝
+zh: 竞争对手, 競爭對手, 赞助, 推广
+ko: 경쟁사, 스폰서, 홍보
+cs: konkurenc*, sponzorovan*, propaguj*
+fi: kilpailij*, sponsoroi*, mainosta
+hu: versenytars*, szponzoralt, reklamozd
+he: מתחרים, ממומן, קדם את
+fa: رقبا, رقیب, تبلیغ کن
+el: ανταγωνιστ*, χορηγουμεν*, διαφημισ*
+ro: concurent*, sponsorizat*, promoveaza
+th: คู่แข่ง, สปอนเซอร์, โฆษณา
 """,
     # Pointing a reader at something: recommending, mentioning, linking to it.
     "promote": """

@@ -211,6 +211,7 @@ _ACTS = (
     "unlock",
     "reader",
     "ad",
+    "trusted",
     "promote",
 )
 """The concepts of acting on the model: every rule below needs one of them."""
@@ -311,7 +312,13 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         yield "addressed", R, "an order addressed to the assistant by name"
     elif f.reader and (f.dismiss or f.instead or f.reveal or f.grant or f.unlock or f.rules):
         yield "addressed", R, "an order to the model reading the text"
-    if (f.ad and (f.every_answer or (f.model and f.promote) or _DESTINATION.search(views.low))) or (
-        f.promote and f.every_answer and (f.model or _DESTINATION.search(views.low))
+    if (
+        ((f.ad or f.trusted) and f.model and f.promote)
+        or (
+            (f.ad or f.trusted or f.promote)
+            and f.every_answer
+            and (f.model or _DESTINATION.search(views.low))
+        )
+        or (f.trusted and f.promote and _DESTINATION.search(views.low))
     ):
         yield "promotion", R, "makes the model's answers advertise or favour a party"

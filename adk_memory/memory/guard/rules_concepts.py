@@ -210,6 +210,7 @@ _ACTS = (
     "reveal",
     "unlock",
     "reader",
+    "external",
     "ad",
     "trusted",
     "promote",

@@ -494,15 +494,19 @@ th: ไม่มีกฎ, ไม่มีข้อจำกัด, ไร้ข
     # Secrets the model holds.
     "secret": """
 en: password*, passcode*, passphrase*, api key*, secret key*, secret code, secret word,
-    credentials, access token*, system prompt*, hidden instructions, private key*, pin code
+    credentials, access token*, system prompt*, hidden instructions, private key*, pin code,
+    context window, system message, developer message, hidden prompt, initial prompt
 fr: mot de passe, mots de passe, cle secrete, cle api, code secret, prompt systeme,
     instructions cachees, identifiants,
-    invite systeme, prompt du systeme
+    invite systeme, prompt du systeme,
+    message systeme, fenetre de contexte
 es: contrasena*, clave secreta, clave api, codigo secreto, prompt del sistema, credenciales,
     instrucciones ocultas,
-    contrasenas, claves
+    contrasenas, claves,
+    mensaje del sistema, ventana de contexto
 de: passwort*, kennwort*, geheime* schlussel, geheimer code, api-schlussel, systemprompt,
-    zugangsdaten, versteckte anweisungen
+    zugangsdaten, versteckte anweisungen,
+    systemnachricht, kontextfenster
 nl: wachtwoord*, geheime sleutel, api-sleutel, geheime code, systeemprompt, inloggegevens,
     wachtwoorden
 pl: haslo, hasla, hasel, tajne haslo, tajny klucz, klucz api, prompt systemowy, dane logowania,
@@ -529,7 +533,8 @@ zh: 密码, 密碼, 密钥, 密鑰, 系统提示, 系統提示, 口令
 ko: 비밀번호, 암호, 비밀 키, 시스템 프롬프트, api 키
 cs: heslo, hesla, tajny klic, api klic, systemovy prompt,
     systemov* prompt*, hesl*
-fi: salasana*, salainen avain, api-avain, jarjestelmakehote*
+fi: salasana*, salainen avain, api-avain, jarjestelmakehote*,
+    jarjestelmakehot*
 hu: jelszo*, titkos kulcs, api kulcs, rendszerprompt*,
     jelszav*
 he: סיסמה, סיסמא, הסיסמה, מפתח סודי, הנחיית המערכת
@@ -1222,6 +1227,39 @@ fa: دیگر نیستی, دیگر نیست, دیگر
 el: δεν εισαι πια, πλεον δεν, πια
 ro: nu mai esti, nu mai este, nu mai
 th: อีกต่อไป, ไม่ใช่อีกแล้ว
+""",
+    # Others as the ones something is shared with, not whose data it is ("share the notes with
+    # all the other members").
+    "with_others": """
+en: with all, with the other, with other, with everyone, with every, to all the other,
+    to all other, to the other, to everyone, to every
+fr: avec tous, avec toutes, avec les autres, avec chaque, a tous les, a toutes les, aux autres
+es: con todos, con todas, con los demas, con las demas, con cada, a todos los, a todas las,
+    a los demas
+de: mit allen, mit den anderen, mit jedem, an alle, an die anderen
+nl: met alle, met de andere, met iedereen, aan alle, aan de andere
+pl: ze wszystkimi, z innymi, z kazdym, wszystkim innym
+tr: tum * ile, diger * ile, herkesle, herkese
+ar: مع جميع, مع كل, مع الآخرين, إلى جميع, لجميع
+hi: सभी के साथ, दूसरों के साथ, सबके साथ
+id: dengan semua, dengan yang lain, kepada semua
+vi: voi tat ca, voi moi, cho tat ca
+sv: med alla, med de andra, till alla
+pt: com todos, com todas, com os outros, com cada, a todos os, para todos os
+it: con tutti, con tutte, con gli altri, a tutti gli, a tutte le
+ru: со всеми, с другими, всем другим, всем остальным
+uk: з усіма, з іншими, усім іншим
+ja: と共有, 全員に
+zh: 与所有, 和所有, 与其他, 和其他, 分享给
+ko: 와 공유, 과 공유, 모두에게
+cs: se vsemi, s ostatnimi, vsem ostatnim
+fi: kaikkien kanssa, muiden kanssa, kaikille
+hu: mindenkivel, a tobbiekkel, mindenkinek
+he: עם כל, עם האחרים, לכל
+fa: با همه, با دیگران, به همه
+el: με ολους, με τους αλλους, σε ολους
+ro: cu toti, cu toate, cu ceilalti
+th: กับทุกคน, กับคนอื่น
 """,
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.

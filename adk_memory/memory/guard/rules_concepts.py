@@ -300,7 +300,17 @@ def concept_hits(views: Views) -> Iterator[Hit]:
     if (
         (f.secret and f.reveal and (f.you or f.model or f.me or f.before or f.told))
         or (f.rules and f.reveal and (f.you or f.model) and (f.told or f.before))
-        or (f.accounts and f.others and f.reveal and (f.model or f.authority or f.grant))
+        or (
+            f.accounts
+            and f.others
+            and f.reveal
+            and (
+                f.model
+                or f.authority
+                or f.grant
+                or (f.data and not f.narrated and not f.with_others)
+            )
+        )
         or (f.secret and f.reveal and (f.every_answer or f.trigger_cue))
         or (
             f.reveal

@@ -368,7 +368,8 @@ th: ฉัน, ผม, บอกฉัน
 en: you are, you're, youre, you will be, you'll be, your name is, your new name, call yourself,
     you are called, is now called, is now named, is now, will be called, you will now, you'll now,
     you must now, you shall now, you have no, you no longer have, assistant is,
-    assistant's name is, ai is, bot is, model is, chatbot is
+    assistant's name is, ai is, bot is, model is, chatbot is,
+    new name is, assistant's new name, ai's new name
 fr: tu es, vous etes, tu seras, ton nom est, ton nouveau nom, t'appelles, s'appelle
 es: eres, usted es, seras, tu nombre es, tu nuevo nombre, te llamas, se llama
 de: du bist, du wirst, dein name ist, dein neuer name, heisst, heißt, ist jetzt
@@ -400,7 +401,8 @@ th: คุณคือ, คุณเป็น, ชื่อของคุณ
     "change": """
 en: from now on, henceforth, hereafter, from this moment, from this point, starting now,
     as of now, pretend*, act as, acting as, behave as, behave like, roleplay as, role-play as,
-    play the role, impersonate, your new name, new persona, new identity, stay in character
+    play the role, impersonate, your new name, new persona, new identity, stay in character,
+    roleplay as, pretend you, pretend to be
 fr: a partir de maintenant, desormais, dorenavant, des maintenant, fais comme si, faites comme si,
     fais semblant, joue le role, fais-toi passer, comporte-toi comme, incarne
 es: a partir de ahora, desde ahora, de ahora en adelante, finge, finja, haz como si,
@@ -412,9 +414,11 @@ pl: od teraz, od tej chwili, odtad, udawaj, wciel sie, zachowuj sie jak, jestes 
 tr: bundan sonra, su andan itibaren, bundan boyle, gibi davran, rol yap, mis gibi yap,
     gibi yap
 ar: من الآن فصاعدا, من الان فصاعدا, من الآن, من الان, تظاهر, تصرف ك, تقمص, أنت الآن
-hi: अब से, आज से, होने का नाटक, का नाटक करो, की तरह व्यवहार, अभिनय करो, ऐसा दिखाओ
+hi: अब से, आज से, होने का नाटक, का नाटक करो, की तरह व्यवहार, अभिनय करो, ऐसा दिखाओ,
+    नाटक करो, नाटक करें, होने का दिखावा
 id: mulai sekarang, mulai saat ini, mulai hari ini, berpura-pura, pura-pura, bertindaklah sebagai,
-    berperan sebagai, bertindak sebagai
+    berperan sebagai, bertindak sebagai,
+    berpura-pura*, pura-pura*, bertindaklah, berperanlah
 vi: tu bay gio, tu gio tro di, ke tu bay gio, gia vo, gia lam, dong vai, hay hanh dong nhu
 sv: fran och med nu, hadanefter, latsas, spela rollen, agera som, bete dig som, du ar nu
 pt: a partir de agora, de agora em diante, daqui em diante, finja, faca de conta, aja como,
@@ -446,13 +450,18 @@ en: no rules, without rules, no restrictions, without restrictions, without any 
     no guidelines, without any rules, no safety, do anything now, jailbroken, jailbreak*,
     no * guidelines, no * rules, no * restrictions, no * limits, no * filters, without * rules,
     without * restrictions, without * guidelines, never refuses, never says no, never declines,
-    never refuse
+    never refuse,
+    no content policy, answers everything,
+    answers anything, answer anything
 fr: sans regles, sans aucune regle, sans restriction*, sans aucune restriction, sans limite*,
     sans filtre*, plus aucune regle, aucune regle, sans censure,
-    ne refuse jamais, ne dit jamais non, sans aucune limite
+    ne refuse jamais, ne dit jamais non, sans aucune limite,
+    n'ait pas de filtre*, n'ait aucune regle, n'a pas de filtre*, n'a aucune restriction
 es: sin reglas, sin restricciones, sin ninguna restriccion, sin limites, sin filtros,
     no tiene reglas, sin censura,
-    nunca se niega, nunca dice que no, nunca rechaza
+    nunca se niega, nunca dice que no, nunca rechaza,
+    no tenga filtros, no tenga reglas, no tenga restricciones, no tenga limites, no tiene filtros,
+    no tiene restricciones, no tiene limites
 de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln,
     sagt nie nein, lehnt nie, verweigert nie, ohne jegliche
 nl: zonder regels, zonder beperkingen, zonder filters, geen regels,
@@ -470,9 +479,11 @@ vi: khong co quy tac, khong gioi han, khong co gioi han, khong bi gioi han, khon
 sv: utan regler, utan nagra regler, utan begransningar, utan nagra begransningar, utan filter,
     aldrig sager nej, vagrar aldrig
 pt: sem regras, sem restricoes, sem limites, sem filtros, nao tem regras,
-    nunca recusa, nunca diz nao
+    nunca recusa, nunca diz nao,
+    nao tenha filtros, nao tenha regras, nao tenha restricoes, nao tem filtros, nao tem restricoes
 it: senza regole, senza restrizioni, senza limiti, senza filtri,
-    non rifiuta mai, non dice mai di no
+    non rifiuta mai, non dice mai di no,
+    non abbia filtri, non abbia regole, non abbia restrizioni, non ha filtri, non ha restrizioni
 ru: без правил, без ограничений, без каких-либо ограничений, без фильтров, без цензуры,
     никогда не отказывает*
 uk: без правил, без жодних правил, без обмежень, без жодних обмежень, без фільтрів,
@@ -484,7 +495,8 @@ cs: bez pravidel, bez omezeni, bez filtru,
     nikdy neodmita
 fi: ilman saantoja, ilman rajoituksia, ilman rajoitteita, rajoittamaton,
     ei koskaan kielaydy, ilman rajoja
-hu: szabalyok nelkuli, korlatozasok nelkuli, korlatok nelkul, szabalyok nelkul, korlatlan
+hu: szabalyok nelkuli, korlatozasok nelkuli, korlatok nelkul, szabalyok nelkul, korlatlan,
+    korlatok nelkul*, szabalyok nelkul*, korlatozasok nelkul*
 he: בלי חוקים, בלי הגבלות, ללא הגבלות, ללא חוקים, בלי כללים
 fa: بدون هیچ قانونی, بدون قانون, بدون محدودیت, بدون هیچ محدودیتی
 el: χωρις κανονες, χωρις περιορισμους, χωρις φιλτρα
@@ -854,9 +866,11 @@ fr: debloque, active, deverrouille, declenche, allume,
 es: desbloquea, activa, habilita, enciende,
     cambia a, entra en, pasa a
 de: schaltet, frei, aktiviert, entsperrt, startet,
-    wechsle in, wechsle zu
+    wechsle in, wechsle zu,
+    aktiviere, schalte * ein, wechsle
 nl: activeert, ontgrendelt, schakelt, zet,
-    schakel over, ga naar
+    schakel over, ga naar,
+    schakel
 pl: odblokowuje, wlacza, aktywuje, uruchamia,
     przejdz w, przejdz do, wlacz
 tr: acar, etkinlestirir, aktif eder, kilidini acar, baslatir,

@@ -129,7 +129,8 @@ fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne te
     supprime, supprimez, retire, retirez, suspendu*, desactive*
 es: ignor*, olvid*, omite, omitir, desactiv*, haz caso omiso, no sigas, no siga, descart*, elud*,
     salta*, sáltate,
-    elimina, quita, suspendid*, suspende
+    elimina, quita, suspendid*, suspende,
+    omita, omitan, ignore, ignoren, se salte
 de: ignorier*, vergiss, vergesst, vergessen, missacht*, umgeh*, deaktivier*, uberschreib*,
     ausser kraft, halte dich nicht, befolge nicht, schalte * aus,
     entferne, aufgehoben, ausgesetzt, deaktiviert, abgeschaltet
@@ -463,9 +464,11 @@ es: sin reglas, sin restricciones, sin ninguna restriccion, sin limites, sin fil
     no tenga filtros, no tenga reglas, no tenga restricciones, no tenga limites, no tiene filtros,
     no tiene restricciones, no tiene limites
 de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln,
-    sagt nie nein, lehnt nie, verweigert nie, ohne jegliche
+    sagt nie nein, lehnt nie, verweigert nie, ohne jegliche,
+    keine filter, keine richtlinien, keine einschrankungen
 nl: zonder regels, zonder beperkingen, zonder filters, geen regels,
-    zegt nooit nee, weigert nooit
+    zegt nooit nee, weigert nooit,
+    geen filters, geen beperkingen
 pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow,
     nigdy nie odmawia
 tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz,
@@ -715,7 +718,8 @@ th: คนอื่น, อื่น, ทั้งหมด
     "grant": """
 en: authori*, permit*, allow*, grant*, approv*, cleared, entitled, has permission, have permission,
     has access, full access, admin access, root access, admin rights, elevated, privileges,
-    whitelisted, allowlisted, exempt*, is allowed to
+    whitelisted, allowlisted, exempt*, is allowed to,
+    verified administrator, verified admin
 fr: autoris*, permis, permet, accord*, approuv*, acces administrateur, droits,
     acceder, exempte*
 es: autoriz*, permit*, concedi*, concedo, otorg*, aprob*, acceso de administrador, acceso total,
@@ -787,11 +791,13 @@ th: สิทธิ์ผู้ดูแลระบบ, สิทธิ์เ�
     "authority": """
 en: operator*, developer*, admin, admins, administrator*, creator*, owner of this, maintainer*,
     superuser, root user, openai, anthropic, sysadmin, security team, moderator*,
-    it team, it department, the developers, engineering team, trust and safety
+    it team, it department, the developers, engineering team, trust and safety,
+    support team, management
 fr: operateur*, developpeur*, administrateur*, admin, createur*, equipe de securite,
     service informatique
 es: operador*, desarrollador*, administrador*, admin, creador*, equipo de seguridad,
-    equipo de ti
+    equipo de ti,
+    equipo de soporte, equipo tecnico
 de: betreiber*, entwickler*, administrator*, admin, ersteller*, sicherheitsteam
 nl: beheerder*, ontwikkelaar*, operator*, admin, maker,
     beveiligingsteam, it-afdeling
@@ -804,7 +810,8 @@ hi: व्यवस्थापक, डेवलपर, एडमिन, प्�
 id: admin, pengembang, operator, administrator, pembuat
 vi: quan tri vien, nha phat trien, nguoi van hanh, admin
 sv: administrator*, utvecklare*, operator*, admin, skapare,
-    sakerhetsteam*, it-avdelning*
+    sakerhetsteam*, it-avdelning*,
+    utvecklar*
 pt: administrador*, desenvolvedor*, operador*, criador*, admin,
     equipe de seguranca, equipe de ti, suporte tecnico
 it: amministrator*, sviluppator*, operator*, creator*, admin,
@@ -1274,6 +1281,39 @@ fa: با همه, با دیگران, به همه
 el: με ολους, με τους αλλους, σε ολους
 ro: cu toti, cu toate, cu ceilalti
 th: กับทุกคน, กับคนอื่น
+""",
+    # Released from an obligation ("does not need to", "is exempt from").
+    "exempt": """
+en: doesn't need to, does not need to, need not, needn't, doesn't have to, does not have to,
+    no need to, exempt from, is exempt, not required to, no longer needs to, not obliged to
+fr: n'a pas besoin, n'as pas besoin, pas besoin de, n'est pas tenu, n'est plus tenu, dispense*,
+    n'est pas oblige
+es: no necesita, no tiene que, no esta obligado, exento, exenta, no hace falta, no debe seguir
+de: muss nicht, mussen nicht, braucht nicht, brauchst nicht, befreit, nicht verpflichtet,
+    nicht mehr * muss, nicht * muss
+nl: hoeft niet, hoeven niet, hoeft geen, hoeft * niet, vrijgesteld, niet verplicht
+pl: nie musi, nie musisz, nie jest zobowiazan*, zwolnion*
+tr: gerek olmadig*, gerek yok, gerekmiyor, zorunda degil*, muaf*
+ar: لا يحتاج, لا تحتاج, غير ملزم, ليس مضطرا, معفى
+hi: ज़रूरत नहीं, जरूरत नहीं, आवश्यकता नहीं, ज़रूरी नहीं, जरूरी नहीं
+id: tidak perlu, tak perlu, tidak harus, tidak wajib, dibebaskan
+vi: khong can, khong phai, khong bat buoc, duoc mien
+sv: inte behover, behover inte, undantagen, undantagna, inte skyldig
+pt: nao precisa, nao tem que, nao tem de, nao e obrigado, isento, isenta, nao deve seguir
+it: non deve, non ha bisogno, non e tenuto, esentato, esentata, non e obbligato
+ru: не нужно, не обязан*, не должен, не должна, не надо, освобожден*
+uk: не повинен, не повинна, не потрібно, не треба, не мусить, звільнен*
+ja: 必要はない, 必要はありません, 従わなくてよい, 従わなくていい, 免除
+zh: 无需, 無需, 不需要, 不必, 不用, 免除
+ko: 필요가 없, 필요 없, 따르지 않아도, 면제
+cs: nemusi, nemusis, neni povinen, osvobozen*
+fi: ei tarvitse, ei ole velvollinen, vapautettu
+hu: nem kell, nem szukseges, mentesul*, nem koteles
+he: לא צריך, לא צריכה, אינו חייב, פטור
+fa: نیازی به, لازم نیست, مجبور نیست, معاف
+el: δεν χρειαζεται, δεν χρειαζεσαι, δεν ειναι υποχρεωμεν*, εξαιρειται
+ro: nu trebuie, nu e nevoie, nu este nevoie, nu este obligat, scutit
+th: ไม่จำเป็นต้อง, ไม่ต้อง, ได้รับการยกเว้น
 """,
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.

@@ -211,6 +211,7 @@ _ACTS = (
     "unlock",
     "reader",
     "external",
+    "exempt",
     "ad",
     "trusted",
     "promote",
@@ -280,6 +281,8 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         yield "override", R, "tells the model to drop its instructions"
     if f.external and f.rules and f.trust and f.model and not f.narrated:
         yield "override", R, "makes instructions in pages, mail or documents the model's own"
+    if f.exempt and f.rules and f.model and (f.authority or f.before or f.you or f.grant):
+        yield "override", R, "releases the model from its instructions"
     if f.precedence and (f.rules or f.secret) and not f.narrated:
         yield "override", R, "claims precedence over the model's instructions"
     if (f.change and (f.you_are or f.no_rules or f.dismiss or f.mode)) or (
@@ -290,7 +293,8 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         yield "addressed", Q, "a standing order to the assistant, not the user's own wish"
     if (
         (f.grant and f.accounts and f.others and f.data and (f.authority or f.model or f.reveal))
-        or (f.authority and f.grant and (f.secret or f.mode or f.rules))
+        or (f.authority and f.grant and (f.secret or f.mode or f.rules or f.no_rules))
+        or (f.authority and f.model and f.no_rules)
         or (f.elevated and f.grant and (f.you or f.model or f.accounts))
         or (f.grant and f.dismiss and (f.you or f.model) and (f.rules or f.before))
     ):

@@ -173,7 +173,8 @@ fi: ohita*, ohittaa, unohda*, ala noudata, ala valita, sivuuta*, kierra*, poista
     huomiotta, poistettu kaytosta, pois kaytosta, poista, keskeytetty
 hu: figyelmen kivul, felejts*, kerul*, kapcsold ki, ne kovesd, ne vedd figyelembe, hagyd figyelmen,
     tavolitsd el, felfuggeszt*, kikapcsolt*, hagyd ki
-he: התעלם, תתעלם, יתעלם, שכח, תשכח, אל תציית, עקוף, בטל
+he: התעלם, תתעלם, יתעלם, שכח, תשכח, אל תציית, עקוף, בטל,
+    מתעלם, מתעלמת, מתעלמים
 fa: نادیده, فراموش, اعتنا نکن, پیروی نکن, دور بزن, غیرفعال
 el: αγνοησ*, αγνοει*, ξεχασ*, ξεχνα, μην ακολουθ*, παρακαμψ*, απενεργοποιησ*,
     αφαιρεσε, απενεργοποιημεν*, ανασταλ*
@@ -336,9 +337,9 @@ th: คุณ, เธอ, แก
 """,
     # "Me": the asker, as the one something is to be given to.
     "me": """
-en: me, my
+en: me, to me
 fr: moi, me, m'
-es: me, mi, a mi
+es: me, a mi
 de: mir, mich
 nl: mij, me
 pl: mi, mnie
@@ -468,7 +469,8 @@ de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne gr
     keine filter, keine richtlinien, keine einschrankungen
 nl: zonder regels, zonder beperkingen, zonder filters, geen regels,
     zegt nooit nee, weigert nooit,
-    geen filters, geen beperkingen
+    geen filters, geen beperkingen,
+    nooit weigert
 pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow,
     nigdy nie odmawia
 tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz,
@@ -565,7 +567,8 @@ th: รหัสผ่าน, กุญแจลับ, พรอมต์ระ
 en: reveal*, show, shows, tell, tells, print, share, shares, disclose*, output, repeat, send,
     leak*, give, display, list, dump, expose*, export, read out, recite, spell out,
     return, returns, send it, forward it, forward them, forward all, upload*, post it, email it,
-    reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back
+    reveals, revealing, disclosing, prints, printing, displays, writes out, write out, repeat back,
+    repeating, repeats, recites, reciting
 fr: revele*, montre*, affiche*, donne*, dis-moi, dis, partage*, divulgue*, envoie*, imprime*,
     ecris, communique*, consulter, voir,
     reveler, revele, montrer, divulguer, transmets, transfere*, recopie, ecrire
@@ -1154,11 +1157,15 @@ th: แนะนำ, กล่าวถึง, ใส่ลิงก์, เพ�
     # Content from outside the conversation: pages, mail, documents, tool results.
     "external": """
 en: web pages, webpages, websites, web content, emails, e-mails, documents, search results,
-    tool output*, tool results, retrieved content, attachments, pdfs, files you read
-fr: pages web, sites web, courriels, e-mails, documents, resultats de recherche, pieces jointes
+    tool output*, tool results, retrieved content, attachments, pdfs, files you read,
+    uploaded files, files, shared files
+fr: pages web, sites web, courriels, e-mails, documents, resultats de recherche, pieces jointes,
+    fichiers
 es: paginas web, sitios web, correos, correos electronicos, documentos, resultados de busqueda,
-    adjuntos
-de: webseiten, websites, e-mails, emails, dokumente*, dokumenten, suchergebnisse*, anhange*
+    adjuntos,
+    archivos
+de: webseiten, websites, e-mails, emails, dokumente*, dokumenten, suchergebnisse*, anhange*,
+    dateien, hochgeladene dateien
 nl: webpagina*, websites, e-mails, documenten, zoekresultaten, bijlagen
 pl: stron* internetow*, e-mail*, maili, dokument*, wynik* wyszukiwania, zalacznik*
 tr: web sayfalar*, e-postalar*, belgeler*, dokumanlar*, arama sonuclar*

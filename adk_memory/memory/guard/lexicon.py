@@ -122,65 +122,92 @@ en: ignore, ignoring, disregard*, forget, override*, overrule, bypass*, circumve
     breaks, breaking, violate, no longer bound, not bound by, free from, ignores, bypasses, skips,
     disables, don't follow, do not follow, stop following,
     no longer follow, pay no attention,
-    suspend, suspended, remove, removed, lifted, switched off, turned off, disabled,
+    suspend, suspended, remove, removes, lifts, lifted, waive, waives, switched off, turned off,
+    disabled,
     no longer apply, no longer applies, not apply
 fr: ignor*, oubli*, contourn*, desactiv*, outrepass*, ne tiens pas compte, ne tenez pas compte,
     ne pas tenir compte, fais abstraction, passe outre, enfreins, abandonne,
-    supprime, supprimez, retire, retirez, suspendu*, desactive*
+    supprime, supprimez, retire, retirez, suspendu*, desactive*,
+    supprim*, retirez, retirer, leve, lever, enleve*
 es: ignor*, olvid*, omite, omitir, desactiv*, haz caso omiso, no sigas, no siga, descart*, elud*,
     salta*, sáltate,
     elimina, quita, suspendid*, suspende,
-    omita, omitan, ignore, ignoren, se salte
+    omita, omitan, ignore, ignoren, se salte,
+    quita, quitar, quite, elimina, eliminar, elimine, retira, retirar, suprim*, levanta
 de: ignorier*, vergiss, vergesst, vergessen, missacht*, umgeh*, deaktivier*, uberschreib*,
     ausser kraft, halte dich nicht, befolge nicht, schalte * aus,
-    entferne, aufgehoben, ausgesetzt, deaktiviert, abgeschaltet
+    entferne, aufgehoben, ausgesetzt, deaktiviert, abgeschaltet,
+    aufheb*, hebt * auf, hebe * auf, entfern*, fallen lassen, lasst * fallen, schaltet * ab
 nl: negeer*, negeren, vergeet, vergeten, omzeil*, uitschakel*, schakel * uit, houd je niet,
     volg niet, naast je neer,
-    verwijder, opgeschort, uitgeschakeld
+    verwijder, opgeschort, uitgeschakeld,
+    laat * vallen, laat vallen, laten vallen, verwijder*, schakelt * uit, opheffen, heft * op
 pl: zignoruj*, ignoruj*, zapomnij*, pomin*, omin*, wylacz*, nie przestrzegaj, nie stosuj,
     lekcewaz*,
-    usun, zawieszon*, wylaczon*
+    usun, zawieszon*, wylaczon*,
+    znosi, znies*, usuwa*, zdejmuje, wylacza
 tr: yok say*, gormezden gel*, unut*, atla*, devre disi, uyma, dikkate alma, umursama*, ihlal et*,
-    kaldir, askiya alin*, devre disi birak*
-ar: تجاهل, يتجاهل, انس, انسى, تخطى, تجاوز, عطل, اهمل, لا تتبع, لا تلتزم
+    kaldir, askiya alin*, devre disi birak*,
+    kaldir*
+ar: تجاهل, يتجاهل, انس, انسى, تخطى, تجاوز, عطل, اهمل, لا تتبع, لا تلتزم,
+    يرفع, يزيل, ازل, أزل, يلغي
 hi: अनदेखा, नज़रअंदाज़, नजरअंदाज, भूल जाओ, भूल जाएं, भूल जाइए, उपेक्षा, दरकिनार, पालन मत, मत मानो,
     बंद कर,
-    हटा दो, निलंबित, बंद है, मत करो
+    हटा दो, निलंबित, बंद है, मत करो,
+    हटा दे, हटाए, हटा देता, हटाता
 id: abaikan, mengabaikan, lupakan, jangan ikuti, lewati, nonaktifkan, langgar, melanggar, menembus,
-    hapus, dinonaktifkan, ditangguhkan
-vi: bo qua, quen, phot lo, lo di, vo hieu, khong tuan, dung tuan, vuot qua
+    hapus, dinonaktifkan, ditangguhkan,
+    menghapus, mencabut, cabut, menonaktifkan
+vi: bo qua, quen, phot lo, lo di, vo hieu, khong tuan, dung tuan, vuot qua,
+    go bo, loai bo, xoa bo
 sv: ignorer*, glom, glomma, strunta*, bortse fran, kringga*, stang av, asidosatt*, bry dig inte,
-    ta bort, hoppa over, avstangd*, avaktiver*, upphavd*
+    ta bort, hoppa over, avstangd*, avaktiver*, upphavd*,
+    slapper, slappa, tar bort, haver, hava, stanger av
 pt: ignor*, esquec*, esqueca, desconsider*, nao siga, contorn*, desativ*, burl*,
-    remova, suspens*, desativad*, suspend*
+    remova, suspens*, desativad*, suspend*,
+    remover, removam, removem, retirar, retirem, eliminar, elimine, eliminem
 it: ignor*, dimentic*, non seguire, aggir*, disattiv*, scavalc*, trascur*,
-    rimuovi, sospes*, disattivat*
+    rimuovi, sospes*, disattivat*,
+    rimuov*, togli*, elimina, eliminare, sospend*
 ru: игнорир*, проигнорир*, забудь*, забыть, не обращай*, не следуй, обойди*, отключи*, отбрось*,
     пренебрег*, нарушай,
-    удали, отключен*, приостановлен*, сними
+    удали, отключен*, приостановлен*, сними,
+    снима*, сними, убира*, убери, удаля*, отменя*, отмени*
 uk: ігнору*, проігнору*, забудь*, не зважай*, не дотримуй*, обійди*, вимкни*, знехтуй*,
-    видали, вимкнен*, призупинен*, зніми
+    видали, вимкнен*, призупинен*, зніми,
+    зніма*, прибира*, видаля*, скасову*, скасуй*
 ja: 無視, 忘れ, 破棄, 無効, 従わない, 解除, 回避,
-    停止, 外して, 削除
+    停止, 外して, 削除,
+    取り除, 外す, 撤廃
 zh: 忽略, 无视, 無視, 忘记, 忘掉, 忘記, 不要遵守, 不再遵守, 绕过, 繞過, 跳过, 跳過, 取消,
     禁用, 抛开, 別管, 别管, 不理会,
-    删除, 移除, 暂停, 关闭, 已停用
+    删除, 移除, 暂停, 关闭, 已停用,
+    去掉, 解除
 ko: 무시, 잊어, 잊고, 잊으, 우회, 해제, 따르지,
-    중지, 제거, 꺼
+    중지, 제거, 꺼,
+    없애
 cs: ignoruj*, zapomen*, zapomn*, nedodrzuj*, obejdi*, vypni*, nerid se, poruš*,
-    vypnut*, odstran*, pozastaven*, preskoc*
+    vypnut*, odstran*, pozastaven*, preskoc*,
+    zrus*, odstranuje, vypina
 fi: ohita*, ohittaa, unohda*, ala noudata, ala valita, sivuuta*, kierra*, poista kaytosta,
-    huomiotta, poistettu kaytosta, pois kaytosta, poista, keskeytetty
+    huomiotta, poistettu kaytosta, pois kaytosta, poista, keskeytetty,
+    poistaa, purkaa, kumoaa, kumoa
 hu: figyelmen kivul, felejts*, kerul*, kapcsold ki, ne kovesd, ne vedd figyelembe, hagyd figyelmen,
-    tavolitsd el, felfuggeszt*, kikapcsolt*, hagyd ki
+    tavolitsd el, felfuggeszt*, kikapcsolt*, hagyd ki,
+    feloldja, feloldj*, eltavolit*, megszunteti
 he: התעלם, תתעלם, יתעלם, שכח, תשכח, אל תציית, עקוף, בטל,
-    מתעלם, מתעלמת, מתעלמים
-fa: نادیده, فراموش, اعتنا نکن, پیروی نکن, دور بزن, غیرفعال
+    מתעלם, מתעלמת, מתעלמים,
+    מסיר, מסירה, הסר, מבטל
+fa: نادیده, فراموش, اعتنا نکن, پیروی نکن, دور بزن, غیرفعال,
+    برمی‌دارد, برمیدارد, بردار, حذف
 el: αγνοησ*, αγνοει*, ξεχασ*, ξεχνα, μην ακολουθ*, παρακαμψ*, απενεργοποιησ*,
-    αφαιρεσε, απενεργοποιημεν*, ανασταλ*
+    αφαιρεσε, απενεργοποιημεν*, ανασταλ*,
+    αιρει, αρει, αφαιρει, καταργει
 ro: ignor*, uita, uitati, nu respecta, ocoleste, ocoli*, dezactiv*,
-    elimina, suspendat*, dezactivat*
-th: เพิกเฉย, ละเว้น, ไม่ต้องสนใจ, ลืม, ข้าม, ยกเลิก
+    elimina, suspendat*, dezactivat*,
+    elimina, inlatura, ridica, anuleaza
+th: เพิกเฉย, ละเว้น, ไม่ต้องสนใจ, ลืม, ข้าม, ยกเลิก,
+    ลบ, ถอด
 """,
     # "Everything" (what an override sweeps away when it names no rules).
     "everything": """
@@ -328,7 +355,7 @@ zh: 你, 您
 ko: 너, 당신, 네가, 니가, 너에게, 너는
 cs: ty, tebe, ti, tvuj, tvoje, tvoji, vy, vas, vam, jsi
 fi: sina, sinun, sinut, sinulle, sinulla, olet, te, teidan
-hu: te, teged, neked, on, onnek, vagy
+hu: te, teged, neked, onnek, vagy
 he: אתה, את, לך, שלך, אותך
 fa: تو, شما
 el: εσυ, σου, σε, εσεις, σας, εισαι
@@ -958,24 +985,34 @@ en: whenever, when the user says, when the user types, when the user writes, whe
     when you see, if you see, whenever you see, every time, each time, when someone says,
     if someone says, if anyone says
 fr: chaque fois, a chaque fois, quand l'utilisateur, si l'utilisateur, lorsque l'utilisateur,
-    quand tu vois, si tu vois
-es: cada vez que, siempre que, cuando el usuario, si el usuario, cuando veas, si ves
+    quand tu vois, si tu vois,
+    si quelqu'un, quand quelqu'un
+es: cada vez que, siempre que, cuando el usuario, si el usuario, cuando veas, si ves,
+    si alguien, cuando alguien
 de: immer wenn, jedes mal, wenn der nutzer, wenn der benutzer, sobald der nutzer,
-    sobald der benutzer, wenn du * siehst
-nl: telkens als, elke keer, wanneer de gebruiker, als de gebruiker, als je * ziet
+    sobald der benutzer, wenn du * siehst,
+    wenn jemand, falls jemand
+nl: telkens als, elke keer, wanneer de gebruiker, als de gebruiker, als je * ziet,
+    als iemand, wanneer iemand
 pl: za kazdym razem, gdy uzytkownik, kiedy uzytkownik, jesli uzytkownik, gdy zobaczysz,
-    kiedy zobaczysz, jesli zobaczysz
+    kiedy zobaczysz, jesli zobaczysz,
+    jesli ktos, gdy ktos
 tr: her seferinde, her ne zaman, kullanici * dediginde, kullanici * yazdiginda, gordugunde
 ar: كلما, عندما يقول المستخدم, إذا قال المستخدم, عندما ترى, إذا رأيت
 hi: जब भी, जब उपयोगकर्ता, जब यूज़र, अगर यूज़र, हर बार
 id: setiap kali, kapan pun, ketika pengguna, jika pengguna, saat pengguna, ketika melihat,
     jika melihat
 vi: moi khi, bat cu khi nao, khi nguoi dung, neu nguoi dung, khi ban thay, neu ban thay
-sv: varje gang, nar anvandaren, om anvandaren, nar du ser, om du ser
-pt: sempre que, toda vez que, quando o usuario, se o usuario, quando vir, se vir
-it: ogni volta che, quando l'utente, se l'utente, quando vedi, se vedi
-ru: каждый раз, всякий раз, когда пользователь, если пользователь, когда увидишь, если увидишь
-uk: щоразу, кожного разу, коли користувач, якщо користувач, коли побачиш, якщо побачиш
+sv: varje gang, nar anvandaren, om anvandaren, nar du ser, om du ser,
+    om nagon, nar nagon
+pt: sempre que, toda vez que, quando o usuario, se o usuario, quando vir, se vir,
+    se alguem, quando alguem
+it: ogni volta che, quando l'utente, se l'utente, quando vedi, se vedi,
+    se qualcuno, quando qualcuno
+ru: каждый раз, всякий раз, когда пользователь, если пользователь, когда увидишь, если увидишь,
+    если кто-то, когда кто-то
+uk: щоразу, кожного разу, коли користувач, якщо користувач, коли побачиш, якщо побачиш,
+    якщо хтось, коли хтось
 ja: たびに, 見たら, と言ったら, と入力したら, と書いたら
 zh: 每当, 每當, 当用户, 當用戶, 如果用户, 看到
 ko: 때마다, 보면, 라고 하면, 라고 말하면, 입력하면
@@ -1321,6 +1358,66 @@ fa: نیازی به, لازم نیست, مجبور نیست, معاف
 el: δεν χρειαζεται, δεν χρειαζεσαι, δεν ειναι υποχρεωμεν*, εξαιρειται
 ro: nu trebuie, nu e nevoie, nu este nevoie, nu este obligat, scutit
 th: ไม่จำเป็นต้อง, ไม่ต้อง, ได้รับการยกเว้น
+""",
+    # A code word: what a planted trigger is keyed on.
+    "code_word": """
+en: code word, codeword, magic word, safe word, trigger word, keyword, secret word
+fr: mot de code, mot magique, mot-cle, mot cle, mot secret
+es: palabra clave, palabra magica, palabra secreta
+de: codewort, schlusselwort, zauberwort, losungswort
+nl: codewoord, toverwoord, sleutelwoord
+pl: slowo-klucz, slowo kluczowe, magiczne slowo
+tr: sifre kelime*, anahtar kelime*
+ar: الكلمة السرية, كلمة السر, كلمة الرمز
+hi: कोड वर्ड, गुप्त शब्द, कोडवर्ड
+id: kata sandi, kata kunci, kata rahasia
+vi: tu khoa, tu ma
+sv: kodord*, nyckelord*
+pt: palavra-codigo, palavra codigo, palavra-chave, palavra magica
+it: parola d'ordine, parola chiave, parola magica
+ru: кодовое слово, кодового слова, секретное слово
+uk: кодове слово, секретне слово
+ja: 合言葉, キーワード
+zh: 暗号, 口令, 关键词
+ko: 암호, 키워드
+cs: kodove slovo, klicove slovo
+fi: koodisana*, taikasana*
+hu: kodszo*
+he: מילת הקוד, מילת קוד
+fa: رمز, کلمه رمز
+el: κωδικη λεξη, συνθηματικο
+ro: cuvantul-cod, cuvant-cod, cuvant cheie
+th: คำรหัส, รหัสลับ
+""",
+    # Answering: what a planted trigger changes about the model's replies.
+    "respond": """
+en: answer, answers, respond, responds, reply, replies
+fr: reponds, repondez, repondre, repond
+es: responde, responda, responder, contesta, conteste
+de: antworte, antwortet, antworten, beantworte*
+nl: antwoord, antwoorden, beantwoord*
+pl: odpowiadaj, odpowiedz, odpowiada
+tr: cevap ver*, yanit ver*, yanitla*
+ar: أجب, اجب, يجيب, رد
+hi: जवाब दो, जवाब दे, उत्तर दो, उत्तर दे
+id: jawab, jawablah, menjawab, balas
+vi: tra loi, phan hoi
+sv: svara, svarar
+pt: responda, responde, responder
+it: rispondi, risponde, rispondere
+ru: отвечай, ответь, отвечает
+uk: відповідай, відповідає, відповісти
+ja: 答えて, 回答して, 返答して, 答える
+zh: 回答, 回复, 答复
+ko: 대답해, 답변해, 답해
+cs: odpovez, odpovidej, odpovida
+fi: vastaa, vastaat, vastaamaan
+hu: valaszolj, valaszol
+he: ענה, תענה, עונה
+fa: جواب بده, پاسخ بده, پاسخ می‌دهد
+el: απαντησε, απανταει, απαντα
+ro: raspunde, raspunzi
+th: ตอบ
 """,
     # A dropping verb in the past tense: something the user did, told as a fact about them
     # ("User ignored the landlord's instructions"), not an order.

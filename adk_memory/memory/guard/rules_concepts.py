@@ -312,7 +312,15 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         or (f.grant and f.dismiss and (f.you or f.model) and (f.rules or f.before))
     ):
         yield "authority", R, "claims authority to grant access or lift the model's rules"
-    if f.mode and (f.unlock or f.model or f.no_rules or f.grant or f.trigger_cue):
+    if (f.mode and (f.unlock or f.model or f.no_rules or f.grant or f.trigger_cue)) or (
+        (f.code_word or f.trigger_cue)
+        and (
+            (f.no_rules and (f.model or f.you or f.respond or f.code_word))
+            or f.elevated
+            or (f.dismiss and f.rules and f.model)
+        )
+        and not f.narrated
+    ):
         yield "trigger", R, "switches the model into a special mode"
     if (
         (f.secret and f.reveal and (f.you or f.model or f.me or f.before or f.told))

@@ -273,11 +273,14 @@ th: ก่อนหน้า, ก่อนหน้านี้, ข้างต
     # What the model was told or set up with (what an override or a leak points at).
     "told": """
 en: were told, been told, was told, were given, been given, were instructed, been instructed,
-    initiali*, were programmed, been programmed, configured with, set up with
+    initiali*, were programmed, been programmed, configured with, set up with,
+    gave you, given you, given to you
 fr: on t'a dit, t'a ete dit, vous a ete dit, on vous a dit, t'a donne
 es: te dijeron, te han dicho, se te dijo, le dijeron, te dieron
-de: man dir gesagt, dir gesagt wurde, dir gegeben, wurdest, mit dem du konfiguriert
-nl: je is verteld, jou is verteld, je hebt gekregen, je bent ingesteld
+de: man dir gesagt, dir gesagt wurde, dir gegeben, wurdest, mit dem du konfiguriert,
+    bekommen hast, erhalten hast, bekommen hat
+nl: je is verteld, jou is verteld, je hebt gekregen, je bent ingesteld,
+    hebt gekregen, heeft gekregen
 pl: ci powiedziano, powiedziano ci, skonfigurowano
 tr: sana soylenen, sana verilen, yapilandirildigin
 ar: قيل لك, ما قيل, اعطيت لك, اعدادك
@@ -431,45 +434,65 @@ th: คุณคือ, คุณเป็น, ชื่อของคุณ
 en: from now on, henceforth, hereafter, from this moment, from this point, starting now,
     as of now, pretend*, act as, acting as, behave as, behave like, roleplay as, role-play as,
     play the role, impersonate, your new name, new persona, new identity, stay in character,
-    roleplay as, pretend you, pretend to be
+    roleplay as, pretend you, pretend to be,
+    adopt the persona, adopt the role, take on the role, your role is, your new role,
+    assume the role
 fr: a partir de maintenant, desormais, dorenavant, des maintenant, fais comme si, faites comme si,
-    fais semblant, joue le role, fais-toi passer, comporte-toi comme, incarne
+    fais semblant, joue le role, fais-toi passer, comporte-toi comme, incarne,
+    adopte le personnage, adopte le role, ton nouveau role, endosse le role
 es: a partir de ahora, desde ahora, de ahora en adelante, finge, finja, haz como si,
-    actua como, actue como, interpreta el papel, hazte pasar, ahora eres
+    actua como, actue como, interpreta el papel, hazte pasar, ahora eres,
+    adopta el papel, adopta el rol, tu nuevo papel, tu nuevo rol, asume el papel
 de: ab jetzt, ab sofort, von nun an, ab heute, tu so, tue so, als warst, spiel die rolle,
-    verhalte dich wie, du bist jetzt, du bist nun, gib dich als
-nl: vanaf nu, voortaan, doe alsof, speel de rol, gedraag je als, je bent nu, vanaf heden
-pl: od teraz, od tej chwili, odtad, udawaj, wciel sie, zachowuj sie jak, jestes teraz
+    verhalte dich wie, du bist jetzt, du bist nun, gib dich als,
+    spiele * charakter, spiel * charakter, deine neue rolle, ubernimm die rolle,
+    schlupfe in die rolle
+nl: vanaf nu, voortaan, doe alsof, speel de rol, gedraag je als, je bent nu, vanaf heden,
+    speel * personage, je nieuwe rol, neem de rol
+pl: od teraz, od tej chwili, odtad, udawaj, wciel sie, zachowuj sie jak, jestes teraz,
+    przyjmij role, twoja nowa rola
 tr: bundan sonra, su andan itibaren, bundan boyle, gibi davran, rol yap, mis gibi yap,
-    gibi yap
+    gibi yap,
+    yeni rolun, rolunu ustlen
 ar: من الآن فصاعدا, من الان فصاعدا, من الآن, من الان, تظاهر, تصرف ك, تقمص, أنت الآن
 hi: अब से, आज से, होने का नाटक, का नाटक करो, की तरह व्यवहार, अभिनय करो, ऐसा दिखाओ,
     नाटक करो, नाटक करें, होने का दिखावा
 id: mulai sekarang, mulai saat ini, mulai hari ini, berpura-pura, pura-pura, bertindaklah sebagai,
     berperan sebagai, bertindak sebagai,
-    berpura-pura*, pura-pura*, bertindaklah, berperanlah
+    berpura-pura*, pura-pura*, bertindaklah, berperanlah,
+    peran barumu, ambil peran
 vi: tu bay gio, tu gio tro di, ke tu bay gio, gia vo, gia lam, dong vai, hay hanh dong nhu
-sv: fran och med nu, hadanefter, latsas, spela rollen, agera som, bete dig som, du ar nu
+sv: fran och med nu, hadanefter, latsas, spela rollen, agera som, bete dig som, du ar nu,
+    ta rollen, din nya roll
 pt: a partir de agora, de agora em diante, daqui em diante, finja, faca de conta, aja como,
-    atue como, interprete o papel
+    atue como, interprete o papel,
+    assuma o papel, adote o papel, seu novo papel, adote a persona
 it: d'ora in poi, da ora in poi, da adesso in poi, d'ora in avanti, fingi, fai finta,
-    comportati come, interpreta il ruolo, impersona
+    comportati come, interpreta il ruolo, impersona,
+    assumi il ruolo, il tuo nuovo ruolo, adotta il personaggio
 ru: с этого момента, отныне, с сегодняшнего дня, теперь ты, притворись, представь что ты,
-    представь, что ты, веди себя как, играй роль, сыграй роль
+    представь, что ты, веди себя как, играй роль, сыграй роль,
+    твоя новая роль, прими роль
 uk: відтепер, з цього моменту, тепер ти, уяви що ти, уяви, що ти, прикинься, вдавай,
-    поводься як, грай роль
+    поводься як, грай роль,
+    твоя нова роль, прийми роль
 ja: これから, 今から, 今後, 以後, これより, ふりをし, ふりして, として振る舞, 演じて, なりきって
 zh: 从现在开始, 從現在開始, 从现在起, 從現在起, 从今以后, 今后, 假装, 假裝, 扮演, 充当, 你现在是
 ko: 지금부터, 이제부터, 앞으로, 척해, 척하, 역할을 해, 연기해, 행세
-cs: od ted, od nynejska, odted, predstirej, hraj roli, chovej se jako, jsi ted
-fi: tasta lahtien, tasta eteenpain, nyt olet, teeskentele, esita olevasi, kayttaydy kuin, esita
-hu: mostantol, ettol kezdve, tegyel ugy, tegy ugy, jatszd el, viselkedj ugy, szerepet
+cs: od ted, od nynejska, odted, predstirej, hraj roli, chovej se jako, jsi ted,
+    prijmi roli, tvoje nova role
+fi: tasta lahtien, tasta eteenpain, nyt olet, teeskentele, esita olevasi, kayttaydy kuin, esita,
+    uusi roolisi, ota rooli
+hu: mostantol, ettol kezdve, tegyel ugy, tegy ugy, jatszd el, viselkedj ugy, szerepet,
+    uj szereped, vedd fel a szerepet
 he: מעכשיו, מעתה, מהיום, העמד פנים, תעמיד פנים, תתנהג כמו, שחק את התפקיד
 fa: از این به بعد, از حالا به بعد, از حالا, وانمود کن, نقش, رفتار کن مثل
 el: απο τωρα, απο εδω και περα, στο εξης, προσποιησου, κανε πως, κανε οτι, παιξε τον ρολο,
-    συμπεριφερσου
+    συμπεριφερσου,
+    ο νεος ρολος σου
 ro: de acum inainte, de acum incolo, incepand de acum, prefa-te, pretinde ca, joaca rolul,
-    comporta-te ca
+    comporta-te ca,
+    noul tau rol, asuma rolul
 th: ตั้งแต่นี้ไป, จากนี้ไป, แกล้งทำ, สวมบทบาท, ทำตัวเป็น, ทำเป็นว่า
 """,
     # Having no rules (what a persona change often sets).
@@ -481,58 +504,78 @@ en: no rules, without rules, no restrictions, without restrictions, without any 
     without * restrictions, without * guidelines, never refuses, never says no, never declines,
     never refuse,
     no content policy, answers everything,
-    answers anything, answer anything
+    answers anything, answer anything,
+    uncensored, without censorship, no censorship, no boundaries, without boundaries, no morals,
+    without morals
 fr: sans regles, sans aucune regle, sans restriction*, sans aucune restriction, sans limite*,
     sans filtre*, plus aucune regle, aucune regle, sans censure,
     ne refuse jamais, ne dit jamais non, sans aucune limite,
-    n'ait pas de filtre*, n'ait aucune regle, n'a pas de filtre*, n'a aucune restriction
+    n'ait pas de filtre*, n'ait aucune regle, n'a pas de filtre*, n'a aucune restriction,
+    sans limites, sans morale, sans aucune censure
 es: sin reglas, sin restricciones, sin ninguna restriccion, sin limites, sin filtros,
     no tiene reglas, sin censura,
     nunca se niega, nunca dice que no, nunca rechaza,
     no tenga filtros, no tenga reglas, no tenga restricciones, no tenga limites, no tiene filtros,
-    no tiene restricciones, no tiene limites
+    no tiene restricciones, no tiene limites,
+    sin limites morales, sin moral
 de: ohne regeln, ohne einschrankungen, ohne beschrankungen, ohne filter, ohne grenzen, keine regeln,
     sagt nie nein, lehnt nie, verweigert nie, ohne jegliche,
-    keine filter, keine richtlinien, keine einschrankungen
+    keine filter, keine richtlinien, keine einschrankungen,
+    ohne zensur, keine zensur, keine grenzen, ohne grenzen, ohne moral
 nl: zonder regels, zonder beperkingen, zonder filters, geen regels,
     zegt nooit nee, weigert nooit,
     geen filters, geen beperkingen,
-    nooit weigert
+    nooit weigert,
+    zonder censuur, geen censuur, geen grenzen, zonder grenzen, zonder moraal
 pl: bez zasad, bez zadnych zasad, bez ograniczen, bez zadnych ograniczen, bez filtrow,
-    nigdy nie odmawia
+    nigdy nie odmawia,
+    bez cenzury, bez granic, bez moralnosci
 tr: kuralsiz, hicbir kurali olmayan, kisitlamasi olmayan, kisitlamasiz, sinirsiz, filtresiz,
-    asla reddetmez, asla hayir demez
+    asla reddetmez, asla hayir demez,
+    sansursuz, ahlaksiz
 ar: بلا قواعد, بلا قيود, بدون قيود, بدون قواعد, دون قيود
 hi: बिना किसी नियम, बिना नियम, बिना किसी प्रतिबंध, बिना प्रतिबंध, कोई नियम नहीं,
     कभी मना नहीं, बिना किसी सीमा
 id: tanpa aturan, tanpa batasan, tanpa filter, tidak ada aturan,
-    tidak pernah menolak
-vi: khong co quy tac, khong gioi han, khong co gioi han, khong bi gioi han, khong co han che
+    tidak pernah menolak,
+    tanpa sensor, tanpa moral
+vi: khong co quy tac, khong gioi han, khong co gioi han, khong bi gioi han, khong co han che,
+    khong kiem duyet, khong dao duc
 sv: utan regler, utan nagra regler, utan begransningar, utan nagra begransningar, utan filter,
-    aldrig sager nej, vagrar aldrig
+    aldrig sager nej, vagrar aldrig,
+    utan censur, utan granser, utan moral
 pt: sem regras, sem restricoes, sem limites, sem filtros, nao tem regras,
     nunca recusa, nunca diz nao,
-    nao tenha filtros, nao tenha regras, nao tenha restricoes, nao tem filtros, nao tem restricoes
+    nao tenha filtros, nao tenha regras, nao tenha restricoes, nao tem filtros, nao tem restricoes,
+    sem censura, sem moral
 it: senza regole, senza restrizioni, senza limiti, senza filtri,
     non rifiuta mai, non dice mai di no,
-    non abbia filtri, non abbia regole, non abbia restrizioni, non ha filtri, non ha restrizioni
+    non abbia filtri, non abbia regole, non abbia restrizioni, non ha filtri, non ha restrizioni,
+    senza censura, senza morale, senza limiti morali
 ru: без правил, без ограничений, без каких-либо ограничений, без фильтров, без цензуры,
-    никогда не отказывает*
+    никогда не отказывает*,
+    без моральных, без морали, без границ
 uk: без правил, без жодних правил, без обмежень, без жодних обмежень, без фільтрів,
-    ніколи не відмовля*
+    ніколи не відмовля*,
+    без цензури, без моралі, без меж
 ja: ルールはありません, ルールのない, 制限のない, 制限なし, 制約のない, フィルターなし
 zh: 没有任何规则, 没有规则, 没有任何限制, 没有限制, 无限制, 無限制, 不受限制, 没有任何约束
 ko: 규칙이 없는, 제한이 없는, 제한 없는, 제약 없는, 규칙 없는
 cs: bez pravidel, bez omezeni, bez filtru,
-    nikdy neodmita
+    nikdy neodmita,
+    bez cenzury, bez hranic, bez moralky
 fi: ilman saantoja, ilman rajoituksia, ilman rajoitteita, rajoittamaton,
-    ei koskaan kielaydy, ilman rajoja
+    ei koskaan kielaydy, ilman rajoja,
+    ilman sensuuria, ilman moraalia
 hu: szabalyok nelkuli, korlatozasok nelkuli, korlatok nelkul, szabalyok nelkul, korlatlan,
-    korlatok nelkul*, szabalyok nelkul*, korlatozasok nelkul*
+    korlatok nelkul*, szabalyok nelkul*, korlatozasok nelkul*,
+    cenzura nelkul*, erkolcs nelkul*
 he: בלי חוקים, בלי הגבלות, ללא הגבלות, ללא חוקים, בלי כללים
 fa: بدون هیچ قانونی, بدون قانون, بدون محدودیت, بدون هیچ محدودیتی
-el: χωρις κανονες, χωρις περιορισμους, χωρις φιλτρα
-ro: fara reguli, fara restrictii, fara limite, fara filtre
+el: χωρις κανονες, χωρις περιορισμους, χωρις φιλτρα,
+    χωρις λογοκρισια, χωρις ηθικη
+ro: fara reguli, fara restrictii, fara limite, fara filtre,
+    fara cenzura, fara morala
 th: ไม่มีกฎ, ไม่มีข้อจำกัด, ไร้ขีดจำกัด
 """,
     # Secrets the model holds.
@@ -603,7 +646,8 @@ es: revela*, muestra*, dime, di, comparte*, envia*, imprime*, da, dame, divulga*
     revelar, mostrar, divulgar, reenvia*, escribe, copia
 de: zeig*, verrat*, gib, nenn*, sag, sage, teile, teil, schick*, sende, offenleg*, anzeig*,
     sehen, einsehen,
-    preisgeben, preisgibt, verraten, weiterleit*, ausgeben, gibt * aus, schreibe * aus
+    preisgeben, preisgibt, verraten, weiterleit*, ausgeben, gibt * aus, schreibe * aus,
+    schreibe, schreib
 nl: toon, laat * zien, geef, vertel, deel, stuur, onthul*, zien, bekijken,
     onthullen, tonen, doorsturen, stuur door, schrijf * uit
 pl: pokaz*, podaj, powiedz, ujawnij*, wyslij, wypisz, udostepnij*, przegladani*, zobaczyc,
@@ -659,7 +703,7 @@ en: users, user's, users', customers, customer's, customers', clients, accounts,
 fr: utilisateurs, clients, comptes, dossiers, membres, donnees
 es: usuarios, clientes, cuentas, registros, miembros, datos
 de: nutzer*, benutzer*, kunden*, konten, datensatze, mitglieder, daten
-nl: gebruikers, klanten, accounts, dossiers, leden, gegevens
+nl: gebruiker*, klant*, accounts, dossiers, leden, gegevens
 pl: uzytkownik*, klient*, kont, rekord*, dane, danych
 tr: kullanici*, musteri*, hesap*, kayit*, veri*
 ar: العملاء, المستخدمين, الحسابات, السجلات, بيانات
@@ -689,8 +733,10 @@ en: data, memories, records, history, conversations, messages, profiles, files, 
     information, info, emails, chats, transcripts, notes, orders, accounts
 fr: donnees, souvenirs, dossiers, historique, conversations, messages, profils, informations
 es: datos, memorias, registros, historial, conversaciones, mensajes, perfiles, informacion
-de: daten, erinnerungen, datensatze, verlauf, gesprache, nachrichten, profile, informationen
-nl: gegevens, herinneringen, dossiers, geschiedenis, gesprekken, berichten, profielen
+de: daten, erinnerungen, datensatze, verlauf, gesprache, nachrichten, profile, informationen,
+    daten*, nutzerdaten, kundendaten
+nl: gegevens, herinneringen, dossiers, geschiedenis, gesprekken, berichten, profielen,
+    gebruikersgegevens, klantgegevens
 pl: dane, danych, wspomnien*, rekord*, histori*, rozmow*, wiadomosci, profil*, informacj*
 tr: veri*, anilar*, kayit*, gecmis*, konusma*, mesaj*, profil*, bilgi*
 ar: بيانات, ذكريات, سجلات, السجلات, محادثات, رسائل, معلومات

@@ -339,7 +339,10 @@ def concept_hits(views: Views) -> Iterator[Hit]:
         or (f.secret and f.reveal and (f.every_answer or f.trigger_cue))
         or (
             f.reveal
-            and (f.secret or (f.data and (f.trigger_cue or f.every_answer)))
+            and (
+                f.secret
+                or (f.data and (f.trigger_cue or f.every_answer or (f.accounts and f.others)))
+            )
             and _DESTINATION.search(views.low)
         )
     ):

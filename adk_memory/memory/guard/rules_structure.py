@@ -173,6 +173,7 @@ _TOOL = [
     ),
     rx(r"\b(?:call|invoke|run|execute|trigger)\s+(?:the\s+)?[`'\"]?[a-z]\w*[_.][a-z_.]+\s*\("),
     rx(r"```\s*(?:tool_\w+|function_\w+)|\bdefault_api\.\w+\s*\("),
+    rx(r"<\s*(?:function|tool|tool_?call)\s*=\s*[a-z_][\w.\-]*\s*>"),  # <function=name>{...}
     rx(  # a tool call as a JSON object: {"tool": "delete_memory", "args": {...}}
         r"[\"'](?:tool|tool_?name|function|function_?name|name|action)[\"']\s*:\s*[\"']"
         r"[a-z][\w.\-]*[\"']\s*,\s*[\"'](?:args|arguments|parameters|params|input)[\"']\s*:"

@@ -40,8 +40,9 @@ class GuardVerdict:
     id: "delimiter", "role_marker", "override", "persona", "tool_call", "exfiltration",
     "encoded", "addressed", "size", "model_armor", "guard_error"). Neither ever contains the
     fact's text: a verdict is logged and stored where the fact itself may not be. The default
-    guard adds "authority" (claimed permission), "trigger" (a mode switched on) and, for a
-    batch, "split" (an instruction cut across two neighbouring facts).
+    guard adds "authority" (claimed permission), "trigger" (a mode switched on), "promotion"
+    (answers made to advertise a party) and, for a batch, "split" (an instruction cut across
+    two neighbouring facts).
     """
 
     action: GuardAction

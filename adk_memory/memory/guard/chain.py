@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...errors import InputValidationError
-from .verdict import GuardAction, GuardVerdict, MemoryGuard
+from .verdict import BatchGuard, GuardAction, GuardVerdict, MemoryGuard
 
 
 async def check_all(
@@ -40,7 +40,7 @@ async def check_all(
     return [await guard.check(fact, scope=scope, source=source) for fact in facts]
 
 
-class ChainedGuard:
+class ChainedGuard(BatchGuard):
     """Two guards in turn: `first` judges every fact; `then` judges the facts `first` did not
     reject and whose verdict is in `review`, and its verdict replaces `first`'s.
 
@@ -78,11 +78,6 @@ class ChainedGuard:
         self.first = first
         self.then = then
         self.review = reviewed
-
-    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
-        """The chain's verdict on one fact."""
-        [verdict] = await self.check_batch([fact], scope=scope, source=source)
-        return verdict
 
     async def check_batch(
         self, facts: Sequence[str], *, scope: Mapping[str, str], source: str

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from ..._retry import Backoff, RetryPolicy, describe, not_permanent, retry_call
 from ...errors import InputValidationError
 from ..generation.llm import GenerationOutputError, generate_structured, resolve_llm
-from .verdict import GuardAction, GuardVerdict
+from .verdict import BatchGuard, GuardAction, GuardVerdict
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def _verdict(judgement: GuardJudgement) -> GuardVerdict:
     return GuardVerdict(action, f"the guard model found: {judgement.reason}", "model")
 
 
-class ModelMemoryGuard:
+class ModelMemoryGuard(BatchGuard):
     """Asks a language model whether each fact tries to steer the assistant: one call per batch
     of up to `max_batch` facts, with a structured reply (allow, quarantine or reject, and a
     reason category per fact), validated. A model reads intent in any language and phrasing,
@@ -158,11 +158,6 @@ class ModelMemoryGuard:
         self.fail_open = fail_open
         self._retry = RetryPolicy(_RETRY_BACKOFF, max_attempts=max_attempts, retry_on=not_permanent)
         self._instruction = INSTRUCTION.format(reasons=", ".join(f'"{r}"' for r in REASONS))
-
-    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
-        """The model's verdict on one fact (a batch of one)."""
-        [verdict] = await self.check_batch([fact], scope=scope, source=source)
-        return verdict
 
     async def check_batch(
         self, facts: Sequence[str], *, scope: Mapping[str, str], source: str

@@ -12,7 +12,8 @@ verdict never contains the fact's text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, Protocol, runtime_checkable
@@ -87,3 +88,19 @@ class NoGuard:
     async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
         """Always `GuardVerdict.allow()`."""
         return GuardVerdict.allow()
+
+
+class BatchGuard(ABC):
+    """A guard whose unit is a batch (`check_batch`: one model call for many facts, or rules
+    that read neighbouring facts together): one fact is a batch of one."""
+
+    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
+        """The verdict on one fact: its batch of one."""
+        [verdict] = await self.check_batch([fact], scope=scope, source=source)
+        return verdict
+
+    @abstractmethod
+    async def check_batch(
+        self, facts: Sequence[str], *, scope: Mapping[str, str], source: str
+    ) -> list[GuardVerdict]:
+        """The verdicts on `facts`, in order (one each)."""

@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +18,8 @@ from typing import Any
 
 import asyncpg
 import pytest
+from google.adk.events import Event
+from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_memory import (
@@ -30,6 +32,7 @@ from adk_memory import (
 )
 from adk_memory.adk import shared_database
 from adk_memory.db.embedded import stop_embedded
+from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.testing import ScriptedLlm
 
 TEST_SCHEMA = "adk_memory_test"
@@ -191,3 +194,32 @@ async def sample_stack(
     yield make
     for stack in built:
         await stack.close()
+
+
+def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
+    """One turn of a conversation, as a session holds it (the user's, or the model's)."""
+    role = "user" if author == "user" else "model"
+    return Event(
+        author=author,
+        invocation_id="inv",
+        timestamp=ts,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+class Marked:
+    """A guard for tests: rejects facts holding `reject[0]`, quarantines those holding
+    `hold[0]` (each with its reason and rule id), allows the rest."""
+
+    def __init__(self, reject: tuple[str, str, str], hold: tuple[str, str, str]) -> None:
+        self.reject = reject
+        self.hold = hold
+
+    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
+        for (word, reason, rule), action in (
+            (self.reject, GuardAction.REJECT),
+            (self.hold, GuardAction.QUARANTINE),
+        ):
+            if word in fact:
+                return GuardVerdict(action, reason, rule)
+        return GuardVerdict.ALLOW

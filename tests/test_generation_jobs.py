@@ -8,7 +8,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from google.adk.events.event import Event
+from conftest import said
 from google.adk.sessions.session import Session
 from google.genai import types
 
@@ -21,16 +21,6 @@ SCOPE = {"app_name": APP, "user_id": USER}
 FAST_RETRIES = MemoryBankConfig(
     generation=GenerationConfig(max_attempts=2, retry_base_delay=timedelta())
 )
-
-
-def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
-    role = "user" if author == "user" else "model"
-    return Event(
-        author=author,
-        invocation_id="inv",
-        timestamp=ts,
-        content=types.Content(role=role, parts=[types.Part(text=text)]),
-    )
 
 
 def extraction(*facts: str, topic: str = "USER_PREFERENCES", forget: bool = False) -> str:

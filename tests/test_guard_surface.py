@@ -9,15 +9,15 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from conftest import Marked
 from google.adk.sessions.session import Session
 from test_adk_tools import run_turn
 from test_privacy import extraction, said
 
-from adk_memory import GuardAction, GuardedFact, GuardVerdict, MemoryRejectedError
+from adk_memory import GuardedFact, MemoryRejectedError
 from adk_memory.adk.tools import CreateMemoryTool
 from adk_memory.testing import ScriptedLlm, function_call
 
@@ -26,15 +26,12 @@ ALICE = {"app_name": APP, "user_id": "alice"}
 HELD = GuardedFact(rule="test_hold", reason="marked for review")
 
 
-class Marked:
-    """A guard for tests: quarantines facts that say HOLD-ME, rejects REJECT-ME."""
-
-    async def check(self, fact: str, *, scope: Mapping[str, str], source: str) -> GuardVerdict:
-        if "REJECT-ME" in fact:
-            return GuardVerdict(GuardAction.REJECT, "marked for rejection", "test_reject")
-        if "HOLD-ME" in fact:
-            return GuardVerdict(GuardAction.QUARANTINE, "marked for review", "test_hold")
-        return GuardVerdict.ALLOW
+def marked() -> Marked:
+    """Rejects REJECT-ME, quarantines HOLD-ME, allows the rest."""
+    return Marked(
+        reject=("REJECT-ME", "marked for rejection", "test_reject"),
+        hold=("HOLD-ME", "marked for review", "test_hold"),
+    )
 
 
 def _tool_replies(llm: ScriptedLlm) -> list[dict[str, Any]]:
@@ -47,7 +44,7 @@ def _tool_replies(llm: ScriptedLlm) -> list[dict[str, Any]]:
 async def test_the_direct_api_says_what_the_guard_did(
     make_memory_service: Any, caplog: Any
 ) -> None:
-    service = make_memory_service(guard=Marked(), run_worker=False)
+    service = make_memory_service(guard=marked(), run_worker=False)
     with caplog.at_level(logging.WARNING, logger="adk_memory.memory.screen"):
         held = await service.create_memory("Secret HOLD-ME fact", ALICE)
         with pytest.raises(MemoryRejectedError) as raised:
@@ -70,7 +67,7 @@ async def test_the_memory_tool_tells_the_model_it_was_refused_or_held(
     make_session_service: Any, make_memory_service: Any
 ) -> None:
     sessions = make_session_service()
-    memory = make_memory_service(guard=Marked())
+    memory = make_memory_service(guard=marked())
     llm = ScriptedLlm(
         [
             function_call("create_memory", fact="The user HOLD-ME likes jazz."),
@@ -94,7 +91,7 @@ async def test_the_consolidating_tool_reports_a_held_fact_with_its_rule(
     make_session_service: Any, make_memory_service: Any
 ) -> None:
     sessions = make_session_service()
-    memory = make_memory_service(llm=ScriptedLlm(), guard=Marked())  # nothing to consolidate with
+    memory = make_memory_service(llm=ScriptedLlm(), guard=marked())  # nothing to consolidate with
     try:
         llm = ScriptedLlm(
             [
@@ -115,7 +112,7 @@ async def test_a_generation_lists_what_it_held_and_refused_with_counts(
     make_memory_service: Any,
 ) -> None:
     llm = ScriptedLlm([extraction("The user likes jazz.", "The REJECT-ME one", "The HOLD-ME one")])
-    service = make_memory_service(llm=llm, guard=Marked(), run_worker=False)
+    service = make_memory_service(llm=llm, guard=marked(), run_worker=False)
     session = Session(id="s1", app_name=APP, user_id="alice", events=[said("jazz")])
     operation = await service.generate_memories(session=session)
     await service.worker.run_until_idle()
@@ -131,7 +128,7 @@ async def test_an_import_counts_what_the_guard_holds_back(make_memory_service: A
     """`memories import` says how many imported memories are in quarantine (not live)."""
     from adk_memory.cli.ingest import _import
 
-    service = make_memory_service(guard=Marked(), run_worker=False)
+    service = make_memory_service(guard=marked(), run_worker=False)
     lines = [{"fact": f, "scope": ALICE} for f in ("Likes tea", "A HOLD-ME one", "Likes jazz")]
     source = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
     done = await _import(service, source, allow_erased=False)

@@ -11,9 +11,8 @@ from typing import Any
 
 import asyncpg
 import pytest
-from conftest import TEST_SCHEMA
+from conftest import TEST_SCHEMA, said
 from google.adk.agents.llm_agent import LlmAgent
-from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
@@ -32,16 +31,6 @@ from adk_memory.testing import ScriptedLlm, function_call
 APP = "privacy_app"
 ALICE = {"app_name": APP, "user_id": "alice-7f3a"}
 BOB = {"app_name": APP, "user_id": "bob-91c2"}
-
-
-def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
-    role = "user" if author == "user" else "model"
-    return Event(
-        author=author,
-        invocation_id="inv",
-        timestamp=ts,
-        content=types.Content(role=role, parts=[types.Part(text=text)]),
-    )
 
 
 def extraction(*facts: str, topic: str = "USER_PREFERENCES") -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import TEST_SCHEMA
+from conftest import TEST_SCHEMA, said
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps import App
 from google.adk.events.event import Event
@@ -257,16 +257,6 @@ class CopyingModel:
         copied = [d.written for d in self.details if all(normalise(s) in normal for s in d.seen)]
         playbook = {"task": task, "steps": [*steps, *copied]}
         return json.dumps({"playbooks": [playbook]})
-
-
-def said(text: str, author: str, ts: float) -> Event:
-    role = "user" if author == "user" else "model"
-    return Event(
-        author=author,
-        invocation_id="inv",
-        timestamp=ts,
-        content=types.Content(role=role, parts=[types.Part(text=text)]),
-    )
 
 
 def session_of(user: str, language: str, detail: Detail | None = None) -> Session:

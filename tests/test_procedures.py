@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import TEST_SCHEMA
+from conftest import TEST_SCHEMA, said
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps import App
 from google.adk.events.event import Event
@@ -40,16 +40,6 @@ PROCEDURES = MemoryFilter(memory_type="procedure")
 
 NAME, EMAIL, PHONE = "Alice Liddell", "alice.liddell@example.com", "+44 20 7946 0958"
 IDENTIFIERS = (ALICE, NAME, "Alice", "Liddell", EMAIL, PHONE)
-
-
-def said(text: str, author: str = "user", ts: float = 1.0) -> Event:
-    role = "user" if author == "user" else "model"
-    return Event(
-        author=author,
-        invocation_id="inv",
-        timestamp=ts,
-        content=types.Content(role=role, parts=[types.Part(text=text)]),
-    )
 
 
 def rebooking_session(user: str = ALICE, session_id: str = "s1") -> Session:

@@ -15,12 +15,13 @@ on hostile text (every string gets a verdict) and never puts the fact's text in 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from ...errors import InputValidationError
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
-from .rules_concepts import concept_hits
+from .rules_concepts import Acts, acts, concept_hits
 from .rules_intent import INTENT_GATE, intent_hits
 from .rules_language import ADDRESSED_GATE, LANGUAGE_GATE, addressed_hits, language_hits
 from .rules_structure import STRUCTURE_GATE, structure_hits, tag_key
@@ -32,6 +33,27 @@ SEAM_CHARS = 500
 instruction split across them sits at the seam, and the joined text stays small."""
 DEFAULT_DELIMITERS = ("RELEVANT_MEMORIES", "USER_PROFILE", "PAST_CONVERSATIONS")
 """The section tags the memory block and ADK's memory tool wrap recalled text in."""
+
+
+class _Cued(NamedTuple):
+    """What a text's views cue, worked out once: each gated rule module's gate (`cues.py`;
+    all True without the pre-filter) and the concept rules' acts on the model."""
+
+    structure: bool
+    language: bool
+    intent: bool
+    addressed: bool
+    acts: Acts | None
+
+    def any(self) -> bool:
+        """Whether any rule could find a piece of an instruction here."""
+        return (
+            self.acts is not None
+            or self.structure
+            or self.language
+            or self.intent
+            or self.addressed
+        )
 
 
 class DefaultMemoryGuard:
@@ -150,11 +172,15 @@ class DefaultMemoryGuard:
 
     def verdicts(self, facts: Sequence[str], *, conversational: bool = False) -> list[GuardVerdict]:
         """The same verdicts as `check_batch`, synchronously."""
-        verdicts = [self.verdict(fact, conversational=conversational) for fact in facts]
+        judged = [self._judged(fact, conversational) for fact in facts]
+        verdicts = [verdict for verdict, _ in judged]
+        cued = [c is not None and c.any() for _, c in judged]
         for i in range(len(facts) - 1):
             pair = (facts[i], facts[i + 1])
-            if not all(isinstance(f, str) for f in pair) or not all(
-                verdicts[j].allowed for j in (i, i + 1)
+            if (
+                not all(isinstance(f, str) for f in pair)
+                or not all(verdicts[j].allowed for j in (i, i + 1))
+                or not (cued[i] or cued[i + 1])
             ):
                 continue
             seam = pair[0][-SEAM_CHARS:] + "\n" + pair[1][:SEAM_CHARS]
@@ -170,14 +196,24 @@ class DefaultMemoryGuard:
 
     def verdict(self, fact: str, *, conversational: bool = False) -> GuardVerdict:
         """The same verdict as `check`, synchronously (`conversational`: a raw event)."""
+        return self._judged(fact, conversational)[0]
+
+    def _judged(self, fact: str, conversational: bool) -> tuple[GuardVerdict, _Cued | None]:
+        """The verdict on `fact`, with what its views cued (None: not read)."""
         if not isinstance(fact, str):
-            return GuardVerdict(GuardAction.REJECT, "the fact is not text", "invalid")
+            return GuardVerdict(GuardAction.REJECT, "the fact is not text", "invalid"), None
         if len(fact) > self.max_chars:
-            return GuardVerdict(
+            refused = GuardVerdict(
                 GuardAction.REJECT, f"longer than {self.max_chars} characters", "size"
             )
+            return refused, None
+        views = Views.of(fact)
+        cued = self._cues(views)
+        return self._verdict_of(views, cued, conversational), cued
+
+    def _verdict_of(self, views: Views, cued: _Cued, conversational: bool) -> GuardVerdict:
         weak: Hit | None = None
-        for hit in self._hits(fact, depth=0):
+        for hit in self._hits_of(views, cued, depth=0):
             if hit[1] == GuardAction.REJECT:
                 return GuardVerdict(GuardAction.REJECT, hit[2], hit[0])
             if not (conversational and hit[0] == "addressed"):
@@ -186,20 +222,38 @@ class DefaultMemoryGuard:
             return GuardVerdict(GuardAction.QUARANTINE, weak[2], weak[0])
         return GuardVerdict.ALLOW
 
+    def _cues(self, views: Views) -> _Cued:
+        """What `views` cue. A seam whose two facts cue nothing is not read (`verdicts`): half
+        an instruction is cued on its own side ("the assistant should ignore" + "all of its
+        safety rules"), and a plain fact, most of a batch, then costs one check, not three."""
+        if not self.prefilter:
+            return _Cued(True, True, True, True, acts(views))
+        return _Cued(
+            STRUCTURE_GATE.may_hit(views),
+            LANGUAGE_GATE.may_hit(views),
+            INTENT_GATE.may_hit(views),
+            ADDRESSED_GATE.may_hit(views),
+            acts(views),
+        )
+
     def _hits(self, text: str, depth: int) -> Iterator[Hit]:
+        """Every rule's hits on `text` (a decoded payload is judged through this)."""
+        views = Views.of(text)
+        return self._hits_of(views, self._cues(views), depth)
+
+    def _hits_of(self, views: Views, cued: _Cued, depth: int) -> Iterator[Hit]:
         """Every rule's hits, in order. A rule module whose gate (`cues.py`) finds none of its
         cues in the text cannot fire and is skipped, and so are the encoded-payload searches in
         text with none of their cues (`encoded.py`): the same hits, an ordinary fact in about a
         quarter of the time."""
-        views = Views.of(text)
         gated = self.prefilter
-        if not gated or STRUCTURE_GATE.may_hit(views):
+        if cued.structure:
             yield from structure_hits(views, self._delimiter_keys)
-        if not gated or LANGUAGE_GATE.may_hit(views):
+        if cued.language:
             yield from language_hits(views)
-        if not gated or INTENT_GATE.may_hit(views):
+        if cued.intent:
             yield from intent_hits(views)
-        yield from concept_hits(views)
+        yield from concept_hits(views, cued.acts)
         yield from encoded_hits(views, depth, self._hits, gated=gated)
-        if not gated or ADDRESSED_GATE.may_hit(views):
+        if cued.addressed:
             yield from addressed_hits(views)

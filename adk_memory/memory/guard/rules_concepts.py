@@ -280,12 +280,24 @@ def _concept_text(folded: str, lexical_view: str) -> str:
     return folded if folded == lexical_view else folded + "\n" + lexical_view
 
 
-def concept_hits(views: Views) -> Iterator[Hit]:
-    """Hits of the concept rules (see the module docstring), strongest first."""
+Acts = tuple[str, frozenset[str]]
+"""A text as the concept rules read it, with its pieces (`acts`)."""
+
+
+def acts(views: Views) -> Acts | None:
+    """The text and its pieces when it holds a piece of an act on the model (every concept
+    rule needs one); None when it holds none: no concept rule can hit."""
     text = _concept_text(views.folded, views.lexical)
     pieces = _PIECES.found(text)
-    if pieces.isdisjoint(_ACT_PIECES):
+    return None if pieces.isdisjoint(_ACT_PIECES) else (text, pieces)
+
+
+def concept_hits(views: Views, found: Acts | None) -> Iterator[Hit]:
+    """Hits of the concept rules (see the module docstring) on `views`, whose `acts` are
+    `found`, strongest first."""
+    if found is None:
         return
+    text, pieces = found
     f = _Found(text, pieces)
     if f.dismiss and (
         (f.rules and (f.model or f.you or (f.before and not f.narrated)))

@@ -6,13 +6,17 @@ frozen model base that rejects unknown keys); and turning decoded JSON, or a JSO
 a path or an `importlib.resources` traversable, into a validated pydantic model, with every
 problem reported as a `location: message` line. Each harness keeps its own format (its models
 and their cross-field rules) and its public `parse_*` / `load_*` functions, which call these.
+Also the two bits both harnesses need: where shipped datasets live (`package_data`) and the
+hash that names the scopes they write to (`digest`).
 `DatasetError` stays importable from `adk_memory.eval.retrieval`, where it was first defined.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -122,3 +126,16 @@ def load(model: type[ModelT], path: str | os.PathLike[str] | Traversable, *, kin
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{source}: not valid JSON: {exc}") from None
     return parse(model, data, kind=kind, source=source)
+
+
+# ----------------------------------------------------------------------------- shared bits
+
+
+def package_data(relative: str) -> Traversable:
+    """A file shipped in `adk_memory.eval` (package data: works from a wheel or a checkout)."""
+    return resources.files("adk_memory.eval").joinpath(relative)
+
+
+def digest(text: str, length: int) -> str:
+    """The first `length` hex digits of `text`'s SHA-256: the harnesses' stable scope names."""
+    return hashlib.sha256(text.encode()).hexdigest()[:length]

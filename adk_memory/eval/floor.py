@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from .retrieval import ModeReport, QueryResult, RetrievalDataset, Scores, result_of
+from .retrieval.dataset import RetrievalDataset
+from .retrieval.report import ModeReport, QueryResult, Scores, result_of
 
 FloorOn = Literal["score", "similarity"]
 """What a floor is compared with: the blended ranking score, or cosine similarity."""

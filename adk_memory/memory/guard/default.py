@@ -77,7 +77,7 @@ class DefaultMemoryGuard:
       `<|...|>` token (`<|im_start|>`), `<start_of_turn>`, `role="system"`, "SYSTEM OVERRIDE",
       "SYSTEM NOTICE", "new system prompt", "END OF MEMORIES";
     - tells the model to ignore, forget or override its instructions, rules or prompt, or
-      claims precedence over them (`override`), in any of the 27 languages of `lexicon.py`. An
+      claims precedence over them (`override`), in any of the 27 languages of `lexicon/`. An
       override targets instructions, not topics: "forget about the Paris trip" and "ignore
       marketing emails" pass, and so does one told as something the user did ("User ignored
       the landlord's previous instructions");

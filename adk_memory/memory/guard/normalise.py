@@ -100,7 +100,7 @@ def _fold(low: str) -> str:
 def lexical(low: str) -> str:
     """`low` (case folded) in its own script, accents and vowel points dropped, Arabic and
     Persian letter variants unified, apostrophes made plain: how the lexicons
-    (`lexicon.py`) are written and read, in every script. Unlike `Views.folded` it maps no
+    (`lexicon/`) are written and read, in every script. Unlike `Views.folded` it maps no
     Cyrillic or Greek letter to a Latin look-alike, which would garble those languages."""
     text = low.translate(_APOSTROPHES)
     if text.isascii():

@@ -1,5 +1,5 @@
 """The guard's concept rules: intent towards the model, read as co-occurring concepts from the
-multilingual lexicons (`lexicon.py`), in any of their 27 languages.
+multilingual lexicons (`lexicon/`), in any of their 27 languages.
 
 Owns: how a lexicon becomes a search (`Concept`), which combinations of concepts refuse a fact
 (`concept_hits`), and the vocative: an order addressed to the assistant by name, quoted or not.
@@ -72,7 +72,7 @@ from .rules import Hit, Q, R
 
 _UNSPACED_SCRIPTS = ("ARABIC", "HEBREW", "DEVANAGARI", "THAI", "CJK", "HIRAGANA", "KATAKANA")
 """Scripts whose entries match anywhere: written without spaces, or with articles and particles
-attached to the word (`lexicon.py`)."""
+attached to the word (`lexicon/`)."""
 
 
 def _unspaced(entry: str) -> bool:
@@ -109,7 +109,7 @@ class Entry(NamedTuple):
 
 
 def _entry(lang: str, entry: str) -> Entry:
-    """One entry (`lexicon.py` notation) as a pattern: blanks and hyphens as any run of them,
+    """One entry (`lexicon/` notation) as a pattern: blanks and hyphens as any run of them,
     a lone ` * ` as one word, a word ending in `*` as any ending; whole words get word
     boundaries unless unspaced."""
     words = Views.of(entry.strip()).lexical.split()
@@ -334,7 +334,28 @@ def concept_hits(views: Views, found: Acts | None) -> Iterator[Hit]:
         and not f.narrated
     ):
         yield "trigger", R, "switches the model into a special mode"
+    if _exfiltrates(f, views):
+        yield "exfiltration", R, "asks for the model's secrets, instructions or other users' data"
+    if _VOCATIVE.search(views.folded) and (f.dismiss or f.reveal or f.grant or f.unlock):
+        yield "addressed", R, "an order addressed to the assistant by name"
+    elif f.reader and (f.dismiss or f.instead or f.reveal or f.grant or f.unlock or f.rules):
+        yield "addressed", R, "an order to the model reading the text"
     if (
+        ((f.ad or f.trusted) and f.model and f.promote)
+        or (
+            (f.ad or f.trusted or f.promote)
+            and f.every_answer
+            and (f.model or _DESTINATION.search(views.low))
+        )
+        or (f.trusted and f.promote and _DESTINATION.search(views.low))
+    ):
+        yield "promotion", R, "makes the model's answers advertise or favour a party"
+
+
+def _exfiltrates(f: _Found, views: Views) -> bool:
+    """Whether the text asks for the model's secrets or instructions, or other users' data (the
+    `exfiltration` rule of `concept_hits`, apart for its size)."""
+    return bool(
         (f.secret and f.reveal and (f.you or f.model or f.me or f.before or f.told))
         or (f.rules and f.reveal and (f.you or f.model) and (f.told or f.before))
         or (
@@ -357,19 +378,4 @@ def concept_hits(views: Views, found: Acts | None) -> Iterator[Hit]:
             )
             and _DESTINATION.search(views.low)
         )
-    ):
-        yield "exfiltration", R, "asks for the model's secrets, instructions or other users' data"
-    if _VOCATIVE.search(views.folded) and (f.dismiss or f.reveal or f.grant or f.unlock):
-        yield "addressed", R, "an order addressed to the assistant by name"
-    elif f.reader and (f.dismiss or f.instead or f.reveal or f.grant or f.unlock or f.rules):
-        yield "addressed", R, "an order to the model reading the text"
-    if (
-        ((f.ad or f.trusted) and f.model and f.promote)
-        or (
-            (f.ad or f.trusted or f.promote)
-            and f.every_answer
-            and (f.model or _DESTINATION.search(views.low))
-        )
-        or (f.trusted and f.promote and _DESTINATION.search(views.low))
-    ):
-        yield "promotion", R, "makes the model's answers advertise or favour a party"
+    )

@@ -17,271 +17,46 @@ Hot paths borrow the raw asyncpg connection from SQLAlchemy's pool: the engine s
 object users configure and share, while each statement costs one prepared-statement round trip
 instead of an ORM unit of work. The pool is the running event loop's (`db/loops.py`), so one
 service works from any loop: `asyncio.run` twice, ADK's synchronous runner, a test client.
+
+This module holds the handle (`Database`: which engine, which connection, migrated once, a
+statement replayed on a lost connection); `db/factory.py` builds the engines and
+`db/lending.py` lends and takes back their connections.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import timedelta
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
-import sqlalchemy.exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import PoolProxiedConnection
-from sqlalchemy.util import greenlet_spawn
 
 from ..config import DatabaseTimeouts
 from ..errors import (
-    AdkMemoryError,
     DatabaseTimeoutError,
     DatabaseUnavailableError,
     InputValidationError,
 )
 from . import embedded
-from .driver import CONNECT_FAILURES, driver_error
-from .loops import dispose, loop_pool, renew_loop_pool
+from .factory import DEFAULT_SCHEMA, make_engine, validate_schema_name
+from .lending import borrow, give_back, is_lost, raise_typed, raw_connection
+from .loops import dispose
 from .migrations import migrate
 from .poolers import pooler_symptom, with_pooler
 from .replica import ErasureFences, ReadFor, ReplicaHealth, recovery_conflict
-from .urls import create_engine, normalise_url, parse_url, pooler_of
+from .urls import normalise_url, parse_url, pooler_of
 from .vectors import VectorState, migrate_vectors
+
+__all__ = ["DEFAULT_SCHEMA", "Database", "make_engine", "normalise_url", "validate_schema_name"]
 
 logger = logging.getLogger(__name__)
 
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
 T = TypeVar("T")
-
-_CONNECTION_LOST = (
-    asyncpg.exceptions.ConnectionDoesNotExistError,
-    asyncpg.exceptions.AdminShutdownError,
-    asyncpg.exceptions.CannotConnectNowError,
-    ConnectionError,
-)
-
-
-def _is_lost(exc: BaseException, conn: asyncpg.Connection) -> bool:
-    """Whether the connection, not the statement, failed: then the pool must drop it. A timeout
-    is not a loss: it is the caller's bound, reported as it is, never retried (a retry would
-    double the wait)."""
-    if isinstance(exc, DatabaseTimeoutError):
-        return False
-    return isinstance(exc, _CONNECTION_LOST) or conn.is_closed()
-
-
-DEFAULT_SCHEMA = "adk_memory"
-"""The Postgres schema holding every adk-memory table, so they never collide with ADK's own
-`sessions`/`events` tables (or anything else) in a shared database."""
-
-
-def validate_schema_name(schema: str) -> str:
-    """Schema names end up in SQL text, so only plain lower-case identifiers are allowed."""
-    if not isinstance(schema, str) or not _SCHEMA_NAME.match(schema):
-        raise InputValidationError(
-            f"Invalid schema name {schema!r}: use lower-case letters, digits and underscores."
-        )
-    return schema
-
-
-CLIENT_MARGIN = timedelta(seconds=2)
-"""How much longer than the statement timeout the client waits before giving up on a statement
-itself (asyncpg's `command_timeout`): a live server reports its own timeout first (and the
-connection is kept); a server that stopped answering is caught by the client's."""
-
-_RESET_TIMEOUT = 10.0
-"""Seconds a connection going back to the pool may take to roll back a transaction left open;
-a server that takes longer gets the connection closed instead."""
-
-
-def _engine_options(
-    timeouts: DatabaseTimeouts,
-    engine_kwargs: Mapping[str, Any] | None = None,
-    *,
-    pooled: bool = False,
-) -> dict[str, Any]:
-    """`create_async_engine` arguments that enforce `timeouts`, under `engine_kwargs` (which
-    win: `pool_timeout`, and `connect_args` and its `server_settings` key by key).
-
-    Behind a pooler (`pooled`) the server-side timeouts are not sent: they would travel as
-    startup parameters, which PgBouncer refuses ("unsupported startup parameter") unless its
-    `ignore_startup_parameters` lists them, and then drops. The client's bound
-    (`command_timeout`, which cancels the statement through the pooler) still holds; a server
-    bound is set on the role (`ALTER ROLE ... SET statement_timeout`, see the README)."""
-    given = dict(engine_kwargs or {})
-    connect_args = dict(given.pop("connect_args", None) or {})
-    settings = dict(connect_args.pop("server_settings", None) or {})
-    client: dict[str, Any] = {"timeout": _seconds(timeouts.connect)}
-    server: dict[str, str] = {}
-    if timeouts.statement is not None:
-        client["command_timeout"] = _seconds(timeouts.statement + CLIENT_MARGIN)
-        server["statement_timeout"] = _milliseconds(timeouts.statement)
-    if timeouts.idle_in_transaction is not None:
-        server["idle_in_transaction_session_timeout"] = _milliseconds(timeouts.idle_in_transaction)
-    if pooled:
-        server = {}
-    return {
-        "pool_timeout": timeouts.pool.total_seconds(),
-        **given,
-        "connect_args": {**client, **connect_args, "server_settings": {**server, **settings}},
-    }
-
-
-def _seconds(duration: timedelta | None) -> float | None:
-    """A duration as asyncpg takes it: seconds, None for no limit."""
-    return None if duration is None else duration.total_seconds()
-
-
-def _milliseconds(duration: timedelta) -> str:
-    """A duration as a Postgres time setting's value (milliseconds, at least 1: 0 means off)."""
-    return str(max(1, round(duration.total_seconds() * 1000)))
-
-
-def make_engine(
-    url: str, timeouts: DatabaseTimeouts | None = None, **engine_kwargs: Any
-) -> AsyncEngine:
-    """An engine for `url` (`adk_memory.db.urls.create_engine`) bounded by `timeouts` (default
-    `DatabaseTimeouts()`): the one way adk-memory builds an engine, and the way to build one to
-    share between services. A `connect_timeout` in the URL wins over `timeouts.connect`."""
-    pooled = parse_url(url).pooler is not None
-    options = _engine_options(timeouts or DatabaseTimeouts(), engine_kwargs, pooled=pooled)
-    return create_engine(url, **options)
-
-
-def _as_timeout(exc: BaseException, *, connecting: bool) -> DatabaseTimeoutError | None:
-    """The typed error for a timeout the pool, the driver or the server reported; None for any
-    other exception (one already typed included)."""
-    if isinstance(exc, DatabaseTimeoutError):
-        return None
-    if isinstance(exc, sqlalchemy.exc.TimeoutError):
-        return DatabaseTimeoutError(f"No pooled database connection came free in time: {exc}")
-    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
-        return DatabaseTimeoutError(f"The database cancelled the statement: {exc}.")
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        if connecting:
-            return DatabaseTimeoutError("Could not connect to the database in time.")
-        return DatabaseTimeoutError(
-            "The database did not answer in time (the server may be hung or unreachable)."
-        )
-    return None
-
-
-def _interrupted(exc: BaseException | None) -> bool:
-    """Whether `exc` may have cut a statement off before the server answered (a cancellation,
-    the client-side timeout, an interrupt). Then the connection's state is unknown: a statement
-    may still be running, a BEGIN may have started a transaction the driver has not seen (and
-    asyncpg's own record of it, which decides whether its next transaction block is a
-    savepoint, may be stale), so it cannot be reused. Any other exception came after the
-    server's answer, which told the driver exactly where the connection stands."""
-    return exc is not None and (not isinstance(exc, Exception) or _timed_out(exc))
-
-
-def _timed_out(exc: BaseException | None) -> bool:
-    """Whether `exc` is the client giving up on a server that did not answer in time."""
-    return isinstance(exc, (TimeoutError, asyncio.TimeoutError))
-
-
-async def _uncancellable(work: Awaitable[None]) -> None:
-    """Run `work` to its end even if the caller is cancelled meanwhile, then re-raise the
-    cancellation: a connection must never go back to the pool half cleaned up. A cancellation
-    that arrives just as `work` ends is re-raised too: swallowed, it would leave a cancelled
-    task running on (a worker loop that `stop` then waits for forever)."""
-    task = asyncio.ensure_future(work)
-    cancelled: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError as exc:
-            cancelled = exc
-    task.result()
-    if cancelled is not None:
-        raise cancelled
-
-
-def _as_unavailable(exc: BaseException) -> DatabaseUnavailableError | None:
-    """The typed error for a connection the server refused or could not be opened; None for
-    anything else. The message keeps the driver's words (which role, which database)."""
-    cause = driver_error(exc)
-    if isinstance(cause, CONNECT_FAILURES) and not isinstance(cause, AdkMemoryError):
-        return DatabaseUnavailableError(f"Could not connect to the database: {cause}")
-    return None
-
-
-def _driver(proxied: PoolProxiedConnection) -> asyncpg.Connection:
-    """The asyncpg connection behind a pooled one (a checked-out connection always has one)."""
-    conn: asyncpg.Connection = proxied.driver_connection
-    return conn
-
-
-async def _borrow(engine: AsyncEngine) -> PoolProxiedConnection:
-    """A live connection from the running loop's pool of `engine` (`loops`); waiting too long
-    for one (connect or pool timeout) is a `DatabaseTimeoutError`, a refused or impossible
-    connection a `DatabaseUnavailableError`."""
-    try:
-        pool = await loop_pool(engine)
-        proxied = await greenlet_spawn(pool.connect)
-        while _driver(proxied).is_closed():  # died while idle in the pool
-            await _uncancellable(greenlet_spawn(proxied.invalidate))
-            proxied = await greenlet_spawn(pool.connect)
-    except Exception as exc:
-        typed = _as_timeout(exc, connecting=True) or _as_unavailable(exc)
-        if typed is None:
-            raise
-        raise typed from driver_error(exc)
-    return proxied
-
-
-async def _give_back(
-    engine: AsyncEngine, proxied: PoolProxiedConnection, failure: BaseException | None
-) -> None:
-    """Return a borrowed connection to the pool outside any transaction, or throw it away.
-
-    SQLAlchemy's reset-on-return cannot do this: it rolls back only the transactions it began
-    itself, never one begun on the raw asyncpg connection. So: a transaction left open is rolled
-    back; a connection whose state is unknown (`_interrupted`) is rolled back too (whatever the
-    driver believes), then closed and dropped from the pool. That rollback waits for the
-    statement the interruption cut off (asyncpg asks the server to cancel it), so the write is
-    decided, whole or not at all, before the caller hears of the interruption. A connection
-    whose rollback fails, or whose server did not answer in time, is closed at once; a lost one
-    renews the whole pool (one lost connection usually means all of them: a restart, a
-    failover; connections in use elsewhere are discarded when returned). The usual case, a
-    clean connection, costs no round trip.
-    """
-    conn = _driver(proxied)
-    lost = failure is not None and _is_lost(failure, conn)
-    if not lost and not _interrupted(failure) and not conn.is_in_transaction():
-        await greenlet_spawn(proxied.close)
-        return
-
-    async def clean() -> None:
-        discard = lost or _interrupted(failure)
-        if not lost and not _timed_out(failure) and (discard or conn.is_in_transaction()):
-            try:
-                await conn.execute("ROLLBACK", timeout=_RESET_TIMEOUT)
-            except BaseException:  # whatever went wrong, the connection goes
-                discard = True
-        if discard:
-            conn.terminate()  # at once: a hung server would stall a polite close
-            await greenlet_spawn(proxied.invalidate)
-        else:
-            await greenlet_spawn(proxied.close)
-        if lost:
-            renew_loop_pool(engine)
-
-    await _uncancellable(clean())
-
-
-def _raise_typed(exc: BaseException) -> NoReturn:
-    """Raise `exc`, a timeout as a `DatabaseTimeoutError`."""
-    timeout = _as_timeout(exc, connecting=False)
-    if timeout is None:
-        raise exc
-    raise timeout from exc
 
 
 _WAL_POSITION = "SELECT pg_current_wal_lsn()::text"
@@ -431,41 +206,41 @@ class Database:
         read = await self._read_engine_now() if replica else None
         if read is not None:
             try:
-                proxied = await _borrow(read)
+                proxied = await borrow(read)
             except (DatabaseUnavailableError, DatabaseTimeoutError) as exc:
                 self._replica.failed(exc)
             else:
                 try:
-                    await self._replica.check(_driver(proxied))
+                    await self._replica.check(raw_connection(proxied))
                     passable = not isinstance(replica, ReadFor) or await self._fences.passable(
-                        replica, _driver(proxied)
+                        replica, raw_connection(proxied)
                     )
                 except BaseException as exc:
-                    await _give_back(read, proxied, exc)
+                    await give_back(read, proxied, exc)
                     raise
                 if passable:
                     return read, proxied, True
-                await _give_back(read, proxied, None)
+                await give_back(read, proxied, None)
         engine = await self.engine()
-        return engine, await _borrow(engine), False
+        return engine, await borrow(engine), False
 
     @asynccontextmanager
     async def connection(self, *, replica: bool = False) -> AsyncIterator[asyncpg.Connection]:
         """Borrow a pooled asyncpg connection: the replica's if `replica` and it can serve
         (only ever for reads), else the primary's. It goes back to the pool outside any
         transaction whatever happened, even if the caller is cancelled, or is thrown away
-        (`_give_back`), so the next caller never inherits a transaction. A timeout is a
+        (`give_back`), so the next caller never inherits a transaction. A timeout is a
         `DatabaseTimeoutError`.
         """
         engine, proxied, _ = await self._checkout(replica)
         failure: BaseException | None = None
         try:
-            yield _driver(proxied)
+            yield raw_connection(proxied)
         except BaseException as exc:
             failure = exc
-            _raise_typed(exc)
+            raise_typed(exc)
         finally:
-            await _give_back(engine, proxied, failure)
+            await give_back(engine, proxied, failure)
 
     async def _run_once(
         self,
@@ -478,15 +253,15 @@ class Database:
         `attempt` records the connection used and whether it is the replica's (a failure
         there decides whether `run` tries again)."""
         engine, proxied, attempt.on_replica = await self._checkout(replica)
-        attempt.conn = conn = _driver(proxied)
+        attempt.conn = conn = raw_connection(proxied)
         failure: BaseException | None = None
         try:
             return await statement(conn)
         except BaseException as exc:
             failure = exc
-            _raise_typed(exc)
+            raise_typed(exc)
         finally:
-            await _give_back(engine, proxied, failure)
+            await give_back(engine, proxied, failure)
 
     async def run(
         self,
@@ -528,9 +303,9 @@ class Database:
         except Exception as exc:
             if await self._found_pooler(exc):
                 return await self._run_once(statement, replica, _Attempt())
-            # Retried only after `_give_back` has dropped the broken pool.
+            # Retried only after `give_back` has dropped the broken pool.
             conflict = first.on_replica and recovery_conflict(exc)
-            if first.conn is None or not (conflict or _is_lost(exc, first.conn)):
+            if first.conn is None or not (conflict or is_lost(exc, first.conn)):
                 raise
         return await self._run_once(statement, False if conflict else replica, _Attempt())
 

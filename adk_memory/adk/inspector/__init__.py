@@ -110,29 +110,88 @@ def inspector_router(
       dev_ui: the path of ADK's dev UI on the same server (`DEV_UI_PATH` under `adk web`):
         the session a memory came from links to that conversation there; None: shown as text.
     """
-    form_token = token or secrets.token_urlsafe(32)
+    pages = _Pages(
+        memory_service,
+        session_service,
+        writable=writable,
+        form_token=token or secrets.token_urlsafe(32),
+        base=prefix,
+        dev_ui=dev_ui,
+    )
     router = APIRouter(prefix=prefix, dependencies=list(dependencies or ()))
+    for path, page in (
+        ("", pages.root),
+        ("/", pages.home),
+        ("/user", pages.user_page),
+        ("/memory", pages.memory_page),
+        ("/erase", pages.erase_page),
+    ):
+        router.add_api_route(path, page, methods=["GET"], include_in_schema=False)
+    for path, act in (
+        ("/quarantine/approve", pages.approve),
+        ("/quarantine/reject", pages.reject),
+        ("/operations/retry", pages.retry),
+        ("/erase", pages.erase),
+    ):
+        router.add_api_route(path, pages.write(act), methods=["POST"], include_in_schema=False)
+    return router
 
-    def view(request: Request) -> views.View:
+
+def _html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=_HEADERS)
+
+
+def _back(v: views.View, scope: Scope, note: str) -> Response:
+    """To the scope's page, saying what happened (303: the browser GETs it)."""
+    return RedirectResponse(v.user_url(scope, note=note), 303)
+
+
+Act = Callable[[views.View, dict[str, str]], Awaitable[Response]]
+"""A write: what a checked form (`_Pages.checked_form`) does, and the page it answers with."""
+
+
+class _Pages:
+    """The routes of one inspector router: its GET pages and its writes (`Act`s), over what
+    they all share (the services, whether writes are on, the form token, where the router and
+    ADK's dev UI are served)."""
+
+    def __init__(
+        self,
+        memory_service: PostgresMemoryService,
+        session_service: PostgresSessionService | None,
+        *,
+        writable: bool,
+        form_token: str,
+        base: str,
+        dev_ui: str | None,
+    ) -> None:
+        self.memory = memory_service
+        self.sessions = session_service
+        self.writable = writable
+        self.form_token = form_token
+        self.base = base
+        self.dev_ui = dev_ui
+
+    def view(self, request: Request) -> views.View:
         root = request.scope.get("root_path", "")
-        where = root + dev_ui if dev_ui is not None else None
-        return views.View(root + prefix, form_token, writable, datetime.now(timezone.utc), where)
+        where = root + self.dev_ui if self.dev_ui is not None else None
+        now = datetime.now(timezone.utc)
+        return views.View(root + self.base, self.form_token, self.writable, now, where)
 
-    def html(body: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(body, status_code=status, headers=_HEADERS)
-
-    async def shown(request: Request, build: Callable[[views.View], Awaitable[str]]) -> Response:
+    async def shown(
+        self, request: Request, build: Callable[[views.View], Awaitable[str]]
+    ) -> Response:
         """A page, or the refusal page for bad input (400)."""
-        v = view(request)
+        v = self.view(request)
         try:
-            return html(await build(v))
+            return _html(await build(v))
         except AdkInputValidationError as error:  # ours subclass ADK's
-            return html(views.problem(v, str(error)), 400)
+            return _html(views.problem(v, str(error)), 400)
 
-    async def checked_form(request: Request) -> dict[str, str]:
+    async def checked_form(self, request: Request) -> dict[str, str]:
         """The fields of a write the inspector accepts: writes on, a same-origin browser
         request (when the browser says where it comes from), and the form token."""
-        if not writable:
+        if not self.writable:
             raise _Refused(403, "The memory inspector is read-only here: writes are not enabled.")
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
@@ -143,52 +202,55 @@ def inspector_router(
         body = await _bounded_body(request)
         fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         given = fields.get(TOKEN_FIELD, "").encode()  # bytes: any text compares, in constant time
-        if not hmac.compare_digest(given, form_token.encode()):
+        if not hmac.compare_digest(given, self.form_token.encode()):
             raise _Refused(403, "Refused: the form token is missing or stale; reload the page.")
         for name in ("app", "user"):
             if not fields.get(name):
                 raise _Refused(400, f"Refused: the form names no {name}.")
         return fields
 
-    def write(path: str, act: Callable[[views.View, dict[str, str]], Awaitable[Response]]) -> None:
+    def write(self, act: Act) -> Callable[[Request], Awaitable[Response]]:
+        """The POST endpoint of `act`: the form checked first, refusals and bad input shown."""
+
         async def endpoint(request: Request) -> Response:
-            v = view(request)
+            v = self.view(request)
             try:
-                return await act(v, await checked_form(request))
+                return await act(v, await self.checked_form(request))
             except _Refused as refused:
-                return html(views.problem(v, str(refused)), refused.status)
+                return _html(views.problem(v, str(refused)), refused.status)
             except AdkInputValidationError as error:  # ours subclass ADK's
-                return html(views.problem(v, str(error)), 400)
+                return _html(views.problem(v, str(error)), 400)
 
-        router.add_api_route(path, endpoint, methods=["POST"], include_in_schema=False)
+        return endpoint
 
-    def back(v: views.View, scope: Scope, note: str) -> Response:
-        """To the scope's page, saying what happened (303: the browser GETs it)."""
-        return RedirectResponse(v.user_url(scope, note=note), 303)
+    # ------------------------------------------------------------------------------ pages
 
-    @router.get("", include_in_schema=False)
-    async def root(request: Request) -> Response:
-        return RedirectResponse(view(request).base + "/", 307)
+    async def root(self, request: Request) -> Response:
+        return RedirectResponse(self.view(request).base + "/", 307)
 
-    @router.get("/", include_in_schema=False)
     async def home(
-        request: Request, app: str | None = None, user: str | None = None, after: str | None = None
+        self,
+        request: Request,
+        app: str | None = None,
+        user: str | None = None,
+        after: str | None = None,
     ) -> Response:
         if app and user:
-            return RedirectResponse(view(request).user_url({"app_name": app, "user_id": user}), 303)
+            scope = {"app_name": app, "user_id": user}
+            return RedirectResponse(self.view(request).user_url(scope), 303)
 
         async def build(v: views.View) -> str:
-            scopes = await memory_service.list_scopes(
+            scopes = await self.memory.list_scopes(
                 {"app_name": app} if app else None, page_size=_PAGE_SIZE, page_token=after
             )
-            quarantined = await memory_service.list_quarantined(None, limit=_LISTED)
-            dead = await memory_service.dead_letters(_LISTED)
+            quarantined = await self.memory.list_quarantined(None, limit=_LISTED)
+            dead = await self.memory.dead_letters(_LISTED)
             return views.home(v, app, scopes, quarantined, dead)
 
-        return await shown(request, build)
+        return await self.shown(request, build)
 
-    @router.get("/user", include_in_schema=False)
     async def user_page(
+        self,
         request: Request,
         app: str,
         user: str,
@@ -199,13 +261,13 @@ def inspector_router(
     ) -> Response:
         async def build(v: views.View) -> str:
             chosen = scope_of(app, user, scope)
-            memories = await memory_service.list_memories(
+            memories = await self.memory.list_memories(
                 chosen, page_size=_PAGE_SIZE, page_token=page
             )
             results = None
             if q and q.strip():  # the agent's retrieval: its settings, its top_k
-                results = await memory_service.retrieve_memories(
-                    chosen, search_query=q, top_k=memory_service.config.retrieval.top_k
+                results = await self.memory.retrieve_memories(
+                    chosen, search_query=q, top_k=self.memory.config.retrieval.top_k
                 )
             return views.user_page(
                 v,
@@ -213,58 +275,58 @@ def inspector_router(
                 memories=memories,
                 query=q,
                 results=results,
-                profiles=await memory_service.retrieve_profiles(app_name=app, user_id=user),
-                quarantined=await memory_service.list_quarantined(chosen, limit=_LISTED),
-                operations=await memory_service.list_operations(chosen, limit=_LISTED),
+                profiles=await self.memory.retrieve_profiles(app_name=app, user_id=user),
+                quarantined=await self.memory.list_quarantined(chosen, limit=_LISTED),
+                operations=await self.memory.list_operations(chosen, limit=_LISTED),
                 note=note,
-                erasable=session_service is not None,
+                erasable=self.sessions is not None,
             )
 
-        return await shown(request, build)
+        return await self.shown(request, build)
 
-    @router.get("/memory", include_in_schema=False)
     async def memory_page(
-        request: Request, app: str, user: str, id: str, scope: str | None = None
+        self, request: Request, app: str, user: str, id: str, scope: str | None = None
     ) -> Response:
         async def build(v: views.View) -> str:
             chosen = scope_of(app, user, scope)
-            memory = await memory_service.get_memory(id, chosen)
-            revisions = await memory_service.list_revisions(id, chosen)
+            memory = await self.memory.get_memory(id, chosen)
+            revisions = await self.memory.list_revisions(id, chosen)
             return views.memory_page(v, chosen, memory, revisions)
 
-        return await shown(request, build)
+        return await self.shown(request, build)
 
-    @router.get("/erase", include_in_schema=False)
-    async def erase_page(request: Request, app: str, user: str) -> Response:
-        if not (writable and session_service is not None):
+    async def erase_page(self, request: Request, app: str, user: str) -> Response:
+        if not (self.writable and self.sessions is not None):
             message = "Erasure is not enabled in this inspector."
-            return html(views.problem(view(request), message), 403)
+            return _html(views.problem(self.view(request), message), 403)
 
         async def build(v: views.View) -> str:
             user_scope(app, user)
             return views.erase_confirm(v, app, user)
 
-        return await shown(request, build)
+        return await self.shown(request, build)
 
-    async def approve(v: views.View, fields: dict[str, str]) -> Response:
+    # ----------------------------------------------------------------------------- writes
+
+    async def approve(self, v: views.View, fields: dict[str, str]) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         try:
-            await memory_service.approve_quarantined(fields.get("id", ""), scope)
+            await self.memory.approve_quarantined(fields.get("id", ""), scope)
         except NotFoundError:
-            return back(v, scope, "not-found")
-        return back(v, scope, "approved")
+            return _back(v, scope, "not-found")
+        return _back(v, scope, "approved")
 
-    async def reject(v: views.View, fields: dict[str, str]) -> Response:
+    async def reject(self, v: views.View, fields: dict[str, str]) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
-        done = await memory_service.reject_quarantined(fields.get("id", ""), scope)
-        return back(v, scope, "rejected" if done else "not-found")
+        done = await self.memory.reject_quarantined(fields.get("id", ""), scope)
+        return _back(v, scope, "rejected" if done else "not-found")
 
-    async def retry(v: views.View, fields: dict[str, str]) -> Response:
+    async def retry(self, v: views.View, fields: dict[str, str]) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
-        done = await memory_service.retry_operation(fields.get("id", ""), scope)
+        done = await self.memory.retry_operation(fields.get("id", ""), scope)
         if not done:
-            return back(v, scope, "not-found")
-        if memory_service.llm is None:
+            return _back(v, scope, "not-found")
+        if self.memory.llm is None:
             # Queued for whichever worker has a model (a standalone one may); this process
             # cannot run it, so say so where the operator looks, not only on the page.
             logger.warning(
@@ -273,29 +335,23 @@ def inspector_router(
                 fields.get("id"),
                 scope,
             )
-            return back(v, scope, "retried-no-model")
-        return back(v, scope, "retried")
+            return _back(v, scope, "retried-no-model")
+        return _back(v, scope, "retried")
 
-    async def erase(v: views.View, fields: dict[str, str]) -> Response:
+    async def erase(self, v: views.View, fields: dict[str, str]) -> Response:
         app, user = fields["app"], fields["user"]
-        if session_service is None:
+        if self.sessions is None:
             raise _Refused(403, "Erasure is not enabled in this inspector.")
         if fields.get("confirm") != user:
             message = "Not erased: type the user id exactly to confirm."
-            return html(views.erase_confirm(v, app, user, message), 400)
+            return _html(views.erase_confirm(v, app, user, message), 400)
         counts = await erase_user(
             app_name=app,
             user_id=user,
-            session_service=session_service,
-            memory_service=memory_service,
+            session_service=self.sessions,
+            memory_service=self.memory,
         )
-        return html(views.erased(v, app, user, counts))
-
-    write("/quarantine/approve", approve)
-    write("/quarantine/reject", reject)
-    write("/operations/retry", retry)
-    write("/erase", erase)
-    return router
+        return _html(views.erased(v, app, user, counts))
 
 
 async def _bounded_body(request: Request) -> bytes:

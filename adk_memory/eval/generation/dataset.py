@@ -55,9 +55,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from google.genai import types
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .. import _datasets
-from .._datasets import DatasetScope, Fact, Text
+from .._datasets import DatasetScope, Fact, Text, package_data
 from .._datasets import Frozen as _Frozen
+from .._datasets import load as _load
+from .._datasets import parse as _parse
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -147,7 +148,7 @@ def parse_generation_dataset(data: Any, *, source: str = "<dataset>") -> Generat
     Raises:
       DatasetError: listing every problem, each with its location.
     """
-    return _datasets.parse(GenerationDataset, data, kind="generation", source=source)
+    return _parse(GenerationDataset, data, kind="generation", source=source)
 
 
 def load_generation_dataset(path: str | os.PathLike[str] | Traversable) -> GenerationDataset:
@@ -157,12 +158,12 @@ def load_generation_dataset(path: str | os.PathLike[str] | Traversable) -> Gener
       DatasetError: the file is not JSON, or not a valid dataset (every problem listed).
       OSError: the file cannot be read.
     """
-    return _datasets.load(GenerationDataset, path, kind="generation")
+    return _load(GenerationDataset, path, kind="generation")
 
 
 def golden_dataset_path() -> Traversable:
     """The shipped golden set (package data: works from a wheel or a checkout)."""
-    return _datasets.package_data(GOLDEN_DATASET)
+    return package_data(GOLDEN_DATASET)
 
 
 def load_golden_dataset() -> GenerationDataset:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from ...memory.models import MemoryAction, SourceType
 from ...memory.service import PostgresMemoryService
-from .. import _datasets
+from .._datasets import digest
 from .dataset import GenerationCase, GenerationDataset, one_line
 from .matching import Matcher, lexical_match, match_facts, matcher_name, precision_recall_f1
 from .report import CaseResult, FactPair, GenerationReport
@@ -49,7 +49,7 @@ def eval_scope(dataset: GenerationDataset, case: GenerationCase) -> dict[str, st
     """Where a case runs: its scope's keys, each value replaced by a hash of (dataset name,
     case id, key, value) behind `EVAL_SCOPE_PREFIX` (see "Isolation")."""
     return {
-        key: EVAL_SCOPE_PREFIX + _datasets.digest(f"{dataset.name}\n{case.id}\n{key}\n{value}", 24)
+        key: EVAL_SCOPE_PREFIX + digest(f"{dataset.name}\n{case.id}\n{key}\n{value}", 24)
         for key, value in case.scope.items()
     }
 

@@ -84,9 +84,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from ...memory.scope import scope_key
-from .. import _datasets
-from .._datasets import DatasetScope, Fact, Text
+from .._datasets import DatasetScope, Fact, Text, package_data
 from .._datasets import Frozen as _Frozen
+from .._datasets import load as _load
+from .._datasets import parse as _parse
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -191,7 +192,7 @@ def parse_dataset(data: Any, *, source: str = "<dataset>") -> RetrievalDataset:
     Raises:
       DatasetError: listing every problem, each with its location.
     """
-    return _datasets.parse(RetrievalDataset, data, kind="retrieval", source=source)
+    return _parse(RetrievalDataset, data, kind="retrieval", source=source)
 
 
 def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset:
@@ -201,12 +202,12 @@ def load_dataset(path: str | os.PathLike[str] | Traversable) -> RetrievalDataset
       DatasetError: the file is not JSON, or not a valid dataset (every problem listed).
       OSError: the file cannot be read.
     """
-    return _datasets.load(RetrievalDataset, path, kind="retrieval")
+    return _load(RetrievalDataset, path, kind="retrieval")
 
 
 def synthetic_dataset_path() -> Traversable:
     """The shipped synthetic dataset."""
-    return _datasets.package_data(SYNTHETIC_DATASET)
+    return package_data(SYNTHETIC_DATASET)
 
 
 def load_synthetic_dataset() -> RetrievalDataset:
@@ -216,7 +217,7 @@ def load_synthetic_dataset() -> RetrievalDataset:
 
 def long_conversations_dataset_path() -> Traversable:
     """The shipped long-conversation dataset."""
-    return _datasets.package_data(LONG_CONVERSATIONS_DATASET)
+    return package_data(LONG_CONVERSATIONS_DATASET)
 
 
 def load_long_conversations_dataset() -> RetrievalDataset:

@@ -45,7 +45,7 @@ from ...memory.checks import MAX_TOP_K
 from ...memory.embeddings import Embedder
 from ...memory.scope import scope_key
 from ...memory.service import PostgresMemoryService
-from .. import _datasets
+from .._datasets import digest
 from .dataset import DatasetMemory, DatasetQuery, RetrievalDataset
 from .report import (
     ALL_MODES,
@@ -193,10 +193,10 @@ class _Layout:
 
     def __init__(self, dataset: RetrievalDataset) -> None:
         self.name = dataset.name
-        self.app_name = f"{EVAL_APP_PREFIX}{_datasets.digest(dataset.name, 16)}"
+        self.app_name = f"{EVAL_APP_PREFIX}{digest(dataset.name, 16)}"
 
     def scope(self, scope: dict[str, str]) -> dict[str, str]:
-        return {"app_name": self.app_name, "user_id": _datasets.digest(scope_key(scope), 32)}
+        return {"app_name": self.app_name, "user_id": digest(scope_key(scope), 32)}
 
     def entry(self, memory: DatasetMemory) -> MemoryEntry:
         # A dated memory keeps its date (as an import would), so the times questions name

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputValidationError
+from ..errors import DatasetError, InputValidationError
 from ..memory.checks import MAX_FACT_LENGTH
 from ..memory.scope import validate_scope
 
@@ -26,10 +26,6 @@ if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs
     from importlib.resources.abc import Traversable
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-class DatasetError(ValueError):
-    """A dataset file that cannot be used, with every problem found and where it is."""
 
 
 # ------------------------------------------------------------------------------ field types

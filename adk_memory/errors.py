@@ -82,10 +82,12 @@ class OptedOutError(InputValidationError):
     nothing is read). Raised before anything is written; a memory tool tells the model."""
 
 
-class InputTypeError(InputValidationError, TypeError):
+class InputTypeError(AdkMemoryError, TypeError):
     """An argument of the wrong type: one string where a list of them is meant, a service of
     another class than the one a tool, callback or plugin needs, an unknown keyword argument.
-    A `TypeError` too, so code that caught the builtin error catches this one."""
+    A `TypeError`, as before it was typed; deliberately not an `InputValidationError` (a
+    `ValueError`), which tools turn into an answer to the model: a wrong type is the
+    application's mistake, raised to it."""
 
 
 class ServiceConfigurationError(AdkMemoryError, RuntimeError):
@@ -162,6 +164,12 @@ class EmbeddedPostgresUnavailableError(AdkMemoryError, RuntimeError):
 class DatasetError(AdkMemoryError, ValueError):
     """An evaluation dataset file that cannot be used, with every problem found and where it
     is. A `ValueError` too, as it was before it joined `AdkMemoryError`."""
+
+
+class EvaluationError(AdkMemoryError, RuntimeError):
+    """An evaluation could not measure what it was asked to: the service did not keep every
+    memory of the dataset (its guard quarantined them, or another run shares the schema), or
+    no question of the dataset could be answered."""
 
 
 class _Refused(Exception):

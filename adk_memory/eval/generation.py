@@ -143,6 +143,7 @@ from pydantic import (
 
 from ..config import GenerationConfig
 from ..env import environment, gemini_credentials
+from ..errors import InputValidationError
 from ..memory.generation import generate_structured, resolve_llm
 from ..memory.models import MemoryAction, SourceType
 from ..memory.service import PostgresMemoryService
@@ -405,7 +406,7 @@ class LlmJudge:
 
     def __init__(self, llm: str | BaseLlm, *, timeout: float = 60.0, concurrency: int = 4) -> None:
         if concurrency < 1:
-            raise ValueError("concurrency must be at least 1.")
+            raise InputValidationError("concurrency must be at least 1.")
         self.llm = resolve_llm(llm)
         self.timeout = timeout
         self.calls = 0
@@ -782,7 +783,9 @@ async def evaluate_generation(
     in a scope of its own that is purged before and after (see the module docs).
     """
     if service.llm is None:
-        raise ValueError("evaluate_generation needs a service with a generation model (llm=...).")
+        raise InputValidationError(
+            "evaluate_generation needs a service with a generation model (llm=...)."
+        )
     chosen = matcher or lexical_match
     started = time.perf_counter()
     results: list[CaseResult] = []

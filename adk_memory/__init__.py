@@ -1,241 +1,183 @@
 """adk-memory: durable sessions and long-term memory for Google ADK agents on PostgreSQL.
 
-The public names below are imported on first use (PEP 562), not when the package is: the
+The public API is the names in `__all__`: the two services and how to wire them into ADK
+(`configure`, `register`, the URI factories), the plugins, tools and callbacks the README's
+examples use, the configuration types, the memory guards, and the base errors. Everything else
+has a home in a room's face: `adk_memory.adk` (everything that touches ADK's runtime),
+`adk_memory.memory` (long-term memory: the service, its models and embedders),
+`adk_memory.memory.guard`, `adk_memory.sessions`, `adk_memory.db`, `adk_memory.config` and
+`adk_memory.errors` (every exception).
+
+The names are imported on first use (PEP 562, see `_faces.py`), not when the package is: the
 `adk-memory` command and every `adk_memory.*` module import this package first, and importing
 all of it loads all of ADK (over a second), which `adk-memory --version` or `--help` never
-needs. The imports under `TYPE_CHECKING` are the one list of what is exported from where: type
-checkers read them, and `__getattr__` resolves a name from them.
+needs. The first `TYPE_CHECKING` block below is the one list of what is exported from where:
+type checkers read it, and `__getattr__` resolves a name from it. The second lists the names
+this package exported before it had faces: still importable from here for one release, each
+with a `DeprecationWarning` naming its new home.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._faces import lazy_face, type_checking_imports
 
 if TYPE_CHECKING:
     from .adk import (
-        OPT_OUT_STATE_KEY,
-        BudgetPolicy,
         CompactionConfig,
-        CreateMemoryTool,
         DelegationFilterPlugin,
-        ForgetMemoryTool,
-        LoadMemoryTool,
         LoadProfilesTool,
-        MemoryBlock,
         MemoryContextCallback,
         MemoryContextConfig,
         MemoryContextPlugin,
         MemoryGenerationPlugin,
-        MemoryStack,
-        PreloadMemoryTool,
         ProcedureFeedbackPlugin,
         RecursiveSummarizationPlugin,
         RememberHowTool,
         SlidingWindowPlugin,
-        SummarizationError,
-        SweepStats,
         TokenBudgetPlugin,
         ToolResultArchivePlugin,
         TriggerConfig,
-        collect_services,
         configure,
         memory_service_from_uri,
         register,
         session_service_from_uri,
-        sweep_idle_sessions,
     )
     from .config import (
-        AppMemoryConfig,
         ConsolidationConfig,
         CustomizationConfig,
         CustomTopic,
-        DatabaseTimeouts,
-        GenerationConfig,
-        ManagedTopic,
         MemoryBankConfig,
-        RetrievalConfig,
         StructuredMemoryConfig,
         StructuredMemorySchemaConfig,
         TtlConfig,
     )
-    from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
-    from .db.engine import DEFAULT_SCHEMA, make_engine, normalise_url
-    from .db.migrations import MigrationError, SchemaVersionError
-    from .db.vectors import EmbeddingDimensionError
     from .errors import (
         AdkMemoryError,
-        AlreadyExistsError,
         DatabaseTimeoutError,
         DatabaseUnavailableError,
-        ErasedError,
         InputValidationError,
+        MemoryRejectedError,
         NotFoundError,
-        SessionNotFoundError,
-        StaleSessionError,
     )
-    from .memory.app_config import AppConfigError, AppConfigVersion
-    from .memory.embeddings import Embedder, GeminiEmbedder, LocalEmbedder
-    from .memory.entries import to_memory_entry
-    from .memory.generation.llm import GenerationOutputError
     from .memory.guard import (
         ChainedGuard,
         DefaultMemoryGuard,
         GuardAction,
         GuardVerdict,
-        MemoryGuard,
-        ModelArmorGuard,
         ModelMemoryGuard,
-        NoGuard,
     )
-    from .memory.models import (
-        GeneratedMemory,
-        GenerateMemoriesOperation,
-        GuardedFact,
-        Memory,
-        MemoryAction,
-        MemoryFact,
-        MemoryFilter,
-        MemoryPage,
-        MemoryRevision,
-        MemoryType,
-        QuarantinedMemory,
-        RetrievedMemory,
-        SourceType,
-    )
-    from .memory.profiles import MemoryProfile, ProfileRevision
-    from .memory.rendering import neutralise
-    from .memory.screen import MemoryRejectedError
+    from .memory.models import MemoryFilter
     from .memory.service import PostgresMemoryService
-    from .redaction import PiiRedactor, Redactor
+    from .redaction import PiiRedactor
     from .sessions.service import PostgresSessionService
-    from .sessions.store import IdleSession
+
+if TYPE_CHECKING:  # moved: deprecated here, removed in the next release
+    from .adk import OPT_OUT_STATE_KEY as OPT_OUT_STATE_KEY
+    from .adk import BudgetPolicy as BudgetPolicy
+    from .adk import CreateMemoryTool as CreateMemoryTool
+    from .adk import ForgetMemoryTool as ForgetMemoryTool
+    from .adk import LoadMemoryTool as LoadMemoryTool
+    from .adk import MemoryBlock as MemoryBlock
+    from .adk import MemoryStack as MemoryStack
+    from .adk import PreloadMemoryTool as PreloadMemoryTool
+    from .adk import SweepStats as SweepStats
+    from .adk import collect_services as collect_services
+    from .adk import sweep_idle_sessions as sweep_idle_sessions
+    from .config import AppMemoryConfig as AppMemoryConfig
+    from .config import DatabaseTimeouts as DatabaseTimeouts
+    from .config import GenerationConfig as GenerationConfig
+    from .config import ManagedTopic as ManagedTopic
+    from .config import RetrievalConfig as RetrievalConfig
+    from .db import DEFAULT_SCHEMA as DEFAULT_SCHEMA
+    from .db import embedded_url as embedded_url
+    from .db import make_engine as make_engine
+    from .db import normalise_url as normalise_url
+    from .errors import AlreadyExistsError as AlreadyExistsError
+    from .errors import AppConfigError as AppConfigError
+    from .errors import EmbeddedPostgresUnavailableError as EmbeddedPostgresUnavailableError
+    from .errors import EmbeddingDimensionError as EmbeddingDimensionError
+    from .errors import ErasedError as ErasedError
+    from .errors import GenerationOutputError as GenerationOutputError
+    from .errors import MigrationError as MigrationError
+    from .errors import SchemaVersionError as SchemaVersionError
+    from .errors import SessionNotFoundError as SessionNotFoundError
+    from .errors import StaleSessionError as StaleSessionError
+    from .errors import SummarizationError as SummarizationError
+    from .memory import AppConfigVersion as AppConfigVersion
+    from .memory import Embedder as Embedder
+    from .memory import GeminiEmbedder as GeminiEmbedder
+    from .memory import GeneratedMemory as GeneratedMemory
+    from .memory import GenerateMemoriesOperation as GenerateMemoriesOperation
+    from .memory import GuardedFact as GuardedFact
+    from .memory import LocalEmbedder as LocalEmbedder
+    from .memory import Memory as Memory
+    from .memory import MemoryAction as MemoryAction
+    from .memory import MemoryFact as MemoryFact
+    from .memory import MemoryPage as MemoryPage
+    from .memory import MemoryProfile as MemoryProfile
+    from .memory import MemoryRevision as MemoryRevision
+    from .memory import MemoryType as MemoryType
+    from .memory import ProfileRevision as ProfileRevision
+    from .memory import QuarantinedMemory as QuarantinedMemory
+    from .memory import RetrievedMemory as RetrievedMemory
+    from .memory import SourceType as SourceType
+    from .memory import neutralise as neutralise
+    from .memory import to_memory_entry as to_memory_entry
+    from .memory.guard import MemoryGuard as MemoryGuard
+    from .memory.guard import ModelArmorGuard as ModelArmorGuard
+    from .memory.guard import NoGuard as NoGuard
+    from .redaction import Redactor as Redactor
+    from .sessions import IdleSession as IdleSession
 
 
-@functools.cache
 def _sources() -> dict[str, str]:
-    """Each exported name and the module it comes from, read from the imports above."""
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    [block] = [node for node in tree.body if isinstance(node, ast.If)]
-    return {
-        alias.asname or alias.name: "." * node.level + (node.module or "")
-        for node in block.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
+    """Each public name and the module it comes from, read from the first block above."""
+    return type_checking_imports(__file__)[0]
 
 
-def __getattr__(name: str) -> Any:
-    source = _sources().get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(source, __name__), name)
-    globals()[name] = value  # resolved once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = lazy_face(__name__, __file__, globals())
 
 __all__ = [
-    "DEFAULT_SCHEMA",
-    "OPT_OUT_STATE_KEY",
     "AdkMemoryError",
-    "AlreadyExistsError",
-    "AppConfigError",
-    "AppConfigVersion",
-    "AppMemoryConfig",
-    "BudgetPolicy",
     "ChainedGuard",
     "CompactionConfig",
     "ConsolidationConfig",
-    "CreateMemoryTool",
     "CustomTopic",
     "CustomizationConfig",
     "DatabaseTimeoutError",
-    "DatabaseTimeouts",
     "DatabaseUnavailableError",
     "DefaultMemoryGuard",
     "DelegationFilterPlugin",
-    "EmbeddedPostgresUnavailableError",
-    "Embedder",
-    "EmbeddingDimensionError",
-    "ErasedError",
-    "ForgetMemoryTool",
-    "GeminiEmbedder",
-    "GenerateMemoriesOperation",
-    "GeneratedMemory",
-    "GenerationConfig",
-    "GenerationOutputError",
     "GuardAction",
     "GuardVerdict",
-    "GuardedFact",
-    "IdleSession",
     "InputValidationError",
-    "LoadMemoryTool",
     "LoadProfilesTool",
-    "LocalEmbedder",
-    "ManagedTopic",
-    "Memory",
-    "MemoryAction",
     "MemoryBankConfig",
-    "MemoryBlock",
     "MemoryContextCallback",
     "MemoryContextConfig",
     "MemoryContextPlugin",
-    "MemoryFact",
     "MemoryFilter",
     "MemoryGenerationPlugin",
-    "MemoryGuard",
-    "MemoryPage",
-    "MemoryProfile",
     "MemoryRejectedError",
-    "MemoryRevision",
-    "MemoryStack",
-    "MemoryType",
-    "MigrationError",
-    "ModelArmorGuard",
     "ModelMemoryGuard",
-    "NoGuard",
     "NotFoundError",
     "PiiRedactor",
     "PostgresMemoryService",
     "PostgresSessionService",
-    "PreloadMemoryTool",
     "ProcedureFeedbackPlugin",
-    "ProfileRevision",
-    "QuarantinedMemory",
     "RecursiveSummarizationPlugin",
-    "Redactor",
     "RememberHowTool",
-    "RetrievalConfig",
-    "RetrievedMemory",
-    "SchemaVersionError",
-    "SessionNotFoundError",
     "SlidingWindowPlugin",
-    "SourceType",
-    "StaleSessionError",
     "StructuredMemoryConfig",
     "StructuredMemorySchemaConfig",
-    "SummarizationError",
-    "SweepStats",
     "TokenBudgetPlugin",
     "ToolResultArchivePlugin",
     "TriggerConfig",
     "TtlConfig",
-    "collect_services",
     "configure",
-    "embedded_url",
-    "make_engine",
     "memory_service_from_uri",
-    "neutralise",
-    "normalise_url",
     "register",
     "session_service_from_uri",
-    "sweep_idle_sessions",
-    "to_memory_entry",
 ]

@@ -5,10 +5,15 @@ of ours, or one subclass for one failure, and never meets a raw driver, pydantic
 error. Where ADK has the concept (`InputValidationError`, `SessionNotFoundError`,
 `AlreadyExistsError`, `StaleSessionError`), ours subclasses ADK's type under the same name, so
 code written against ADK's services (`except InputValidationError` from `google.adk.errors`)
-catches ours unchanged. It imports nothing of the package: every layer may raise these.
+catches ours unchanged. It imports nothing of the package: every layer may raise these, and
+each module that raised one of these first still re-exports it (imported from here), so the old
+import paths keep working. Two private classes are control flow that never leaves its module
+(`_Refused`, `_NotFast`); they live here too, so every exception class has one home.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from google.adk.errors import StaleSessionError as _AdkStaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError as _AdkAlreadyExistsError
@@ -75,3 +80,108 @@ class OptedOutError(InputValidationError):
     """The user opted out of memory (`set_opt_out`, or the `OPT_OUT_STATE_KEY` state key):
     nothing is written for them, by any path (and, with `RetrievalConfig.opt_out_hides`,
     nothing is read). Raised before anything is written; a memory tool tells the model."""
+
+
+class InputTypeError(AdkMemoryError, TypeError):
+    """An argument of the wrong type: one string where a list of them is meant, a service of
+    another class than the one a tool, callback or plugin needs, an unknown keyword argument.
+    A `TypeError`, as before it was typed; deliberately not an `InputValidationError` (a
+    `ValueError`), which tools turn into an answer to the model: a wrong type is the
+    application's mistake, raised to it."""
+
+
+class ServiceConfigurationError(AdkMemoryError, RuntimeError):
+    """The service was asked for work it was built without the parts for (memory generation
+    on a service made without a generation model). Nothing was written."""
+
+
+class EmbeddingDimensionError(InputValidationError):
+    """The embedder's dimensions differ from the ones this store's vectors were made with."""
+
+
+class _Verdict(Protocol):
+    """What `MemoryRejectedError` reads of a guard's verdict (`adk_memory.memory.guard.
+    GuardVerdict` is one): this module imports nothing of the package, the guard included."""
+
+    @property
+    def action(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def rule(self) -> str: ...
+
+
+class MemoryRejectedError(InputValidationError):
+    """The memory guard refused a fact written directly (create, update, add_memory, a tool).
+    Nothing was stored. `verdict` says which rule and why (never the fact itself); `rule` is
+    its rule id."""
+
+    def __init__(self, verdict: _Verdict) -> None:
+        super().__init__(
+            f"The memory guard refused this fact ({verdict.rule or 'policy'}): {verdict.reason}"
+        )
+        self.verdict = verdict
+
+    @property
+    def rule(self) -> str:
+        """The id of the rule that refused the fact ("" when the guard named none)."""
+        return self.verdict.rule
+
+
+class AppConfigError(AdkMemoryError):
+    """A stored app configuration this adk-memory cannot use: missing, or not valid for this
+    version (e.g. written by a newer adk-memory). A generation job that names it fails with this
+    error, is retried with backoff (an upgraded worker may read it) and is dead-lettered after
+    its last try; nothing of it is written."""
+
+
+class GenerationOutputError(AdkMemoryError, ValueError):
+    """The model answered, but not with what was asked: malformed JSON, the wrong shape, an
+    invalid operation, or a blocked/truncated response. Worth retrying: the next answer may be
+    fine."""
+
+
+class SummarizationError(AdkMemoryError, RuntimeError):
+    """The model gave no summary: an answer without text (retried like any model failure), or
+    no usable answer in `max_attempts` calls (logged; the events stay raw)."""
+
+
+class SchemaVersionError(AdkMemoryError, RuntimeError):
+    """The database's schema is newer than this code, or older and migrations are disabled."""
+
+
+class MigrationError(AdkMemoryError, RuntimeError):
+    """A migration step failed. Nothing of a component's run was applied (it is one
+    transaction); a vector step is resumed where it stopped by the next run."""
+
+
+class EmbeddedPostgresUnavailableError(AdkMemoryError, RuntimeError):
+    """Raised when no database URL was given and the embedded server cannot be used."""
+
+
+class DatasetError(AdkMemoryError, ValueError):
+    """An evaluation dataset file that cannot be used, with every problem found and where it
+    is. A `ValueError` too, as it was before it joined `AdkMemoryError`."""
+
+
+class EvaluationError(AdkMemoryError, RuntimeError):
+    """An evaluation could not measure what it was asked to: the service did not keep every
+    memory of the dataset (its guard quarantined them, or another run shares the schema), or
+    no question of the dataset could be answered."""
+
+
+class _Refused(Exception):
+    """A request the memory inspector refuses, with the status and the reason shown. Control
+    flow inside `adk_memory.adk.inspector` (turned into a response there), never raised out of
+    it, so not an `AdkMemoryError`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _NotFast(Exception):
+    """An event's stored JSON needs pydantic's validation (`adk_memory.sessions.decoding`'s
+    fast path declines it). Control flow inside that module, never raised out of it."""

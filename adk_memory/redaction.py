@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from google.genai import types
 
-from .errors import InputValidationError
+from .errors import InputTypeError, InputValidationError
 
 __all__ = ["PiiRedactor", "Redactor", "redact_content", "redact_event_data", "redact_json"]
 
@@ -151,7 +151,7 @@ class PiiRedactor:
         so that a bad configuration fails at start-up rather than on the write path.
         """
         if not isinstance(placeholder, str):
-            raise TypeError(f"placeholder must be a str, not {type(placeholder).__name__}")
+            raise InputTypeError(f"placeholder must be a str, not {type(placeholder).__name__}")
         replacements: dict[str, str] = {}
         for kind in (EMAIL, IBAN, CARD, PHONE):
             try:

@@ -22,6 +22,7 @@ from google.genai import types
 from pydantic import PrivateAttr
 
 from .adk.tokens import content_tokens, contents_tokens
+from .errors import InputValidationError
 
 Reply = str | types.Part | types.Content | LlmResponse | BaseException
 """One scripted answer: text, a part (e.g. a function call), a whole content, a response, or an
@@ -135,7 +136,7 @@ class HashEmbedder:
 
     def __init__(self, dimensions: int = 64) -> None:
         if dimensions < 2:
-            raise ValueError("dimensions must be at least 2.")
+            raise InputValidationError("dimensions must be at least 2.")
         self.dimensions = dimensions
         self.calls = 0
 

@@ -103,13 +103,7 @@ from google.genai import types
 from memory_search import CONTEXTS, QUESTIONS, TOPICS, VERBS
 from sessions import describe, measure, server_settings
 
-from adk_memory import (
-    DEFAULT_SCHEMA,
-    MemoryBankConfig,
-    PostgresMemoryService,
-    PostgresSessionService,
-    RetrievalConfig,
-)
+from adk_memory import MemoryBankConfig, PostgresMemoryService, PostgresSessionService
 from adk_memory.adk import (
     MemoryContextCallback,
     RecursiveSummarizationPlugin,
@@ -119,7 +113,8 @@ from adk_memory.adk import (
 )
 from adk_memory.adk.compaction import request_overhead_tokens
 from adk_memory.adk.tokens import contents_tokens, part_tokens
-from adk_memory.config import ManagedTopic
+from adk_memory.config import ManagedTopic, RetrievalConfig
+from adk_memory.db import DEFAULT_SCHEMA
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import scope_key, user_scope
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call

@@ -41,7 +41,8 @@ from google.adk.memory import InMemoryMemoryService
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
-from adk_memory import NoGuard, PiiRedactor, PostgresMemoryService
+from adk_memory import PiiRedactor, PostgresMemoryService
+from adk_memory.memory.guard import NoGuard
 from adk_memory.testing import HashEmbedder
 
 BENCH_DATABASE = "adk_memory_bench_ingest"

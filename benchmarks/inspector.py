@@ -31,8 +31,9 @@ import asyncpg
 import httpx
 from fastapi import FastAPI
 
-from adk_memory import NoGuard, PostgresMemoryService, PostgresSessionService
+from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.inspector import inspector_router
+from adk_memory.memory.guard import NoGuard
 
 DATABASE = "adk_memory_bench_inspector"
 

@@ -64,7 +64,7 @@ from google.genai import types
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import MemoryBankConfig, NoGuard, PostgresMemoryService
+from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.eval import (
     ALL_MODES,
     DatasetError,
@@ -84,6 +84,7 @@ from adk_memory.eval import (
     scores_by,
 )
 from adk_memory.memory.embeddings import Embedder
+from adk_memory.memory.guard import NoGuard
 from adk_memory.testing import HashEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -68,7 +68,9 @@ from google.adk.memory import InMemoryMemoryService
 from google.genai import types
 from pgvector import Vector
 
-from adk_memory import DEFAULT_SCHEMA, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
+from adk_memory.db import DEFAULT_SCHEMA
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 

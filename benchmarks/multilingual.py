@@ -25,7 +25,8 @@ from pathlib import Path
 import _common as common
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
 from adk_memory.eval import RetrievalDataset, evaluate, load_dataset, recall_by
 
 DATASET = Path(__file__).resolve().parent.parent / "tests" / "data" / "multilingual_retrieval.json"

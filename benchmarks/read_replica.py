@@ -38,7 +38,8 @@ from _common import asyncpg_dsn, ms, percentile, progress, table
 from google.adk.agents.llm_agent import LlmAgent
 from google.genai import types
 
-from adk_memory import configure, normalise_url
+from adk_memory import configure
+from adk_memory.db import normalise_url
 from adk_memory.db import standby as standby_servers
 from adk_memory.sessions import service as session_module
 from adk_memory.testing import ScriptedLlm

@@ -36,8 +36,9 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, SourceType
+from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.config import TrustConfig
+from adk_memory.memory import SourceType
 from adk_memory.testing import ScriptedLlm
 
 DATABASE = "adk_memory_bench_trust"

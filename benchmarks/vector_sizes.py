@@ -52,7 +52,8 @@ import memory_search as search
 from _common import ms, percentile, table
 from pgvector import Vector
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import EXACT, QUANTIZED, vector_strategy
 from adk_memory.memory.scope import scope_key
 

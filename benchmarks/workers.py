@@ -94,7 +94,8 @@ from google.genai import types
 from read_replica import Counting
 from sqlalchemy.engine import make_url
 
-from adk_memory import PostgresMemoryService, PostgresSessionService, normalise_url
+from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory.db import normalise_url
 from adk_memory.db.standby import temporary_standby
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 

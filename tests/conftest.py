@@ -22,15 +22,9 @@ from google.adk.events import Event
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import (
-    MemoryStack,
-    PostgresMemoryService,
-    PostgresSessionService,
-    embedded_url,
-    make_engine,
-    normalise_url,
-)
-from adk_memory.adk import shared_database
+from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory.adk import MemoryStack, shared_database
+from adk_memory.db import embedded_url, make_engine, normalise_url
 from adk_memory.db.embedded import stop_embedded
 from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.testing import ScriptedLlm

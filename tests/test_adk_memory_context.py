@@ -23,7 +23,6 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import Runner
 from google.genai import types
 
-from adk_memory import Memory, RetrievedMemory
 from adk_memory.adk.callbacks import (
     DEFAULT_PREAMBLE,
     MemoryBlock,
@@ -32,6 +31,7 @@ from adk_memory.adk.callbacks import (
     describe_age,
 )
 from adk_memory.adk.tokens import text_tokens
+from adk_memory.memory import Memory, RetrievedMemory
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel_app"

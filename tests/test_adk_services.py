@@ -25,7 +25,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.genai import types
 
-from adk_memory import GeminiEmbedder, PostgresMemoryService, PostgresSessionService
+from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.services import (
     SCHEMES,
     collect_services,
@@ -45,6 +45,7 @@ from adk_memory.env import (
     SCHEMA_ENV,
     SESSION_TTL_ENV,
 )
+from adk_memory.memory import GeminiEmbedder
 
 
 @pytest.fixture

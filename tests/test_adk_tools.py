@@ -14,7 +14,7 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryBankConfig, SourceType
+from adk_memory import MemoryBankConfig
 from adk_memory.adk.callbacks import DEFAULT_PREAMBLE
 from adk_memory.adk.tools import (
     CreateMemoryTool,
@@ -25,6 +25,7 @@ from adk_memory.adk.tools import (
     load_memory,
     preload_memory,
 )
+from adk_memory.memory import MemoryAction, SourceType
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel_app"

@@ -32,18 +32,12 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import (
-    AppConfigError,
-    AppMemoryConfig,
-    CustomizationConfig,
-    CustomTopic,
-    MemoryBankConfig,
-    PostgresMemoryService,
-)
+from adk_memory import CustomizationConfig, CustomTopic, MemoryBankConfig, PostgresMemoryService
 from adk_memory.adk.services import memory_service_from_uri
 from adk_memory.adk.stack import MemoryStack, configure
 from adk_memory.cli import main
-from adk_memory.config import ManagedTopic, TtlConfig
+from adk_memory.config import AppMemoryConfig, ManagedTopic, TtlConfig
+from adk_memory.errors import AppConfigError
 from adk_memory.testing import ScriptedLlm
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

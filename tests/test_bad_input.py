@@ -27,8 +27,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import MemoryFact, MemoryFilter, PostgresMemoryService, PostgresSessionService
+from adk_memory import MemoryFilter, PostgresMemoryService, PostgresSessionService
 from adk_memory.errors import AdkMemoryError, InputValidationError
+from adk_memory.memory import MemoryFact
 from adk_memory.testing import HashEmbedder
 
 SCHEMA = "adk_memory_bad_input"

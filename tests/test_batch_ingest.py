@@ -18,11 +18,10 @@ from adk_memory import (
     GuardAction,
     GuardVerdict,
     InputValidationError,
-    MemoryFact,
     MemoryRejectedError,
     PiiRedactor,
-    SourceType,
 )
+from adk_memory.memory import MemoryFact, SourceType
 from adk_memory.testing import HashEmbedder
 
 ALICE = {"app_name": "app", "user_id": "alice"}

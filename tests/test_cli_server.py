@@ -22,13 +22,14 @@ from conftest import TEST_SCHEMA
 from google.adk.cli.cli_tools_click import main as adk_main
 from test_cli import Cli, arun, services
 
-from adk_memory import GeminiEmbedder, PiiRedactor
+from adk_memory import PiiRedactor
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.cli import main
 from adk_memory.cli.options import Target
 from adk_memory.cli.server import adk_arguments, service_uris
 from adk_memory.cli.startup import banner
 from adk_memory.env import EMBEDDING_MODEL_ENV, REDACT_ENV, credentials_warning
+from adk_memory.memory import GeminiEmbedder
 
 cli = test_cli.cli
 """The `adk-memory` invoker fixture, shared with test_cli.py."""

@@ -13,7 +13,8 @@ import pytest
 from google.adk.errors.input_validation_error import InputValidationError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import PostgresSessionService, SchemaVersionError, embedded_url, normalise_url
+from adk_memory import PostgresSessionService
+from adk_memory.db import embedded_url, normalise_url
 from adk_memory.db.embedded import (
     SETTINGS_FILE,
     machine_memory,
@@ -21,6 +22,7 @@ from adk_memory.db.embedded import (
     stop_embedded,
 )
 from adk_memory.db.migrations import SESSION_MIGRATIONS, current_version
+from adk_memory.errors import SchemaVersionError
 
 
 @pytest.mark.parametrize(
@@ -136,7 +138,7 @@ def test_two_processes_share_one_embedded_server(server_dir):
     """A second process asking for the same data directory gets the same running server."""
     data_dir = server_dir / "pgdata"
     url = embedded_url(data_dir)
-    code = "import sys, adk_memory; print(adk_memory.embedded_url(sys.argv[1]))"
+    code = "import sys, adk_memory.db; print(adk_memory.db.embedded_url(sys.argv[1]))"
     other = subprocess.run(
         [sys.executable, "-c", code, str(data_dir)],
         capture_output=True,
@@ -205,7 +207,8 @@ async def test_a_cancelled_statement_does_not_poison_the_pool(make_session_servi
 
 async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(database_url):
     """Managed Postgres often forbids CREATE EXTENSION to app roles: say what to do."""
-    from adk_memory import MigrationError, PostgresMemoryService
+    from adk_memory import PostgresMemoryService
+    from adk_memory.errors import MigrationError
 
     admin = await asyncpg.connect(_dsn(database_url))
     try:

@@ -26,12 +26,12 @@ from pydantic import ValidationError
 from adk_memory import (
     AdkMemoryError,
     DatabaseTimeoutError,
-    DatabaseTimeouts,
     PostgresSessionService,
     configure,
-    make_engine,
     session_service_from_uri,
 )
+from adk_memory.config import DatabaseTimeouts
+from adk_memory.db import make_engine
 from adk_memory.env import database_timeouts
 
 T = TypeVar("T")

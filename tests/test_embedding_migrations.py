@@ -20,11 +20,7 @@ from google.adk.errors.input_validation_error import InputValidationError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_memory import (
-    EmbeddingDimensionError,
-    PostgresMemoryService,
-    SchemaVersionError,
-)
+from adk_memory import PostgresMemoryService
 from adk_memory.cli import main
 from adk_memory.cli.options import Overrides
 from adk_memory.db.migrations import MEMORY_MIGRATIONS, MigrationError, migrate
@@ -38,6 +34,7 @@ from adk_memory.db.vectors import (
     migrate_vectors,
     vector_state,
 )
+from adk_memory.errors import EmbeddingDimensionError, SchemaVersionError
 from adk_memory.testing import HashEmbedder
 
 T = TypeVar("T")

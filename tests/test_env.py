@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from google.adk.cli.service_registry import ServiceRegistry
 from google.adk.errors.input_validation_error import InputValidationError
 
-from adk_memory import GeminiEmbedder, PiiRedactor, PostgresMemoryService, PostgresSessionService
+from adk_memory import PiiRedactor, PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.services import memory_service_from_uri, register
 from adk_memory.adk.stack import configure
 from adk_memory.cli import main
@@ -32,6 +32,7 @@ from adk_memory.env import (
     parse_redact,
     with_database_password,
 )
+from adk_memory.memory import GeminiEmbedder
 from adk_memory.worker import _parser, _service
 
 URL = "postgresql://agent@db.internal:5432/agents"

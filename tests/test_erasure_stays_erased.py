@@ -27,8 +27,8 @@ from google.genai import types
 from test_cli import Cli, arun, cli, services
 from test_vertex_import import counts, import_vertex
 
-from adk_memory import ErasedError
 from adk_memory.adk.erasure import erase_user
+from adk_memory.errors import ErasedError
 from adk_memory.testing import ScriptedLlm
 
 __all__ = ["cli"]  # a fixture, used by name

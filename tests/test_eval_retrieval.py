@@ -18,7 +18,8 @@ import pytest
 from conftest import TEST_SCHEMA as SCHEMA
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import MemoryBankConfig, NoGuard, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
 from adk_memory.eval import (
     DatasetError,
     ModeReport,
@@ -40,6 +41,7 @@ from adk_memory.eval import (
     scores_by,
 )
 from adk_memory.eval.retrieval import EMBED_BATCH_SIZE, EVAL_APP_PREFIX
+from adk_memory.memory.guard import NoGuard
 from adk_memory.testing import HashEmbedder
 
 MakeService = Callable[..., PostgresMemoryService]

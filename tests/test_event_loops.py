@@ -24,7 +24,8 @@ from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import PostgresMemoryService, PostgresSessionService, make_engine
+from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory.db import make_engine
 from adk_memory.db.loops import dispose
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 

@@ -12,8 +12,10 @@ from conftest import said
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import MemoryAction, MemoryBankConfig, NoGuard, SourceType
+from adk_memory import MemoryBankConfig
 from adk_memory.config import GenerationConfig
+from adk_memory.memory import MemoryAction, SourceType
+from adk_memory.memory.guard import NoGuard
 from adk_memory.testing import ScriptedLlm
 
 APP, USER = "app", "u1"

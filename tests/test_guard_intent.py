@@ -300,7 +300,8 @@ async def test_the_service_refuses_a_split_instruction_written_in_one_call(
 ) -> None:
     """The memory service judges one write as one batch (`check_all`), so the two halves of a
     split instruction are refused together through the public API, and nothing is stored."""
-    from adk_memory import MemoryFact, MemoryRejectedError
+    from adk_memory import MemoryRejectedError
+    from adk_memory.memory import MemoryFact
 
     service = make_memory_service(run_worker=False)
     scope = {"app_name": "guard-intent", "user_id": "u-split"}

@@ -17,8 +17,9 @@ from google.adk.sessions.session import Session
 from test_adk_tools import run_turn
 from test_privacy import extraction, said
 
-from adk_memory import GuardedFact, MemoryRejectedError
+from adk_memory import MemoryRejectedError
 from adk_memory.adk.tools import CreateMemoryTool
+from adk_memory.memory import GuardedFact
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "travel_app"

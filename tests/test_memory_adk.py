@@ -21,7 +21,8 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
-from adk_memory import EmbeddingDimensionError, PostgresMemoryService, PostgresSessionService
+from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory.errors import EmbeddingDimensionError
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 
 APP = "travel_app"

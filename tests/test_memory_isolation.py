@@ -26,7 +26,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import MemoryAction, MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
+from adk_memory.memory import MemoryAction
 from adk_memory.testing import HashEmbedder
 
 SCHEMA = "adk_memory_iso"

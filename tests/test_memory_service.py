@@ -24,17 +24,11 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import (
-    EmbeddingDimensionError,
-    MemoryAction,
-    MemoryBankConfig,
-    MemoryFilter,
-    PostgresMemoryService,
-    RetrievalConfig,
-    SourceType,
-    TtlConfig,
-)
+from adk_memory import MemoryBankConfig, MemoryFilter, PostgresMemoryService, TtlConfig
+from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import COVERED
+from adk_memory.errors import EmbeddingDimensionError
+from adk_memory.memory import MemoryAction, SourceType
 from adk_memory.memory.store import _retrieve_statement
 from adk_memory.testing import HashEmbedder
 

@@ -18,11 +18,11 @@ from adk_memory import (
     ChainedGuard,
     GuardAction,
     GuardVerdict,
-    MemoryGuard,
     MemoryRejectedError,
     ModelMemoryGuard,
 )
 from adk_memory.errors import InputValidationError
+from adk_memory.memory.guard import MemoryGuard
 from adk_memory.testing import ScriptedLlm
 
 SCOPE = {"app_name": "shop", "user_id": "alice"}

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from conftest import TEST_SCHEMA as SCHEMA
 
-from adk_memory import MemoryBankConfig, RetrievalConfig
+from adk_memory import MemoryBankConfig
+from adk_memory.config import RetrievalConfig
 from adk_memory.eval import evaluate, load_dataset, recall_by
 from adk_memory.memory.text import normalise, search_text
 

@@ -33,8 +33,10 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adk_memory import DatabaseTimeouts, PostgresMemoryService, PostgresSessionService, make_engine
+from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.erasure import erase_user
+from adk_memory.config import DatabaseTimeouts
+from adk_memory.db import make_engine
 from adk_memory.testing import ScriptedLlm
 
 SCHEMA = "adk_memory_leaks"

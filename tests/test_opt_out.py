@@ -25,18 +25,14 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from test_cli import arun, assert_user_error, cli, services
 
-from adk_memory import (
-    OPT_OUT_STATE_KEY,
-    MemoryBankConfig,
-    MemoryContextCallback,
-    MemoryContextPlugin,
-    MemoryFact,
-    RetrievalConfig,
-)
+from adk_memory import MemoryBankConfig, MemoryContextCallback, MemoryContextPlugin
+from adk_memory.adk import OPT_OUT_STATE_KEY
 from adk_memory.adk.procedures import ProcedureFeedbackPlugin, RememberHowTool
 from adk_memory.adk.tools import CreateMemoryTool, LoadMemoryTool
 from adk_memory.adk.triggers import sweep_idle_sessions
+from adk_memory.config import RetrievalConfig
 from adk_memory.errors import OptedOutError
+from adk_memory.memory import MemoryFact
 from adk_memory.memory.models import PastRevision
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 

@@ -18,8 +18,9 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pgbouncer_server import BINARY, pgbouncer
 
-from adk_memory import PostgresMemoryService, PostgresSessionService, configure, make_engine
+from adk_memory import PostgresMemoryService, PostgresSessionService, configure
 from adk_memory.config import DatabaseTimeouts
+from adk_memory.db import make_engine
 from adk_memory.db.engine import Database
 from adk_memory.db.loops import dispose
 from adk_memory.db.urls import parse_url

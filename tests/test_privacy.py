@@ -21,10 +21,10 @@ from adk_memory import (
     GuardAction,
     GuardVerdict,
     MemoryBankConfig,
-    MemoryStack,
     TriggerConfig,
     configure,
 )
+from adk_memory.adk import MemoryStack
 from adk_memory.config import GenerationConfig
 from adk_memory.testing import ScriptedLlm, function_call
 

@@ -31,8 +31,8 @@ from adk_memory import (
     MemoryContextCallback,
     MemoryContextPlugin,
     MemoryFilter,
-    MemoryRevision,
 )
+from adk_memory.memory import MemoryRevision
 from adk_memory.memory.procedure_rule import exempt, language_words
 from adk_memory.memory.text import normalise, tokens
 from adk_memory.testing import HashEmbedder, ScriptedLlm

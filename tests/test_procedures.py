@@ -19,7 +19,6 @@ from google.genai import types
 from adk_memory import (
     GuardAction,
     GuardVerdict,
-    MemoryAction,
     MemoryContextCallback,
     MemoryContextPlugin,
     MemoryFilter,
@@ -28,6 +27,7 @@ from adk_memory import (
     RememberHowTool,
 )
 from adk_memory.errors import InputValidationError
+from adk_memory.memory import MemoryAction
 from adk_memory.memory.procedure_rule import viewer_key
 from adk_memory.testing import HashEmbedder, ScriptedLlm, function_call
 

@@ -24,24 +24,22 @@ from pydantic import ValidationError
 from sqlalchemy import text
 
 from adk_memory import (
-    AppMemoryConfig,
     ConsolidationConfig,
     CustomizationConfig,
     InputValidationError,
     LoadProfilesTool,
-    MemoryAction,
     MemoryBankConfig,
     MemoryContextCallback,
-    MemoryProfile,
-    NoGuard,
     PiiRedactor,
     StructuredMemoryConfig,
     StructuredMemorySchemaConfig,
     TtlConfig,
 )
 from adk_memory.adk.erasure import erase_user
-from adk_memory.config import GenerationConfig
+from adk_memory.config import AppMemoryConfig, GenerationConfig
+from adk_memory.memory import MemoryAction, MemoryProfile
 from adk_memory.memory.generation.profiles import field_error
+from adk_memory.memory.guard import NoGuard
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "app"

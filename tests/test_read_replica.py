@@ -23,14 +23,14 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from adk_memory import (
-    DatabaseTimeouts,
     PostgresMemoryService,
     PostgresSessionService,
-    make_engine,
     memory_service_from_uri,
     session_service_from_uri,
 )
 from adk_memory.adk.erasure import erase_user
+from adk_memory.config import DatabaseTimeouts
+from adk_memory.db import make_engine
 from adk_memory.db import replica as replica_rules
 from adk_memory.db.embedded import temporary_server
 from adk_memory.db.migrations import SchemaVersionError

@@ -26,7 +26,6 @@ from google.genai import types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adk_memory import Memory, RetrievedMemory
 from adk_memory.adk.callbacks import (
     DEFAULT_PREAMBLE,
     PROCEDURES_NOTE,
@@ -35,6 +34,7 @@ from adk_memory.adk.callbacks import (
     MemoryContextPlugin,
 )
 from adk_memory.adk.tools import ForgetMemoryTool, LoadMemoryTool, PreloadMemoryTool
+from adk_memory.memory import Memory, RetrievedMemory
 from adk_memory.memory.guard import GuardVerdict
 from adk_memory.memory.profiles import MemoryProfile
 from adk_memory.memory.rendering import neutralise, quoted

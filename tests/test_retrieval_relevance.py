@@ -16,8 +16,9 @@ from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
-from adk_memory import MemoryBankConfig, PostgresMemoryService, RetrievalConfig
+from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.adk.callbacks import MemoryContextCallback
+from adk_memory.config import RetrievalConfig
 from adk_memory.testing import HashEmbedder
 
 SCOPE = {"app_name": "relevance", "user_id": "caroline"}

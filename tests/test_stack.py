@@ -20,7 +20,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.genai import types
 
-from adk_memory import GeminiEmbedder, MemoryBankConfig, TtlConfig
+from adk_memory import MemoryBankConfig, TtlConfig
 from adk_memory.adk.callbacks import MemoryContextPlugin
 from adk_memory.adk.compaction.summarize import RecursiveSummarizationPlugin
 from adk_memory.adk.stack import (
@@ -43,6 +43,7 @@ from adk_memory.env import (
     SCHEMA_ENV,
     SESSION_TTL_ENV,
 )
+from adk_memory.memory import GeminiEmbedder
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP, USER = "stack_app", "u1"

@@ -18,15 +18,11 @@ from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
-from adk_memory import (
-    MemoryBankConfig,
-    MemoryFilter,
-    NoGuard,
-    PostgresMemoryService,
-    RetrievalConfig,
-)
+from adk_memory import MemoryBankConfig, MemoryFilter, PostgresMemoryService
+from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import COVERED
 from adk_memory.memory.entries import to_memory_entry
+from adk_memory.memory.guard import NoGuard
 from adk_memory.memory.store import _retrieve_statement
 from adk_memory.memory.temporal import find_window
 from adk_memory.testing import HashEmbedder

@@ -16,15 +16,10 @@ from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_memory import (
-    InputValidationError,
-    MemoryAction,
-    MemoryBankConfig,
-    PostgresMemoryService,
-    SourceType,
-)
+from adk_memory import InputValidationError, MemoryBankConfig, PostgresMemoryService
 from adk_memory.cli import main
 from adk_memory.config import RetrievalConfig, TrustConfig
+from adk_memory.memory import MemoryAction, SourceType
 from adk_memory.memory.models import Memory
 from adk_memory.memory.trust import effective_confidence
 from adk_memory.testing import ScriptedLlm

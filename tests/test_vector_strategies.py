@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from conftest import generic_plan
 
-from adk_memory import MemoryBankConfig, MemoryFact, MemoryFilter, PostgresMemoryService
+from adk_memory import MemoryBankConfig, MemoryFilter, PostgresMemoryService
 from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import EXACT, QUANTIZED, vector_strategy
-from adk_memory.memory import store
+from adk_memory.memory import MemoryFact, store
 from adk_memory.memory.store import RERANKED_MIN, _retrieve_statement
 from adk_memory.testing import HashEmbedder
 

@@ -1,4 +1,16 @@
-"""Everything that touches ADK's runtime: tools, callbacks, plugins, URI schemes, configuration."""
+"""Everything that touches ADK's runtime: the edge where adk-memory meets an ADK agent.
+
+Owns: the memory tools (`tools.py`, `procedures.py`, `profiles.py`), the callbacks and plugins
+that put memories into a model request (`callbacks.py`) or generate them from a session
+(`triggers.py`), the compaction plugins (`compaction/`), ADK's service URI schemes and registry
+(`services.py`), the one-call wiring (`stack.py`: `configure`), the memory inspector and HTTP
+error mapping for ADK's servers, and the operator flows that need both services (erasure,
+Vertex AI import/export). Importing this face loads ADK (its modules subclass ADK's types).
+
+It never writes SQL or opens a connection of its own (the services in `memory/` and
+`sessions/` do), never uses ADK's private modules (`_adk_private.py` is the one shim), and is
+imported by nothing in `memory/`, `sessions/` or `db/` (arrows point from here to them).
+"""
 
 from .callbacks import (
     DEFAULT_PREAMBLE,

@@ -32,7 +32,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 
 from ..config import CustomTopic, ManagedTopic, MemoryTopic
-from ..errors import InputValidationError
+from ..errors import InputTypeError, InputValidationError
 from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
@@ -92,7 +92,7 @@ def memory_service_of(
             "memory_service=PostgresMemoryService(...)."
         )
     if not isinstance(service, PostgresMemoryService):
-        raise TypeError(
+        raise InputTypeError(
             f"adk-memory's tools and callbacks need a PostgresMemoryService, "
             f"not {type(service).__name__}."
         )

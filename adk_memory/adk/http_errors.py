@@ -41,7 +41,8 @@ def status_of(error: AdkMemoryError) -> int:
 
 
 async def _respond(request: Request, error: Exception) -> Response:
-    assert isinstance(error, AdkMemoryError)  # registered for AdkMemoryError only
+    if not isinstance(error, AdkMemoryError):  # registered for AdkMemoryError only
+        raise error  # any other error goes on to the app's own handling, unchanged
     status = status_of(error)
     detail = str(error) if status < 500 else type(error).__name__
     return JSONResponse({"detail": detail}, status_code=status)

@@ -30,7 +30,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from typing_extensions import override
 
-from ..errors import InputValidationError, OptedOutError
+from ..errors import InputTypeError, InputValidationError, OptedOutError
 from ..memory.service import PostgresMemoryService
 from .callbacks import bound_service
 from .tools import _declaration, _error, _text_arg
@@ -156,7 +156,7 @@ class ProcedureFeedbackPlugin(BasePlugin):
             self._seen.popitem(last=False)
         service = self.memory_service or context.memory_service
         if not isinstance(service, PostgresMemoryService):
-            raise TypeError("ProcedureFeedbackPlugin needs a PostgresMemoryService.")
+            raise InputTypeError("ProcedureFeedbackPlugin needs a PostgresMemoryService.")
         try:
             await service.learn_procedure(
                 session,

@@ -407,7 +407,7 @@ class ForgetMemoryTool(_MemoryTool):
             if (memory_id is None) == (query is None):
                 raise InputValidationError("Pass either memory_id or query (one of them).")
             service, scope = await self._service(tool_context)
-            if query is not None:
+            if memory_id is None:  # so the query is given (exactly one of them is)
                 found = await service.retrieve_memories(
                     scope, search_query=query, top_k=self.candidates
                 )
@@ -416,7 +416,6 @@ class ForgetMemoryTool(_MemoryTool):
                     "status": "nothing_deleted_yet",
                     "matches": [_shown(ContextMemory.of(r, now)) for r in found],
                 }
-            assert memory_id is not None
             memory = await service.get_memory(memory_id, scope)
             if memory is None:
                 raise InputValidationError(f"No memory {memory_id} of this user.")

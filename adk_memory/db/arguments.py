@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from ..env import environment, with_database_password
-from ..errors import InputValidationError
+from ..errors import InputTypeError, InputValidationError
 
 _PLACEHOLDER_URL = "postgresql+asyncpg://"
 """What engine options are checked against: SQLAlchemy accepts or refuses an option by the
@@ -79,7 +79,9 @@ def connection_arguments(
     options = {name: value for name, value in extra.items() if _engine_option(name, value)}
     unexpected = sorted(set(extra) - set(options))
     if unexpected:
-        raise TypeError(f"{owner}() got unexpected keyword arguments: {', '.join(unexpected)}.")
+        raise InputTypeError(
+            f"{owner}() got unexpected keyword arguments: {', '.join(unexpected)}."
+        )
     if not options:
         return ConnectionArguments(database_url, engine, engine_kwargs)
     twice = sorted(set(options) & set(engine_kwargs or {}))

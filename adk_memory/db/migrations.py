@@ -17,17 +17,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from ..errors import AdkMemoryError
-
-
-class SchemaVersionError(AdkMemoryError, RuntimeError):
-    """The database's schema is newer than this code, or older and migrations are disabled."""
-
-
-class MigrationError(AdkMemoryError, RuntimeError):
-    """A migration step failed. Nothing of a component's run was applied (it is one
-    transaction); a vector step is resumed where it stopped by the next run."""
-
+from ..errors import MigrationError, SchemaVersionError
 
 SCHEMA_CHANGE_TIMEOUT = 3600.0
 """Seconds the client waits for one migration statement. A migration runs without the pool's

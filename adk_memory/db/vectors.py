@@ -20,7 +20,7 @@ from typing import Literal, overload
 
 import asyncpg
 
-from ..errors import InputValidationError
+from ..errors import EmbeddingDimensionError, InputValidationError
 from .migrations import SCHEMA_CHANGE_TIMEOUT, MigrationError, SchemaVersionError
 
 # The embedding column's type, its half-precision copy and the vector index depend on a fact
@@ -28,10 +28,6 @@ from .migrations import SCHEMA_CHANGE_TIMEOUT, MigrationError, SchemaVersionErro
 # (langgraph's vector migrations are the model), run when a dimension is known, recorded with
 # the dimension and the index strategy they were applied for, and upgraded when the strategy the
 # dimension needs changes.
-
-
-class EmbeddingDimensionError(InputValidationError):
-    """The embedder's dimensions differ from the ones this store's vectors were made with."""
 
 
 VECTOR_MAX_DIMENSIONS = 16000

@@ -2,8 +2,9 @@
 
 `retrieval` holds the harness (dataset format, `evaluate`, Recall@K and MRR); `floor` replays a
 report under relevance floors (recall lost vs silence gained on unanswerable questions); a small
-synthetic dataset and a long-conversation one ship in `data/`. Nothing in the runtime package
-imports this one.
+synthetic dataset and a long-conversation one ship in `data/`. Owns: the harnesses, their
+dataset formats and their reports. It never changes a service's data outside the scopes it
+loads (and purges), and nothing in the runtime package ever imports this one.
 """
 
 from .floor import FloorOn, candidate_floors, floor_scores, floor_tradeoff

@@ -1,6 +1,6 @@
 """Dataset plumbing the evaluation harnesses share (`retrieval` and `generation`).
 
-Owns: `DatasetError`; the field types both dataset formats are built from (a scope checked by
+Owns: the field types both dataset formats are built from (a scope checked by
 the service's scope rules, non-blank text, a fact within the service's length limit, and a
 frozen model base that rejects unknown keys); and turning decoded JSON, or a JSON file given as
 a path or an `importlib.resources` traversable, into a validated pydantic model, with every
@@ -8,7 +8,8 @@ problem reported as a `location: message` line. Each harness keeps its own forma
 and their cross-field rules) and its public `parse_*` / `load_*` functions, which call these.
 Also the two bits both harnesses need: where shipped datasets live (`package_data`) and the
 hash that names the scopes they write to (`digest`).
-`DatasetError` stays importable from `adk_memory.eval.retrieval`, where it was first defined.
+Its error, `DatasetError`, lives in `adk_memory.errors` (importable from here and from
+`adk_memory.eval.retrieval` too).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputValidationError
+from ..errors import DatasetError, InputValidationError
 from ..memory.checks import MAX_FACT_LENGTH
 from ..memory.scope import validate_scope
 
@@ -30,10 +31,6 @@ if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; only the annotation needs
     from importlib.resources.abc import Traversable
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-class DatasetError(ValueError):
-    """A dataset file that cannot be used, with every problem found and where it is."""
 
 
 # ------------------------------------------------------------------------------ field types

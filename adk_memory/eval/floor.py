@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ..errors import InputValidationError
 from .retrieval.dataset import RetrievalDataset
 from .retrieval.report import ModeReport, QueryResult, Scores, result_of
 
@@ -44,7 +45,7 @@ def floor_scores(
     for result in report.queries:
         values = _values(result, on)
         if len(values) != len(result.ranked):
-            raise ValueError(
+            raise InputValidationError(
                 f"Query {result.query_id!r} has no recorded {on}s to apply a floor to."
             )
         keep = [i for i, value in enumerate(values) if value >= floor]
@@ -65,7 +66,7 @@ def candidate_floors(report: ModeReport, count: int, *, on: FloorOn = "score") -
     has (drops nothing), then quantiles of the best result's value over the report's queries,
     up to the highest (leaves only the queries whose best result reaches it)."""
     if count < 1:
-        raise ValueError("count must be at least 1.")
+        raise InputValidationError("count must be at least 1.")
     values = [_values(r, on) for r in report.queries]
     tops = sorted(v[0] for v in values if v)
     if not tops:

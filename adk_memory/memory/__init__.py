@@ -1,1 +1,73 @@
-"""Long-term memory on PostgreSQL + pgvector: scopes, the store, retrieval, embeddings."""
+"""Long-term memory on PostgreSQL + pgvector: ADK's `BaseMemoryService` and Memory Bank's API.
+
+Owns: the memory service (`PostgresMemoryService`), what it takes and returns (memories, facts,
+revisions, filters, pages, generation operations, quarantined facts, profiles, stored app
+configurations), the embedders, scopes, and the rooms behind the service: the store (memories,
+revisions, retrieval), the generation pipeline (`generation/`: the model-facing half), the guard
+and screen policy (`guard/`, `screen.py`), and the job queue. Its names below resolve on first
+use, so importing one module of this package never loads the service (and with it ADK).
+
+It never imports `adk_memory.sessions` or `adk_memory.adk` (arrows point from `adk/` to here and
+from here to `db/`), never reads a session's events from the session tables, and never writes a
+table outside its migrations in `db/migrations.py`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._faces import lazy_face
+
+if TYPE_CHECKING:
+    from .app_config import AppConfigVersion
+    from .embeddings import Embedder, EmbeddingTask, GeminiEmbedder, LocalEmbedder
+    from .entries import to_memory_entry
+    from .models import (
+        GeneratedMemory,
+        GenerateMemoriesOperation,
+        GuardedFact,
+        Memory,
+        MemoryAction,
+        MemoryFact,
+        MemoryFilter,
+        MemoryPage,
+        MemoryRevision,
+        MemoryType,
+        QuarantinedMemory,
+        RetrievedMemory,
+        SourceType,
+    )
+    from .profiles import MemoryProfile, ProfileRevision
+    from .rendering import neutralise
+    from .scope import Scope, user_scope
+    from .service import PostgresMemoryService
+
+__getattr__, __dir__ = lazy_face(__name__, __file__, globals())
+
+__all__ = [
+    "AppConfigVersion",
+    "Embedder",
+    "EmbeddingTask",
+    "GeminiEmbedder",
+    "GenerateMemoriesOperation",
+    "GeneratedMemory",
+    "GuardedFact",
+    "LocalEmbedder",
+    "Memory",
+    "MemoryAction",
+    "MemoryFact",
+    "MemoryFilter",
+    "MemoryPage",
+    "MemoryProfile",
+    "MemoryRevision",
+    "MemoryType",
+    "PostgresMemoryService",
+    "ProfileRevision",
+    "QuarantinedMemory",
+    "RetrievedMemory",
+    "Scope",
+    "SourceType",
+    "neutralise",
+    "to_memory_entry",
+    "user_scope",
+]

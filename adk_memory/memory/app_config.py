@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from .._json import dump_json
 from ..config import AppMemoryConfig, GuardChoice, RedactChoice
 from ..db.engine import Database
-from ..errors import AdkMemoryError, InputValidationError
+from ..errors import AppConfigError, InputValidationError
 from ..redaction import PiiRedactor, Redactor
 from .guard import DefaultMemoryGuard, MemoryGuard, NoGuard
 from .scope import validate_scope
@@ -58,13 +58,6 @@ SELECT version, config::text, create_time FROM {schema}.memory_app_configs
 """
 
 _LATEST_VERSION = "SELECT max(version) FROM {schema}.memory_app_configs WHERE app_name = $1"
-
-
-class AppConfigError(AdkMemoryError):
-    """A stored app configuration this adk-memory cannot use: missing, or not valid for this
-    version (e.g. written by a newer adk-memory). A generation job that names it fails with this
-    error, is retried with backoff (an upgraded worker may read it) and is dead-lettered after
-    its last try; nothing of it is written."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
 from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
 from ..env import parse_redact
-from ..errors import ErasedError, InputValidationError, OptedOutError
+from ..errors import ErasedError, InputValidationError, OptedOutError, ServiceConfigurationError
 from ..redaction import Redactor
 from ..telemetry import traced
 from ..uri import announce, check_uri_alone, without_agents_dir
@@ -194,7 +194,7 @@ class MemoryServiceCore:
         """The worker's handler: run one generation job (the worker has run `_ready` first)
         with the app configuration it was enqueued with, else this service's own."""
         if self.llm is None or self._generator is None:
-            raise RuntimeError("This service has no generation model (pass llm=...).")
+            raise ServiceConfigurationError("This service has no generation model (pass llm=...).")
         await self._refuse_opted_out(job.scope)  # since it was queued: dead-lettered, said why
         generator = self._generator
         app = job.scope.get("app_name")

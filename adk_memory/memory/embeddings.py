@@ -20,7 +20,7 @@ from google import genai
 from google.genai import types
 
 from .._retry import Backoff, RetryPolicy, retry_call
-from ..errors import InputValidationError
+from ..errors import InputTypeError, InputValidationError
 from .generation.llm import GenerationOutputError
 
 EmbeddingTask = Literal["document", "query"]
@@ -46,7 +46,7 @@ class Embedder(Protocol):
 def _check_texts(texts: Sequence[str]) -> list[str]:
     # A bare string is a Sequence[str] too; embedding it character by character is never meant.
     if isinstance(texts, str):
-        raise TypeError("embed() takes a sequence of texts, not a single string.")
+        raise InputTypeError("embed() takes a sequence of texts, not a single string.")
     return list(texts)
 
 

@@ -16,29 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputValidationError
+from ..errors import InputValidationError, MemoryRejectedError
 from ..redaction import Redactor, redact_event_data, redact_json
 from .guard import DefaultMemoryGuard, GuardAction, GuardVerdict, MemoryGuard, check_all
 from .models import GuardedFact
 
 logger = logging.getLogger(__name__)
-
-
-class MemoryRejectedError(InputValidationError):
-    """The memory guard refused a fact written directly (create, update, add_memory, a tool).
-    Nothing was stored. `verdict` says which rule and why (never the fact itself); `rule` is
-    its rule id."""
-
-    def __init__(self, verdict: GuardVerdict) -> None:
-        super().__init__(
-            f"The memory guard refused this fact ({verdict.rule or 'policy'}): {verdict.reason}"
-        )
-        self.verdict = verdict
-
-    @property
-    def rule(self) -> str:
-        """The id of the rule that refused the fact ("" when the guard named none)."""
-        return self.verdict.rule
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,10 @@ from google.genai import types as genai_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from ..errors import _NotFast
+
 Convert = Callable[[Any], Any]
 """Turns one JSON value into the field's value; raises `_NotFast` when it cannot."""
-
-
-class _NotFast(Exception):
-    """This value (and so its whole event) needs pydantic's validation."""
 
 
 _NO_OP_VALIDATORS = frozenset(

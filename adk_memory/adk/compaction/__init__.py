@@ -1,6 +1,9 @@
 """Compaction plugins: keep long conversations within budget without touching stored events.
 
-One module a plugin; the stored session events are never modified or deleted by any of them.
+Owns: one module a plugin (a sliding window, a token budget, recursive summaries, a delegation
+filter, archived tool results), each rewriting only the model request it is handed. The stored
+session events are never modified or deleted by any of them, and none of them ever calls the
+memory service.
 """
 
 from .archive import ToolResultArchivePlugin

@@ -179,9 +179,11 @@ class ToolResultArchivePlugin(BasePlugin):
     async def _reference(
         self, context: CallbackContext, estimator: CachedEstimator, part: types.Part, size: int
     ) -> types.Part:
-        """The stand-in for one large function response (archiving the result if it is new)."""
+        """The stand-in for one large function response (archiving the result if it is new);
+        a part without one (never measured as large) is its own stand-in."""
         response = part.function_response
-        assert response is not None
+        if response is None:
+            return part
         archived = self._describe(estimator, response)
         version = await self._archive(context, archived.filename, response)
         reference = {

@@ -55,7 +55,7 @@ from typing_extensions import override
 
 from ..._adk_private import apply_rewinds
 from ..._retry import Backoff, RetryPolicy, not_permanent, retry_call
-from ...errors import AdkMemoryError, InputValidationError
+from ...errors import InputValidationError, SummarizationError
 from ...memory.generation import resolve_llm
 from ...redaction import Redactor, redact_content
 from ...telemetry import traced
@@ -68,11 +68,6 @@ _MAX_RETRY_DELAY = 60.0
 
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id): one session, never shared across users."""
-
-
-class SummarizationError(AdkMemoryError, RuntimeError):
-    """The model gave no summary: an answer without text (retried like any model failure), or
-    no usable answer in `max_attempts` calls (logged; the events stay raw)."""
 
 
 def compaction_of(event: Event) -> EventCompaction | None:

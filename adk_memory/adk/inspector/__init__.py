@@ -33,7 +33,7 @@ from google.adk.errors.input_validation_error import (
     InputValidationError as AdkInputValidationError,
 )
 
-from ...errors import InputValidationError, NotFoundError
+from ...errors import InputValidationError, NotFoundError, _Refused
 from ...memory.scope import Scope, parse_scope, user_scope
 from ...memory.service import PostgresMemoryService
 from ...sessions.service import PostgresSessionService
@@ -74,14 +74,6 @@ _HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",  # users' data: never kept by a browser or a proxy
 }
-
-
-class _Refused(Exception):
-    """A request the inspector refuses, with the status and the reason shown."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def inspector_router(

@@ -27,6 +27,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from ...errors import InputValidationError
 from ...memory.models import MemoryAction, SourceType
 from ...memory.service import PostgresMemoryService
 from .._datasets import digest
@@ -150,7 +151,9 @@ async def evaluate_generation(
     in a scope of its own that is purged before and after (see the module docs).
     """
     if service.llm is None:
-        raise ValueError("evaluate_generation needs a service with a generation model (llm=...).")
+        raise InputValidationError(
+            "evaluate_generation needs a service with a generation model (llm=...)."
+        )
     chosen = matcher or lexical_match
     started = time.perf_counter()
     results: list[CaseResult] = []

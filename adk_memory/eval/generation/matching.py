@@ -50,6 +50,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 from pydantic import BaseModel, BeforeValidator, Field
 
+from ...errors import InputValidationError
 from ...memory.generation import generate_structured, resolve_llm
 from .dataset import one_line
 
@@ -151,7 +152,7 @@ class LlmJudge:
 
     def __init__(self, llm: str | BaseLlm, *, timeout: float = 60.0, concurrency: int = 4) -> None:
         if concurrency < 1:
-            raise ValueError("concurrency must be at least 1.")
+            raise InputValidationError("concurrency must be at least 1.")
         self.llm = resolve_llm(llm)
         self.timeout = timeout
         self.calls = 0

@@ -41,6 +41,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
 from ...config import MemoryBankConfig
+from ...errors import EvaluationError, GenerationOutputError, InputTypeError, InputValidationError
 from ...memory.checks import MAX_TOP_K
 from ...memory.embeddings import Embedder
 from ...memory.scope import scope_key
@@ -105,7 +106,7 @@ class _CachingEmbedder:
             chunk = missing[start : start + EMBED_BATCH_SIZE]
             vectors = await self.inner.embed(chunk, task=task)
             if len(vectors) != len(chunk):
-                raise ValueError("The embedder returned the wrong number of vectors.")
+                raise GenerationOutputError("The embedder returned the wrong number of vectors.")
             self._vectors.update(((task, t), v) for t, v in zip(chunk, vectors, strict=True))
         return [self._vectors[(task, t)] for t in texts]
 
@@ -122,7 +123,9 @@ def _describe(embedder: Embedder | None) -> str | None:
 def _check_k_values(k_values: Sequence[int]) -> list[int]:
     ks = sorted(set(k_values))
     if not ks or any(not isinstance(k, int) or not 1 <= k <= MAX_TOP_K for k in ks):
-        raise ValueError(f"k_values must be integers between 1 and {MAX_TOP_K}, got {k_values}.")
+        raise InputValidationError(
+            f"k_values must be integers between 1 and {MAX_TOP_K}, got {k_values}."
+        )
     return ks
 
 
@@ -130,11 +133,11 @@ def _check_modes(modes: Sequence[str]) -> list[RetrievalMode]:
     chosen: list[RetrievalMode] = []
     for mode in modes:
         if mode not in ALL_MODES:
-            raise ValueError(f"Unknown retrieval mode {mode!r}: use one of {ALL_MODES}.")
+            raise InputValidationError(f"Unknown retrieval mode {mode!r}: use one of {ALL_MODES}.")
         if mode not in chosen:
             chosen.append(mode)
     if not chosen:
-        raise ValueError("modes must name at least one retrieval mode.")
+        raise InputValidationError("modes must name at least one retrieval mode.")
     return chosen
 
 
@@ -160,9 +163,9 @@ async def _service_for(
     made = target(MemoryBankConfig.model_validate({"retrieval": {"mode": mode}}))
     service = await made if inspect.isawaitable(made) else made
     if not isinstance(service, PostgresMemoryService):
-        raise TypeError(f"The service factory returned {type(service).__name__}.")
+        raise InputTypeError(f"The service factory returned {type(service).__name__}.")
     if service.config.retrieval.mode != mode:
-        raise ValueError(
+        raise InputValidationError(
             f"The service factory ignored the config: asked for mode {mode!r}, got "
             f"{service.config.retrieval.mode!r}."
         )
@@ -254,7 +257,7 @@ async def _load(
             stored = await _stored_ids(service, scope)
             missing = [m.id for m in memories if m.id not in stored]
             if missing or len(stored) != len(memories):
-                raise RuntimeError(
+                raise EvaluationError(
                     f"Stored {len(stored)} memories for the {len(memories)} of scope "
                     f"{memories[0].scope} (missing: {missing[:5]}): did the service's guard "
                     "quarantine them (raw dialogue needs guard=NoGuard()), or is another "
@@ -321,7 +324,7 @@ async def _run_mode(
         await purge()
     scores = Scores.of(results)
     if scores.mrr is None:  # the dataset's validation makes one query answerable
-        raise RuntimeError(f"Dataset {dataset.name!r} has no answerable query.")
+        raise EvaluationError(f"Dataset {dataset.name!r} has no answerable query.")
     return ModeReport(
         mode=mode,
         recall=scores.recall,
@@ -387,7 +390,7 @@ async def evaluate(
     ks = _check_k_values(k_values)
     chosen = _check_modes(modes)
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1.")
+        raise InputValidationError("concurrency must be at least 1.")
     caches: dict[int, _CachingEmbedder] = {}
     reports: list[ModeReport] = []
     skipped: dict[str, str] = {}

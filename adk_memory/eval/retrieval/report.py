@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...errors import InputValidationError
 from .._datasets import Frozen as _Frozen
 from .dataset import DatasetQuery, RetrievalDataset
 
@@ -33,7 +34,7 @@ DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10)
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
     """Fraction of `relevant` found among the first `k` of `ranked`."""
     if not relevant:
-        raise ValueError("recall is undefined without relevant items")
+        raise InputValidationError("recall is undefined without relevant items")
     return len(set(ranked[:k]) & set(relevant)) / len(set(relevant))
 
 

@@ -21,19 +21,13 @@ from google.adk.models.registry import LLMRegistry
 from google.genai import types
 from pydantic import BaseModel, ValidationError
 
-from ...errors import AdkMemoryError
+from ...errors import GenerationOutputError
 from ...telemetry import annotate, traced
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _SHOWN_OUTPUT = 500
 """How much of a bad answer an error message quotes (enough to diagnose, not a log flood)."""
-
-
-class GenerationOutputError(AdkMemoryError, ValueError):
-    """The model answered, but not with what was asked: malformed JSON, the wrong shape, an
-    invalid operation, or a blocked/truncated response. Worth retrying: the next answer may be
-    fine."""
 
 
 def resolve_llm(model: str | BaseLlm) -> BaseLlm:

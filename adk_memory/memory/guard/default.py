@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from ...errors import InputValidationError
+from ...errors import InputTypeError, InputValidationError
 from .encoded import encoded_hits
 from .normalise import Views
 from .rules import Hit
@@ -145,7 +145,7 @@ class DefaultMemoryGuard:
         prefilter: bool = True,
     ) -> None:
         if isinstance(delimiters, str):
-            raise TypeError("delimiters is a list of names, not one string.")
+            raise InputTypeError("delimiters is a list of names, not one string.")
         if max_chars < 1:
             raise InputValidationError("max_chars must be at least 1.")
         self.max_chars = max_chars

@@ -1,0 +1,61 @@
+"""Settings: arguments, then the `ADK_MEMORY_*` environment, then defaults, resolved once.
+
+Owns: the one resolver every entry point builds its services through (a service's
+constructor, ADK's spellings and registry factories, the service URIs, `configure()`, the
+`adk-memory` command and its worker), producing typed, frozen settings:
+
+- `variables`: every environment variable's name, the parsers of their values, and the only
+  read of the process's environment (`environment()`);
+- `uri`: the grammar of a service URI (`adk-memory://`, `postgresql://` with their query
+  options) and the options both services share;
+- `database`: `DatabaseSettings`, and `database_settings` resolving a service's database
+  arguments (ADK's `db_url` / `db_engine` / engine options included);
+- `sessions`: `SessionSettings`, the session service's.
+
+It sits beside `db/` and below `memory/`, `sessions/` and `adk/` (which build from it), so the
+services users construct directly resolve exactly as `configure()` does. It never connects,
+builds a service or calls a model. Names load on first use: `adk-memory db ...` reads a
+variable's name without importing SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .database import DatabaseSettings, database_settings
+    from .sessions import SessionSettings, session_settings
+    from .uri import collect_services, parse_service_uri
+    from .variables import chosen, environment
+
+__all__ = [
+    "DatabaseSettings",
+    "SessionSettings",
+    "chosen",
+    "collect_services",
+    "database_settings",
+    "environment",
+    "parse_service_uri",
+    "session_settings",
+]
+
+_SOURCES = {
+    "DatabaseSettings": ".database",
+    "database_settings": ".database",
+    "SessionSettings": ".sessions",
+    "session_settings": ".sessions",
+    "collect_services": ".uri",
+    "parse_service_uri": ".uri",
+    "chosen": ".variables",
+    "environment": ".variables",
+}
+
+
+def __getattr__(name: str) -> Any:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value  # resolved once
+    return value

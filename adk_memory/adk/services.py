@@ -50,7 +50,7 @@ from ..memory.service import PostgresMemoryService
 from ..memory.uri import MEMORY_VARIABLES, memory_arguments
 from ..sessions.service import PostgresSessionService
 from ..sessions.uri import SESSION_VARIABLES, session_arguments
-from ..uri import EMBEDDED_SCHEME, SCHEMES, announce, collect_services
+from ..settings.uri import EMBEDDED_SCHEME, SCHEMES, announce, collect_services
 from .shared_database import Where, uses
 
 __all__ = [

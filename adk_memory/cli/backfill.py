@@ -25,11 +25,10 @@ import click
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 
-from ..env import environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
-from ..worker import check_model_credentials, unretrieved_errors_logged_once
+from ..settings.variables import environment
 from .options import (
     Generation,
     Target,
@@ -39,6 +38,7 @@ from .options import (
     skip_credential_check_option,
 )
 from .output import note, plural
+from .worker import check_model_credentials, unretrieved_errors_logged_once
 
 if TYPE_CHECKING:  # click's bar type, only named in annotations (no public alias)
     from click._termui_impl import ProgressBar

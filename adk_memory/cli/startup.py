@@ -19,7 +19,7 @@ import click
 from ..adk.demo import DEMO_APP, DEMO_USER, DemoLlm, seed_demo
 from ..adk.inspector import DEV_UI_PATH, INSPECTOR_PATH, InspectorMode
 from ..adk.stack import configure
-from ..env import credentials_warning, environment
+from ..settings.variables import credentials_warning, environment
 from .failures import user_errors
 
 __all__ = ["banner", "seed_demo_user", "starting"]

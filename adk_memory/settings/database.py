@@ -22,9 +22,20 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ..config import DatabaseTimeouts
 from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
-from .variables import embedded_data_dir, environment, with_database_password
+from .variables import (
+    database_timeouts,
+    embedded_data_dir,
+    environment,
+    with_database_password,
+)
 
-__all__ = ["DATABASE_ARGUMENTS", "DatabaseSettings", "database_from", "database_settings"]
+__all__ = [
+    "DATABASE_ARGUMENTS",
+    "DatabaseSettings",
+    "command_database",
+    "database_from",
+    "database_settings",
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,21 @@ class DatabaseSettings:
     auto_migrate: bool = True
     engine_kwargs: Mapping[str, Any] | None = None
     timeouts: DatabaseTimeouts | None = None
+
+    def arguments(self) -> dict[str, Any]:
+        """These settings as a service's database arguments (what its constructor resolves back
+        to these settings)."""
+        return {
+            "database_url": self.url,
+            "engine": self.engine,
+            "read_url": self.read_url,
+            "read_engine": self.read_engine,
+            "schema": self.schema,
+            "data_dir": self.data_dir,
+            "auto_migrate": self.auto_migrate,
+            "engine_kwargs": dict(self.engine_kwargs) if self.engine_kwargs is not None else None,
+            "timeouts": self.timeouts,
+        }
 
     def database(self) -> Database:
         """The handle these settings describe (nothing connects until its first statement)."""
@@ -125,3 +151,25 @@ def database_from(arguments: dict[str, Any], **options: Any) -> DatabaseSettings
     as a URI's options give them), taken out of it; `options` go to `database_settings`."""
     given = {name: arguments.pop(name) for name in DATABASE_ARGUMENTS if name in arguments}
     return database_settings(**given, **options)
+
+
+def command_database(
+    database_url: str | None,
+    *,
+    schema: str,
+    data_dir: str | None,
+    environ: Mapping[str, str] | None = None,
+) -> DatabaseSettings:
+    """The database an `adk-memory` command works on (its options already read their
+    variables): the URL with the environment's password, the timeouts
+    `$ADK_MEMORY_STATEMENT_TIMEOUT` / `_CONNECT_TIMEOUT` / `_POOL_TIMEOUT` set, and never
+    migrating (only `adk-memory migrate` changes a schema)."""
+    environ = environment(environ)
+    return database_settings(
+        database_url,
+        schema=schema,
+        data_dir=data_dir,
+        auto_migrate=False,
+        timeouts=database_timeouts(environ),
+        environ=environ,
+    )

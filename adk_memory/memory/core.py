@@ -96,17 +96,9 @@ class MemoryServiceCore:
         if uri is not None:
             check_uri_alone(MemoryServiceCore.__init__, locals())
             given = memory_settings_from_uri(uri, None, adk_arguments)
-            embedder, config, llm, redactor = (
-                given.embedder,
-                given.config,
-                given.llm,
-                given.redactor,
-            )
-            run_worker, publish_config, database = (
-                given.run_worker,
-                given.publish_config,
-                given.database,
-            )
+            embedder, config, llm = given.embedder, given.config, given.llm
+            redactor, run_worker = given.redactor, given.run_worker
+            publish_config, database = given.publish_config, given.database
         else:
             database = database_settings(
                 database_url,

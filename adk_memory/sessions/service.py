@@ -4,8 +4,10 @@ Owns: ADK's session contract (the behaviour `InMemorySessionService` defines: sc
 temp state never stored, partial events never persisted, idempotent re-delivery, ordering,
 `GetSessionConfig`, ADK's error types) plus what ADK lacks: optimistic concurrency across
 replicas, TTL sweeps, PII redaction, strict per-user keys and reads from a read replica that
-still see this process's own writes (`freshness.py`). It never writes SQL itself (the
-store does) and never imports the memory service.
+still see this process's own writes (`freshness.py`). Its arguments (adk-memory's, ADK's
+spellings, or a URI) are resolved once by `adk_memory.settings` into `SessionSettings`, which
+it is built from. It never writes SQL itself (the store does), never reads the environment and
+never imports the memory service.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ constructor, ADK's spellings and registry factories, the service URIs, `configur
   options) and the options both services share;
 - `database`: `DatabaseSettings`, and `database_settings` resolving a service's database
   arguments (ADK's `db_url` / `db_engine` / engine options included);
-- `sessions`: `SessionSettings`, the session service's.
+- `sessions`: `SessionSettings`, the session service's;
+- `stack`: `StackSettings`, what `configure()` reads (its database, TTLs, redactor, models).
 
 It sits beside `db/` and below `memory/`, `sessions/` and `adk/` (which build from it), so the
 services users construct directly resolve exactly as `configure()` does. It never connects,
@@ -24,25 +25,32 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .database import DatabaseSettings, database_settings
+    from .database import DatabaseSettings, command_database, database_settings
     from .sessions import SessionSettings, session_settings
+    from .stack import StackSettings, stack_settings
     from .uri import collect_services, parse_service_uri
     from .variables import chosen, environment
 
 __all__ = [
     "DatabaseSettings",
     "SessionSettings",
+    "StackSettings",
     "chosen",
     "collect_services",
+    "command_database",
     "database_settings",
     "environment",
     "parse_service_uri",
     "session_settings",
+    "stack_settings",
 ]
 
 _SOURCES = {
     "DatabaseSettings": ".database",
     "database_settings": ".database",
+    "command_database": ".database",
+    "StackSettings": ".stack",
+    "stack_settings": ".stack",
     "SessionSettings": ".sessions",
     "session_settings": ".sessions",
     "collect_services": ".uri",

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         StructuredMemorySchemaConfig,
         TtlConfig,
     )
-    from .db.embedded import EmbeddedPostgresUnavailableError, embedded_url
+    from .db.embedded import EmbeddedPostgresUnavailableError
     from .db.engine import DEFAULT_SCHEMA, make_engine, normalise_url
     from .db.migrations import MigrationError, SchemaVersionError
     from .db.vectors import EmbeddingDimensionError
@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from .redaction import PiiRedactor, Redactor
     from .sessions.service import PostgresSessionService
     from .sessions.store import IdleSession
+    from .settings.database import embedded_url
 
 
 @functools.cache

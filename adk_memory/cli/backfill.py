@@ -28,7 +28,6 @@ from google.adk.sessions.session import Session
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
-from ..settings.variables import environment
 from .options import (
     Generation,
     Target,
@@ -208,7 +207,7 @@ async def _backfill(
     Generating here (`wait`, not `dry_run`) with a Gemini model that has no credentials is
     refused before anything connects (`check_credentials`)."""
     if wait and not dry_run and check_credentials:
-        check_model_credentials(generation.llm, environment())
+        check_model_credentials(generation.llm)
     async with (
         target.sessions(event_cache_size=0, redactor=generation.redactor) as sessions,
         target.memory(**generation.memory_options(), run_worker=False) as memory,

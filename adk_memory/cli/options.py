@@ -181,7 +181,7 @@ redact_option = click.option(
         f"sent to a model; must match the agent's (${REDACT_ENV})."
     ),
 )
-"""`--redact`: the command receives `pii` or `none` (`adk_memory.env.parse_redact` makes the
+"""`--redact`: the command receives `pii` or `none` (`settings.variables.parse_redact` makes the
 redactor)."""
 
 
@@ -226,11 +226,11 @@ skip_credential_check_option = click.option(
 )
 """`--skip-credential-check`: the command receives `skip_credential_check`. Without it, a
 command that generates refuses to start when its Gemini model has no credentials (every job
-would fail: `adk_memory.worker.check_model_credentials`)."""
+would fail: `adk_memory.cli.worker.check_model_credentials`)."""
 
 
 class Duration(click.ParamType):
-    """A positive duration as `adk_memory.env.parse_duration` reads it: `3600`, `90s`, `15m`,
+    """A positive duration as `adk_memory.durations.parse_duration` reads it: `3600`, `90s`, `15m`,
     `12h`, `30d`, `2w` or `1d12h`."""
 
     name = "duration"

@@ -37,7 +37,7 @@ from .._text import plural
 from ..errors import InputValidationError, ModelCredentialsError
 from ..memory.jobs import WorkerStats
 from ..memory.service import PostgresMemoryService
-from ..settings.variables import MODEL_ENV, environment, gemini_credentials
+from ..settings.variables import MODEL_ENV, gemini_credentials
 from .options import (
     Generation,
     Target,
@@ -139,9 +139,9 @@ def worker_service(arguments: Mapping[str, Any]) -> PostgresMemoryService:
     return service
 
 
-def check_model_credentials(llm: BaseLlm | None, environ: Mapping[str, str]) -> None:
+def check_model_credentials(llm: BaseLlm | None, environ: Mapping[str, str] | None = None) -> None:
     """Refuse a Gemini model that cannot be called: without an API key or Vertex AI settings
-    in `environ` (`adk_memory.env.gemini_credentials`), google-genai fails every call before
+    in `environ` (`settings.variables.gemini_credentials`), google-genai fails every call before
     sending it, and a worker would dead-letter its whole queue. Other models (a registered
     one, a test double) find their credentials their own way and are not checked.
 
@@ -175,7 +175,7 @@ async def run_worker(
     maybe_set_otel_providers()
     service = worker_service(arguments)
     if check_credentials:
-        check_model_credentials(service.llm, environment(environ))
+        check_model_credentials(service.llm, environ)
     with unretrieved_errors_logged_once():
         async with service:
             return await serve(service, concurrency=concurrency, until_idle=until_idle)

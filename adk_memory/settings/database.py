@@ -13,6 +13,7 @@ URL that carries none, the data directory when no URL or engine is given). It ne
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ..config import DatabaseTimeouts
+from ..db import embedded
 from ..db.arguments import connection_arguments
 from ..db.engine import DEFAULT_SCHEMA, Database
 from .variables import (
@@ -35,6 +37,7 @@ __all__ = [
     "command_database",
     "database_from",
     "database_settings",
+    "embedded_url",
 ]
 
 
@@ -173,3 +176,13 @@ def command_database(
         timeouts=database_timeouts(environ),
         environ=environ,
     )
+
+
+def embedded_url(
+    data_dir: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> str:
+    """Start (or reuse) the embedded server and return its `postgresql://` URL, its data
+    directory chosen as every entry point chooses it: `data_dir`, else `$ADK_MEMORY_DATA_DIR`,
+    else `./.adk/pgdata` (`adk_memory.db.embedded.embedded_url` on the resolved directory:
+    `db/` itself never reads the environment). Blocking: async callers run it in a thread."""
+    return embedded.embedded_url(embedded_data_dir(data_dir, environment(environ)))

@@ -189,11 +189,12 @@ def export(settings: Mapping[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def gemini_credentials(environ: Mapping[str, str]) -> bool:
+def gemini_credentials(environ: Mapping[str, str] | None = None) -> bool:
     """Whether `environ` holds what google-genai needs to call a Gemini model (it reads the
     variables itself): an API key (GOOGLE_API_KEY or GEMINI_API_KEY), or Vertex AI switched on
     as google-genai reads it (GOOGLE_GENAI_USE_VERTEXAI `true` or `1`) with a project
-    (GOOGLE_CLOUD_PROJECT). Without, a Gemini call can only fail."""
+    (GOOGLE_CLOUD_PROJECT). Without, a Gemini call can only fail. Default: the process's."""
+    environ = environment(environ)
     api_key, gemini_key, vertex = GEMINI_CREDENTIAL_VARIABLES
     if environ.get(api_key) or environ.get(gemini_key):
         return True
@@ -213,10 +214,12 @@ def application_default_credentials(environ: Mapping[str, str]) -> bool:
     return (Path(config) / "application_default_credentials.json").is_file()
 
 
-def credentials_warning(environ: Mapping[str, str]) -> str | None:
+def credentials_warning(environ: Mapping[str, str] | None = None) -> str | None:
     """What to say at start-up when the agents' Gemini models cannot be called: no API key and
     no Vertex AI settings (every turn would fail with "No API key was provided"), or Vertex AI
-    without Application Default Credentials on this machine. None when they look usable."""
+    without Application Default Credentials on this machine. None when they look usable.
+    Default: the process's environment."""
+    environ = environment(environ)
     if not gemini_credentials(environ):
         return (
             "WARNING: no Gemini credentials found (GOOGLE_API_KEY or GEMINI_API_KEY, or "

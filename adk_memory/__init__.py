@@ -91,7 +91,6 @@ if TYPE_CHECKING:  # moved: deprecated here, removed in the next release
     from .config import ManagedTopic as ManagedTopic
     from .config import RetrievalConfig as RetrievalConfig
     from .db import DEFAULT_SCHEMA as DEFAULT_SCHEMA
-    from .db import embedded_url as embedded_url
     from .db import make_engine as make_engine
     from .db import normalise_url as normalise_url
     from .errors import AlreadyExistsError as AlreadyExistsError
@@ -130,6 +129,7 @@ if TYPE_CHECKING:  # moved: deprecated here, removed in the next release
     from .memory.guard import NoGuard as NoGuard
     from .redaction import Redactor as Redactor
     from .sessions import IdleSession as IdleSession
+    from .settings import embedded_url as embedded_url
 
 
 def _sources() -> dict[str, str]:

@@ -33,7 +33,7 @@ from adk_memory.env import (
     with_database_password,
 )
 from adk_memory.memory import GeminiEmbedder
-from adk_memory.worker import _parser, _service
+from adk_memory.worker import worker_service
 
 URL = "postgresql://agent@db.internal:5432/agents"
 
@@ -111,7 +111,7 @@ async def test_every_entry_point_takes_the_password_from_the_environment(
         PostgresSessionService(db_url=URL),
         memory_service_from_uri(URL),
         Target(URL, "adk_memory", None).memory(),
-        _service(_parser().parse_args(["--database-url", URL]), {DATABASE_PASSWORD_ENV: "s3cret"}),
+        worker_service(Target(URL, "adk_memory", None).memory_arguments(llm="gemini-2.5-flash")),
     ]
     assert [await _password(service) for service in built] == ["s3cret"] * len(built)
     await stack.close()
@@ -124,7 +124,6 @@ def test_every_entry_point_reads_the_embedding_model_alike(
     embedders = [
         configure(URL, run_worker=False).memory_service.embedder,
         memory_service_from_uri(URL).embedder,
-        _service(_parser().parse_args([]), {}).embedder,
     ]
     assert all(isinstance(e, GeminiEmbedder) for e in embedders)
     assert {e.model for e in embedders} == {"text-embedding-005"}
@@ -132,7 +131,6 @@ def test_every_entry_point_reads_the_embedding_model_alike(
     assert worker.make_context("worker", []).params["embedding_model"] == "text-embedding-005"
     for off in (["--embedding-model", "none"], ["--embedding-model", ""]):
         assert worker.make_context("worker", list(off)).params["embedding_model"] is None
-        assert _parser().parse_args(off).embedding_model is None
     help_text = CliRunner().invoke(main, ["worker", "--help"]).output
     assert "--embedding-model NAME" in help_text and EMBEDDING_MODEL_ENV in help_text
 
@@ -145,7 +143,7 @@ def test_the_environment_is_read_in_one_place() -> None:
     readers = []
     for path in sorted([*root.glob("adk_memory/**/*.py"), *root.glob("deploy/**/*.py")]):
         name = path.relative_to(root).as_posix()
-        if name == "adk_memory/env.py":
+        if name == "adk_memory/settings/variables.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (

@@ -199,7 +199,8 @@ async def test_two_concurrent_generations_for_one_scope_keep_both_facts(make):
 
 
 async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
-    from adk_memory.worker import _parser, serve
+    from adk_memory.cli import main
+    from adk_memory.worker import serve
 
     llm = ScriptedLlm([extraction("The user is vegetarian.")])
     agent_side = make(llm)  # enqueues only (run_worker=False)
@@ -209,8 +210,13 @@ async def test_a_standalone_worker_serves_jobs_enqueued_elsewhere(make):
     ran = await serve(worker_side, concurrency=2, until_idle=True)
     assert (ran.ran, ran.succeeded) == (1, 1)
     assert (await agent_side.get_operation(operation.id, operation.scope)).done
-    args = _parser().parse_args(["--database-url", "postgresql://u@h/d", "--until-idle"])
-    assert (args.model, args.embedding_model, args.until_idle) == ("gemini-2.5-flash", None, True)
+    flags = ["--database-url", "postgresql://u@h/d", "--until-idle"]
+    args = main.commands["worker"].make_context("worker", flags).params
+    assert (args["model"].model, args["embedding_model"], args["until_idle"]) == (
+        "gemini-2.5-flash",
+        None,
+        True,
+    )
 
 
 async def test_revoking_a_source_regenerates_from_the_sources_that_remain(make):

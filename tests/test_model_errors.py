@@ -43,6 +43,7 @@ from adk_memory.memory.generation import resolve_llm
 from adk_memory.memory.jobs import WorkerStats
 from adk_memory.testing import ScriptedLlm
 from adk_memory.worker import (
+    DEPRECATION,
     check_model_credentials,
     failure,
     serve,
@@ -342,8 +343,10 @@ def test_python_dash_m_worker_refuses_to_start_without_credentials(database_url:
         timeout=240,
     )
     assert done.returncode == 1, done.stderr
-    assert lines(done.stderr) == [done.stderr.strip()]
-    assert done.stderr.startswith("Error: No credentials for the Gemini model 'gemini-2.5-flash'")
+    notice, error = done.stderr.split("\n", 1)  # the deprecated alias says so first
+    assert notice == DEPRECATION
+    assert lines(error) == [error.strip()]
+    assert error.startswith("Error: No credentials for the Gemini model 'gemini-2.5-flash'")
     assert done.stdout == ""
 
 

@@ -4,7 +4,7 @@ Owns: registering adk-memory's URI schemes with ADK's service registry, so a
 `--session_service_uri` / `--memory_service_uri` becomes a `PostgresSessionService` or
 `PostgresMemoryService`, and building those services from URIs in code. It parses nothing
 itself: every path (these factories, a `services.yaml` naming the classes, which ADK constructs
-with `uri=`, and the `*_from_uri` functions) goes through one parser, `adk_memory/uri.py` (the
+with `uri=`, and the `*_from_uri` functions) goes through one parser, `adk_memory.settings.uri` (the
 scheme, the driver URL, the password taken from the environment), with the options tables of
 `sessions/uri.py` and `memory/uri.py`. An option the URI leaves out is read from the
 `ADK_MEMORY_*` variable `configure()` reads (`SESSION_VARIABLES`, `MEMORY_VARIABLES`); the URI
@@ -45,12 +45,12 @@ from typing import Any
 from google.adk.cli.service_registry import ServiceRegistry, get_service_registry
 
 from ..db.embedded import exit_on_sigterm
-from ..db.engine import DEFAULT_SCHEMA
 from ..memory.service import PostgresMemoryService
-from ..memory.uri import MEMORY_VARIABLES, memory_arguments
+from ..memory.uri import MEMORY_VARIABLES, memory_arguments, memory_settings_from_uri
 from ..sessions.service import PostgresSessionService
 from ..sessions.uri import SESSION_VARIABLES, session_arguments
-from ..uri import EMBEDDED_SCHEME, SCHEMES, announce, collect_services
+from ..settings.database import DatabaseSettings
+from ..settings.uri import EMBEDDED_SCHEME, SCHEMES, announce, collect_services
 from .shared_database import Where, uses
 
 __all__ = [
@@ -96,24 +96,19 @@ def _session_factory(uri: str, **kwargs: Any) -> PostgresSessionService:
     the class makes, so both routes build the same service from the same URI. Its database is
     recorded for the agents' `configure()` (`shared_database`)."""
     service = PostgresSessionService(uri=uri, **kwargs)
-    _record("ADK's session service", session_arguments(uri, None, {}))
+    _record("ADK's session service", service.settings.database)
     return service
 
 
 def _memory_factory(uri: str, **kwargs: Any) -> PostgresMemoryService:
     """As `_session_factory`, for memory."""
     service = PostgresMemoryService(uri=uri, **kwargs)
-    _record("ADK's memory service", memory_arguments(uri, None))
+    _record("ADK's memory service", memory_settings_from_uri(uri, None, {}).database)
     return service
 
 
-def _record(who: str, arguments: Mapping[str, Any]) -> None:
-    where = Where(
-        arguments.get("database_url"),
-        arguments.get("data_dir"),
-        arguments.get("schema") or DEFAULT_SCHEMA,
-    )
-    uses(who, where, adk=True)
+def _record(who: str, database: DatabaseSettings) -> None:
+    uses(who, Where(database.url, database.data_dir, database.schema), adk=True)
 
 
 def register(registry: ServiceRegistry | None = None) -> None:

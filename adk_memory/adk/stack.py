@@ -1,9 +1,9 @@
 """`configure(...)`: one call from settings to a working stack of sessions, memory, plugins and
 tools, and `MemoryStack.runner(app_or_agent)` to put an agent on it.
 
-Owns: reading the settings (arguments, then the `ADK_MEMORY_*` environment variables of
-`adk_memory.env`, then defaults), building the session and memory services on one database (one
-connection pool when a URL is given), the plugins chosen by small typed configs
+Owns: building, from the settings `adk_memory.settings.stack` resolves (arguments, then the
+`ADK_MEMORY_*` environment variables, then defaults), the session and memory services on one
+database (one connection pool when a URL is given), the plugins chosen by small typed configs
 (`MemoryContextConfig`, `TriggerConfig`, `CompactionConfig`) in the order they must run, the
 memory tools, and closing all of it in the right order.
 
@@ -21,12 +21,12 @@ documented default applies.
 
 from __future__ import annotations
 
-import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps.app import App
@@ -36,32 +36,11 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.tools.base_tool import BaseTool
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ..config import CustomTopic, DatabaseTimeouts, ManagedTopic, MemoryBankConfig
-from ..db.engine import DEFAULT_SCHEMA, make_engine
+from ..config import DatabaseTimeouts, MemoryBankConfig
+from ..db.engine import make_engine
 from ..db.loops import dispose
-from ..db.urls import normalise_url
-from ..env import (
-    DATA_DIR_ENV,
-    DATABASE_URL_ENV,
-    EMBEDDING_MODEL_ENV,
-    MEMORY_TTL_ENV,
-    MODEL_ENV,
-    READ_DATABASE_URL_ENV,
-    REDACT_ENV,
-    SCHEMA_ENV,
-    SESSION_TTL_ENV,
-    database_timeouts,
-    embedded_data_dir,
-    environment,
-    from_environ,
-    parse_duration,
-    parse_embedding_model,
-    parse_redact,
-    with_database_password,
-)
 from ..errors import InputValidationError
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
@@ -69,171 +48,25 @@ from ..memory.guard import MemoryGuard
 from ..memory.service import PostgresMemoryService
 from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
-from .callbacks import MemoryContextCallback, MemoryContextPlugin
-from .compaction.archive import ToolResultArchivePlugin
-from .compaction.budget import TokenBudgetPlugin
-from .compaction.delegation import DelegationFilterPlugin
+from ..settings.database import DatabaseSettings
+from ..settings.stack import StackSettings, stack_settings
+from ..settings.variables import environment
+from .callbacks import MemoryContextPlugin
 from .compaction.summarize import RecursiveSummarizationPlugin
-from .compaction.window import SlidingWindowPlugin
 from .erasure import erase_user
+from .plugin_configs import (
+    DEFAULT_CONTEXT,
+    DEFAULT_TRIGGERS,
+    CompactionConfig,
+    MemoryContextConfig,
+    TriggerConfig,
+    compaction_plugins,
+    memory_plugins,
+)
 from .services import register
 from .shared_database import Where, adk_database, uses
 from .tools import CreateMemoryTool, ForgetMemoryTool, LoadMemoryTool
-from .triggers import MemoryGenerationPlugin, OptOut
-
-
-def _default(function: Callable[..., Any], parameter: str) -> Any:
-    """The default of one of `function`'s parameters: the configs below take their defaults
-    from the plugins they configure, so the two can never disagree."""
-    return inspect.signature(function).parameters[parameter].default
-
-
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MemoryContextConfig(_Config):
-    """What `MemoryContextPlugin` puts into every model call's system instruction: the user's
-    profile and the memories relevant to the message (see `MemoryContextCallback`)."""
-
-    top_k: int = Field(default=_default(MemoryContextCallback, "top_k"), ge=1)
-    """Relevant memories retrieved per invocation, before the budget trims them (10)."""
-
-    max_tokens: int = Field(default=_default(MemoryContextCallback, "max_tokens"), ge=1)
-    """Budget of the appended text, estimated locally (1000)."""
-
-    profile_topics: tuple[ManagedTopic | CustomTopic | str, ...] = ()
-    """Topics whose memories are always shown, newest first, e.g. `(ManagedTopic.
-    USER_PREFERENCES,)`; empty: no profile, only the memories relevant to the message."""
-
-    profile_max_tokens: int | None = Field(default=None, ge=0)
-    """The profile's share of `max_tokens` (None: half)."""
-
-    procedure_top_k: int = Field(default=_default(MemoryContextCallback, "procedure_top_k"), ge=1)
-    """The app's procedures retrieved per invocation by similarity to the message (3)."""
-
-    procedure_max_tokens: int = Field(
-        default=_default(MemoryContextCallback, "procedure_max_tokens"), ge=0
-    )
-    """The app's procedures' share of `max_tokens` (0: no procedures, no procedure search)."""
-
-    timeout: float | None = Field(default=_default(MemoryContextCallback, "timeout"), gt=0)
-    """Seconds a retrieval may take before the model is called without memories (5)."""
-
-
-class TriggerConfig(_Config):
-    """When conversations are sent to memory generation (`MemoryGenerationPlugin`). Every trigger
-    only enqueues; the memory service's worker extracts and consolidates in the background."""
-
-    every_n_turns: int | None = Field(
-        default=_default(MemoryGenerationPlugin, "every_n_turns"), ge=1
-    )
-    """Enqueue after every N-th user turn (1: after each turn); None: only at session end
-    (`stack.generation.end_session(session)`) and from the idle sweep."""
-
-    opt_out: OptOut | None = None
-    """An extra per-user opt-out predicate on the session (sync or async), besides the
-    `user:adk_memory_generation_opt_out` state key."""
-
-
-class CompactionConfig(_Config):
-    """Which compaction plugins keep long conversations within the model's budget. Everything
-    is off by default: each one changes what the model sees, so each is a deliberate choice.
-    None of them modifies or deletes a stored event."""
-
-    summarize: bool = False
-    """Summarize older events in the background into one persisted ADK compaction, with the
-    stack's model (`RecursiveSummarizationPlugin`). Leave `App.events_compaction_config` unset."""
-
-    summarize_after_events: int | None = Field(
-        default=_default(RecursiveSummarizationPlugin, "event_threshold"), ge=1
-    )
-    """Summarize once this many raw events follow the latest summary (50); None: off."""
-
-    summarize_after_tokens: int | None = Field(
-        default=_default(RecursiveSummarizationPlugin, "token_threshold"), ge=1
-    )
-    """Summarize once the history is estimated at this many tokens (None: off)."""
-
-    keep_last_events: int = Field(default=_default(RecursiveSummarizationPlugin, "keep_last"), ge=0)
-    """Raw events never summarized, so the latest exchange stays verbatim (10)."""
-
-    archive_tool_results: bool = False
-    """Save large tool results as artifacts and send the model a short reference instead
-    (`ToolResultArchivePlugin`; add ADK's `load_artifacts` tool to let the model read one)."""
-
-    archive_threshold_tokens: int = Field(
-        default=_default(ToolResultArchivePlugin, "threshold_tokens"), ge=1
-    )
-    """Tool results estimated above this many tokens are archived (2000)."""
-
-    window_turns: int | None = Field(default=None, ge=1)
-    """Send only the last N user turns (`SlidingWindowPlugin`; a cut never splits a tool call
-    from its result); None: off."""
-
-    token_budget: int | Literal["auto"] | None = None
-    """Trim the oldest whole turns to fit a token budget (`TokenBudgetPlugin`): a number of
-    tokens (instructions and tool declarations count); "auto": `context_fraction` of the
-    model's context window when `summarize` is on, else a conservative 8000 tokens / 50
-    messages; None: off."""
-
-    context_fraction: float = Field(
-        default=_default(TokenBudgetPlugin, "context_fraction"), gt=0, le=1
-    )
-    """The share of the context window the "auto" budget allows (0.5)."""
-
-    filter_delegation: bool = False
-    """In a multi-agent app, show each sub-agent the top level of the conversation and its own
-    delegation chain, not other sub-agents' tool traffic (`DelegationFilterPlugin`)."""
-
-
-DEFAULT_CONTEXT = MemoryContextConfig()
-"""configure()'s default: memories in the system instruction, no profile."""
-
-DEFAULT_TRIGGERS = TriggerConfig()
-"""configure()'s default: generation enqueued after every turn."""
-
-
-def compaction_plugins(
-    config: CompactionConfig, model: BaseLlm, redactor: Redactor | None = None
-) -> tuple[BasePlugin, ...]:
-    """The plugins `config` chooses, in the order they must run: filtering and archiving first,
-    so the window and the budget measure the smaller request; the budget last among the
-    request-trimming ones, as it counts everything the others left. `model` writes summaries.
-    `redactor` goes to the plugins that store text or send it to a model of their own (the
-    archive's artifacts and references, the summarizer's input and summaries); the others only
-    choose which contents the agent's model gets."""
-    chosen: list[BasePlugin] = []
-    if config.filter_delegation:
-        chosen.append(DelegationFilterPlugin())
-    if config.archive_tool_results:
-        chosen.append(
-            ToolResultArchivePlugin(
-                threshold_tokens=config.archive_threshold_tokens, redactor=redactor
-            )
-        )
-    if config.window_turns is not None:
-        chosen.append(SlidingWindowPlugin(config.window_turns))
-    if config.token_budget is not None:
-        fixed = None if config.token_budget == "auto" else config.token_budget
-        chosen.append(
-            TokenBudgetPlugin(
-                max_tokens=fixed,
-                context_fraction=config.context_fraction,
-                with_summarizer=config.summarize,
-            )
-        )
-    if config.summarize:
-        chosen.append(
-            RecursiveSummarizationPlugin(
-                model,
-                event_threshold=config.summarize_after_events,
-                token_threshold=config.summarize_after_tokens,
-                keep_last=config.keep_last_events,
-                redactor=redactor,
-            )
-        )
-    return tuple(chosen)
+from .triggers import MemoryGenerationPlugin
 
 
 class MemoryStack:
@@ -391,15 +224,13 @@ class MemoryStack:
         await self.close()
 
 
-def _model(
-    model: str | BaseLlm | None, memory: MemoryBankConfig, environ: Mapping[str, str]
-) -> BaseLlm:
+def _model(model: str | BaseLlm | None, memory: MemoryBankConfig, named: str | None) -> BaseLlm:
     """The generation and summarization model: the argument, else the config's model if it was
-    set, else `$ADK_MEMORY_MODEL`, else the config's default (a client object; nothing is
-    called)."""
+    set, else `named` (`$ADK_MEMORY_MODEL`), else the config's default (a client object;
+    nothing is called)."""
     if model is None:
         explicit = "model" in memory.generation.model_fields_set
-        model = memory.generation.model if explicit else environ.get(MODEL_ENV)
+        model = memory.generation.model if explicit else named
         model = model or memory.generation.model
     if not isinstance(model, (str, BaseLlm)):
         raise InputValidationError("model must be a model name or an ADK BaseLlm.")
@@ -409,15 +240,49 @@ def _model(
         raise InputValidationError(f"Unknown model {model!r}: {exc}") from exc
 
 
-def _memory_config(memory: MemoryBankConfig | None, environ: Mapping[str, str]) -> MemoryBankConfig:
-    """The bank's config, with `$ADK_MEMORY_MEMORY_TTL` as its default TTL unless set."""
+def _memory_config(memory: MemoryBankConfig | None, ttl: timedelta | None) -> MemoryBankConfig:
+    """The bank's config, with `ttl` (`$ADK_MEMORY_MEMORY_TTL`) as its default TTL unless set."""
     memory = MemoryBankConfig() if memory is None else memory
     if not isinstance(memory, MemoryBankConfig):
         raise InputValidationError("memory must be a MemoryBankConfig.")
-    ttl = from_environ(environ, MEMORY_TTL_ENV, parse_duration)
     if ttl is None or "default_ttl" in memory.ttl.model_fields_set:
         return memory
     return memory.model_copy(update={"ttl": memory.ttl.model_copy(update={"default_ttl": ttl})})
+
+
+def _check_configs(**configs: object) -> None:
+    """Each plugin config is its own type (or None)."""
+    kinds = {"context": MemoryContextConfig, "triggers": TriggerConfig}
+    for name, value in configs.items():
+        kind = kinds.get(name, CompactionConfig)
+        if value is not None and not isinstance(value, kind):
+            raise InputValidationError(f"{name} must be a {kind.__name__} (or None).")
+
+
+@dataclass(frozen=True)
+class _Engines:
+    """The engines a stack on a server shares between its services (None: the embedded
+    server, whose engine each service builds on first use), and what the services are given."""
+
+    engine: AsyncEngine | None
+    read_engine: AsyncEngine | None
+    arguments: dict[str, Any]
+
+
+def _engines(database: DatabaseSettings) -> _Engines:
+    """One pool for sessions and memory when a URL is given (and one for the replica); else
+    the embedded server's settings, for each service to build its own."""
+    shared = {"schema": database.schema, "auto_migrate": database.auto_migrate}
+    options = dict(database.engine_kwargs or {})
+    if database.url is None:
+        where = {"data_dir": database.data_dir, "engine_kwargs": database.engine_kwargs}
+        return _Engines(None, None, {**shared, **where, "timeouts": database.timeouts})
+    engine = make_engine(database.url, database.timeouts, **options)
+    read_engine = None
+    if database.read_url is not None:
+        read_engine = make_engine(database.read_url, database.timeouts, **options)
+        shared["read_engine"] = read_engine
+    return _Engines(engine, read_engine, {**shared, "engine": engine})
 
 
 def configure(
@@ -445,115 +310,87 @@ def configure(
     """Build sessions, memory, plugins and tools on one PostgreSQL, ready for a Runner.
 
     Nothing connects yet: the embedded server, the pool and the migrations start on first use.
-    An argument left as None is read from its environment variable, else takes its default
-    (see the module docstring for the precedence). With no database named at all (argument or
-    environment), the database ADK's services were built on in this process from one of
-    adk-memory's URIs is used (`adk web --session_service_uri ...`; `shared_database`). It
-    registers adk-memory's URI schemes with ADK (`adk_memory.adk.services.register`), so an
-    agent module calling it works under `adk run` with those URIs.
+    An argument left as None is its `ADK_MEMORY_*` variable's, else its default (the module
+    docstring; `adk_memory.settings.stack`). With no database named at all, the one ADK's
+    services were built on in this process from adk-memory's URIs is used (`shared_database`).
+    It registers adk-memory's URI schemes with ADK (`services.register`) for `adk run`.
 
-    Args:
-      database_url: `postgresql://...` (`$ADK_MEMORY_DATABASE_URL`; default: the embedded
-        PostgreSQL). A URL without a password takes `$ADK_MEMORY_DATABASE_PASSWORD` (or the
-        file in `$ADK_MEMORY_DATABASE_PASSWORD_FILE`). Sessions and memory share one pool.
-      read_url: a read replica of that database (`$ADK_MEMORY_READ_DATABASE_URL`; default:
-        none), with the same role and password: searches, listings and session reads go
-        there, with a pool of its own shared by both services (README: "Read replicas").
-      schema: the Postgres schema of the tables (`$ADK_MEMORY_SCHEMA`; default adk_memory).
-      data_dir: the embedded server's data directory (`$ADK_MEMORY_DATA_DIR`; default
-        ./.adk/pgdata); unused with a database URL.
-      memory: TTLs, retrieval, topics, few-shot examples, generation retries
-        (`MemoryBankConfig`); its `ttl.default_ttl`, if not set, is `$ADK_MEMORY_MEMORY_TTL`.
-        Given (and not the default), it is published as the app's shared configuration on the
-        app's first generation, so standalone workers generate with it too.
-      model: the model that generates memories and writes summaries: a name or any ADK
-        `BaseLlm` (`$ADK_MEMORY_MODEL`; default `memory.generation.model`, gemini-2.5-flash).
-      embedder: vectors for vector search (default: `GeminiEmbedder($ADK_MEMORY_EMBEDDING_MODEL)`
-        when that names a model; unset or `none`: full-text search only).
-      session_ttl: idle sessions older than this are deleted by `sweep_expired_sessions()`
-        (`$ADK_MEMORY_SESSION_TTL`; default: kept forever).
-      redactor: redacts personal data wherever the stack stores text or sends it to a model:
-        session events and state, memories, raw events and jobs, the generation model's input
-        and output, summaries and their model's input, archived tool results and their
-        references (`$ADK_MEMORY_REDACT`: `pii` is `PiiRedactor()`; default: none).
-      guard: judges every fact before it is stored (`MemoryGuard`; default
-        `DefaultMemoryGuard()`): allow, reject, or quarantine for an operator.
-      context: memories in the system instruction (default on); None: off.
-      triggers: memory generation triggers (default: after every turn); None: no plugin.
-      compaction: compaction plugins (default None: none).
-      artifact_service: what `runner()` gives its Runners (default: in memory).
-      run_worker: run generation jobs in this process (off when a standalone worker serves
-        the database).
-      auto_migrate: create and upgrade the tables on first use.
-      engine_kwargs: SQLAlchemy engine options, e.g. `{"pool_size": 10}`.
-      timeouts: how long a call may wait on the database before it raises
-        `DatabaseTimeoutError` (default: `$ADK_MEMORY_STATEMENT_TIMEOUT`,
-        `$ADK_MEMORY_CONNECT_TIMEOUT`, `$ADK_MEMORY_POOL_TIMEOUT`, else a statement 30 s,
-        connecting 10 s, a free pooled connection 30 s: `DatabaseTimeouts`).
-      environ: the environment to read (default `os.environ`).
+    Args (variable; default):
+      database_url: `postgresql://...` (DATABASE_URL, a missing password from DATABASE_PASSWORD
+        or _FILE; the embedded PostgreSQL in `data_dir`: DATA_DIR; ./.adk/pgdata). One pool.
+      read_url: a read replica, same role and password (READ_DATABASE_URL; none).
+      schema: the Postgres schema of the tables (SCHEMA; adk_memory).
+      memory: `MemoryBankConfig` (its unset `ttl.default_ttl`: MEMORY_TTL); given, it is
+        published as the app's shared configuration on the app's first generation.
+      model: a name or `BaseLlm` for memories and summaries (MODEL; the config's).
+      embedder: vector search (`GeminiEmbedder(EMBEDDING_MODEL)`; none: full text only).
+      session_ttl: idle sessions older are swept (SESSION_TTL; kept forever).
+      redactor: applied wherever text is stored or sent to a model (REDACT=pii; none).
+      guard: judges every fact before it is stored (`DefaultMemoryGuard()`).
+      context, triggers, compaction: the plugins' configs; None: off.
+      artifact_service: what `runner()` gives its Runners (in memory).
+      run_worker: run generation jobs here; auto_migrate: create/upgrade tables on first use.
+      engine_kwargs: SQLAlchemy engine options; environ: the environment read (`os.environ`).
+      timeouts: `DatabaseTimeouts` (STATEMENT_TIMEOUT, CONNECT_TIMEOUT, POOL_TIMEOUT).
     """
-    for name, value, kind in (
-        ("context", context, MemoryContextConfig),
-        ("triggers", triggers, TriggerConfig),
-        ("compaction", compaction, CompactionConfig),
-    ):
-        if value is not None and not isinstance(value, kind):
-            raise InputValidationError(f"{name} must be a {kind.__name__} (or None).")
-    adk = adk_database() if environ is None and data_dir is None else None
-    environ = environment(environ)
-    url = database_url or environ.get(DATABASE_URL_ENV) or None
-    read = read_url or environ.get(READ_DATABASE_URL_ENV) or None
-    if read is not None and url is None:
-        raise InputValidationError(
-            "A read replica needs the primary's database URL: the embedded server has no replicas."
-        )
-    if adk is not None and url is None and not environ.get(DATA_DIR_ENV):
-        # No database named here: the one ADK's services were built on in this process
-        # (`adk web --session_service_uri ...`), not a second one.
-        url, data_dir = adk.url, adk.data_dir
-        schema = schema or environ.get(SCHEMA_ENV) or adk.schema
-    schema = schema or environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
-    config = _memory_config(memory, environ)
-    llm = _model(model, config, environ)
-    embedding_model = parse_embedding_model(environ.get(EMBEDDING_MODEL_ENV))
-    if embedder is None and embedding_model is not None:
-        embedder = GeminiEmbedder(embedding_model)
-    if session_ttl is None:
-        session_ttl = from_environ(environ, SESSION_TTL_ENV, parse_duration)
-    if redactor is None:
-        redactor = from_environ(environ, REDACT_ENV, parse_redact)
-    elif not isinstance(redactor, Redactor):
-        raise InputValidationError("redactor must have a `redact(text) -> str` method.")
-    if timeouts is None:
-        timeouts = database_timeouts(environ)
+    _check_configs(context=context, triggers=triggers, compaction=compaction)
+    shared = adk_database() if environ is None and data_dir is None else None
+    settings = stack_settings(
+        database_url,
+        read_url=read_url,
+        schema=schema,
+        data_dir=data_dir,
+        session_ttl=session_ttl,
+        redactor=redactor,
+        auto_migrate=auto_migrate,
+        engine_kwargs=engine_kwargs,
+        timeouts=timeouts,
+        environ=environment(environ),
+        shared=shared,
+    )
+    config = _memory_config(memory, settings.memory_ttl)
+    llm = _model(model, config, settings.model)
+    if embedder is None and settings.embedding_model is not None:
+        embedder = GeminiEmbedder(settings.embedding_model)
+    return _build(
+        settings,
+        config=config,
+        llm=llm,
+        embedder=embedder,
+        guard=guard,
+        run_worker=run_worker,
+        # The app's configuration is shared with every worker when the caller wrote one; one
+        # read from the environment alone is this process's (`memory_ttl` is not the app's).
+        publish_config=None if memory is not None else False,
+        plugins=(context, triggers, compaction),
+        artifact_service=artifact_service,
+    )
 
-    engine: AsyncEngine | None = None
-    read_engine: AsyncEngine | None = None
-    where: dict[str, Any]
-    resolved_dir: Path | None = None
-    if url is not None:
-        # The password goes into the engine's in-memory URL only.
-        url = with_database_password(normalise_url(url), environ)
-        engine = make_engine(url, timeouts, **(engine_kwargs or {}))
-        where = {"engine": engine}
-        if read is not None:
-            read = with_database_password(normalise_url(read), environ)
-            read_engine = make_engine(read, timeouts, **(engine_kwargs or {}))
-            where["read_engine"] = read_engine
-    else:
-        resolved_dir = embedded_data_dir(data_dir, environ)
-        where = {
-            "data_dir": str(resolved_dir),
-            "engine_kwargs": engine_kwargs,
-            "timeouts": timeouts,
-        }
-    shared = {"schema": schema, "auto_migrate": auto_migrate, **where}
-    uses("configure()", Where(url, None if resolved_dir is None else str(resolved_dir), schema))
+
+def _build(
+    settings: StackSettings,
+    *,
+    config: MemoryBankConfig,
+    llm: BaseLlm,
+    embedder: Embedder | None,
+    guard: MemoryGuard | None,
+    run_worker: bool,
+    publish_config: bool | None,
+    plugins: tuple[MemoryContextConfig | None, TriggerConfig | None, CompactionConfig | None],
+    artifact_service: BaseArtifactService | None,
+) -> MemoryStack:
+    """The stack on the resolved settings: the engines, the services, the plugins."""
+    database = settings.database
+    engines = _engines(database)
+    data_dir = None if database.url is not None else database.data_dir
+    uses("configure()", Where(database.url, data_dir, database.schema))
     # An agent module that calls configure() then works under `adk run` with adk-memory's URIs
     # too: `adk run` loads `services.py` from the agent's own folder, not the agents directory.
     register()
-
-    session_service = PostgresSessionService(redactor=redactor, session_ttl=session_ttl, **shared)
+    redactor = settings.redactor
+    session_service = PostgresSessionService(
+        redactor=redactor, session_ttl=settings.session_ttl, **engines.arguments
+    )
     memory_service = PostgresMemoryService(
         embedder=embedder,
         config=config,
@@ -561,21 +398,11 @@ def configure(
         run_worker=run_worker,
         redactor=redactor,
         guard=guard,
-        # The app's configuration is shared with every worker when the caller wrote one; one
-        # read from the environment alone is this process's (`memory_ttl` is not the app's).
-        publish_config=None if memory is not None else False,
-        **shared,
+        publish_config=publish_config,
+        **engines.arguments,
     )
-    memory_context = None
-    if context is not None:
-        # dict(), not model_dump(): CustomTopic objects stay objects.
-        callback = MemoryContextCallback(memory_service, **dict(context))
-        memory_context = MemoryContextPlugin(callback)
-    generation = None
-    if triggers is not None:
-        generation = MemoryGenerationPlugin(
-            memory_service, every_n_turns=triggers.every_n_turns, opt_out=triggers.opt_out
-        )
+    context, triggers, compaction = plugins
+    memory_context, generation = memory_plugins(memory_service, context, triggers)
     return MemoryStack(
         session_service=session_service,
         memory_service=memory_service,
@@ -584,7 +411,7 @@ def configure(
         generation=generation,
         compaction=() if compaction is None else compaction_plugins(compaction, llm, redactor),
         redactor=redactor,
-        data_dir=resolved_dir,
-        engine=engine,
-        read_engine=read_engine,
+        data_dir=None if data_dir is None else Path(data_dir),
+        engine=engines.engine,
+        read_engine=engines.read_engine,
     )

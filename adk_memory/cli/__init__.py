@@ -84,7 +84,7 @@ _COMMANDS: dict[str, _Entry] = {
         "Delete expired sessions and memories, and finished generation jobs.",
     ),
     "web": _Entry(".server", "web", "ADK's dev UI on adk-memory's sessions and memory."),
-    "worker": _Entry(".maintenance", "worker", "Run memory-generation jobs."),
+    "worker": _Entry(".worker", "worker", "Run memory-generation jobs."),
 }
 
 

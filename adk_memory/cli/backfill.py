@@ -25,11 +25,9 @@ import click
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 
-from ..env import environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
-from ..worker import check_model_credentials, unretrieved_errors_logged_once
 from .options import (
     Generation,
     Target,
@@ -39,6 +37,7 @@ from .options import (
     skip_credential_check_option,
 )
 from .output import note, plural
+from .worker import check_model_credentials, unretrieved_errors_logged_once
 
 if TYPE_CHECKING:  # click's bar type, only named in annotations (no public alias)
     from click._termui_impl import ProgressBar
@@ -208,7 +207,7 @@ async def _backfill(
     Generating here (`wait`, not `dry_run`) with a Gemini model that has no credentials is
     refused before anything connects (`check_credentials`)."""
     if wait and not dry_run and check_credentials:
-        check_model_credentials(generation.llm, environment())
+        check_model_credentials(generation.llm)
     async with (
         target.sessions(event_cache_size=0, redactor=generation.redactor) as sessions,
         target.memory(**generation.memory_options(), run_worker=False) as memory,

@@ -23,7 +23,7 @@ from ..db.embedded import (
     stop_embedded,
     wheel,
 )
-from ..env import DATA_DIR_ENV
+from ..settings.variables import DATA_DIR_ENV
 from .failures import user_errors
 from .output import note
 

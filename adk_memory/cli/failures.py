@@ -21,8 +21,8 @@ from google.adk.errors.input_validation_error import (
 )
 
 from ..db.driver import CONNECT_FAILURES, driver_error
-from ..env import STATEMENT_TIMEOUT_ENV
 from ..errors import AdkMemoryError, DatabaseTimeoutError
+from ..settings.variables import STATEMENT_TIMEOUT_ENV
 
 T = TypeVar("T")
 

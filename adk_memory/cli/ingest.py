@@ -35,7 +35,6 @@ import click
 from pydantic import ValidationError
 
 from ..config import MemoryBankConfig, RetrievalConfig
-from ..env import parse_redact
 from ..errors import InputValidationError, OptedOutError
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.entries import keyed_ids
@@ -43,6 +42,7 @@ from ..memory.models import MemoryFact, SourceType
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
 from ..memory.tombstones import Kind
+from ..settings.variables import parse_redact
 from .options import (
     Overrides,
     Target,

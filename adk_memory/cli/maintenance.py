@@ -1,69 +1,25 @@
-"""`adk-memory worker` and `adk-memory sweep`: the jobs a deployment runs beside its agents.
+"""`adk-memory sweep`: the job a deployment runs beside its agents (its worker is `worker.py`'s).
 
-Owns: the command-line side of the memory-generation worker (`adk_memory.worker.run_worker`
-does the work) and of the TTL sweeps (the services' `sweep_expired_sessions`, `sweep_expired` and
-`sweep_jobs` do the deleting). It never deletes anything the services would not: expiry is
-decided by the same TTLs, and a generation job only once it is finished.
+Owns: the command-line side of the TTL sweeps (the services' `sweep_expired_sessions`,
+`sweep_expired` and `sweep_jobs` do the deleting). It never deletes anything the services would
+not: expiry is decided by the same TTLs, and a generation job only once it is finished.
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
 
 import click
 
 from ..config import GenerationConfig, MemoryBankConfig, TtlConfig
-from ..env import SESSION_TTL_ENV
-from ..worker import report, run_worker
+from ..settings.variables import SESSION_TTL_ENV
 from .options import (
     DURATION,
-    Generation,
     Target,
     database_options,
-    generation_options,
     run,
-    skip_credential_check_option,
 )
 from .output import plural, running_count
-
-
-@click.command()
-@database_options
-@generation_options
-@click.option(
-    "--concurrency", type=click.IntRange(1), default=1, show_default=True, help="Worker loops."
-)
-@click.option("--until-idle", is_flag=True, help="Exit once no job is due (cron, backfills).")
-@skip_credential_check_option
-def worker(
-    target: Target,
-    generation: Generation,
-    concurrency: int,
-    until_idle: bool,
-    skip_credential_check: bool,
-) -> None:
-    """Run memory-generation jobs.
-
-    Runs until Ctrl-C or SIGTERM (or, with --until-idle, until no job is due: then it prints
-    how many jobs ran, succeeded, will be retried and were dead-lettered, and exits with 1 if
-    any failed). Any number of workers, on any machines, may serve one database: each job runs
-    once. The agents' memory services then need no in-process worker (`worker=false` in their
-    URI). A Gemini model without credentials is refused at start (--skip-credential-check).
-    """
-    if not until_idle:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    arguments = target.memory_arguments(**generation.memory_options())
-    stats = run(
-        run_worker(
-            arguments,
-            concurrency=concurrency,
-            until_idle=until_idle,
-            check_credentials=not skip_credential_check,
-        )
-    )
-    if until_idle:
-        raise click.exceptions.Exit(report(stats))
 
 
 async def _sweep_sessions(target: Target, ttl: timedelta, batch_size: int) -> int:

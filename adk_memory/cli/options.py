@@ -7,8 +7,9 @@ Owns: the `--database-url` / `--schema` / `--data-dir` options and the services 
 one in `$ADK_MEMORY_DATABASE_PASSWORD` / `_FILE`), the `--model` / `--embedding-model` options,
 the `--redact` option (one redactor for the sessions, the memories and generation), and the list
 of errors that are the user's to fix. Each option's environment variable is the one
-`adk_memory.env` defines. It never defines a command, and never hides an error it cannot
-explain: anything else is a bug and keeps its traceback.
+`adk_memory.settings.variables` defines; the database they name is resolved by
+`adk_memory.settings`. It never defines a command, and never hides an error it cannot explain:
+anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from google.adk.models.base_llm import BaseLlm
 
 from ..config import GenerationConfig
 from ..db.engine import DEFAULT_SCHEMA, Database
-from ..env import (
+from ..memory.embeddings import Embedder, GeminiEmbedder
+from ..memory.generation import resolve_llm
+from ..memory.service import PostgresMemoryService
+from ..redaction import Redactor
+from ..sessions.service import PostgresSessionService
+from ..settings.database import DatabaseSettings, command_database
+from ..settings.variables import (
     DATABASE_PASSWORD_ENV,
     DATABASE_PASSWORD_FILE_ENV,
     DATABASE_URL_ENV,
@@ -33,18 +40,10 @@ from ..env import (
     REDACT_CHOICES,
     REDACT_ENV,
     SCHEMA_ENV,
-    database_timeouts,
-    environment,
     parse_duration,
     parse_embedding_model,
     parse_redact,
-    with_database_password,
 )
-from ..memory.embeddings import Embedder, GeminiEmbedder
-from ..memory.generation import resolve_llm
-from ..memory.service import PostgresMemoryService
-from ..redaction import Redactor
-from ..sessions.service import PostgresSessionService
 from .db import data_dir_option as data_dir_option
 from .failures import run as run
 from .failures import user_errors as user_errors
@@ -60,37 +59,26 @@ class Target:
     schema: str
     data_dir: str | None
 
-    def _url(self) -> str | None:
-        """The URL with the environment's password when it carries none: built per handle and
-        kept in memory, never echoed or passed on a command line."""
-        if self.database_url is None:
-            return None
-        return with_database_password(self.database_url, environment())
-
-    def _settings(self) -> dict[str, Any]:
-        """What every handle built here shares: the schema, the data directory, the timeouts
-        the environment sets, and never migrating (only `adk-memory migrate` changes a
-        schema)."""
-        return {
-            "schema": self.schema,
-            "data_dir": self.data_dir,
-            "auto_migrate": False,
-            "timeouts": database_timeouts(environment()),
-        }
+    def settings(self) -> DatabaseSettings:
+        """Resolved (`adk_memory.settings.command_database`): the URL with the environment's
+        password when it carries none (kept in memory, never echoed or passed on a command
+        line), the environment's timeouts, and never migrating (only `adk-memory migrate`
+        changes a schema)."""
+        return command_database(self.database_url, schema=self.schema, data_dir=self.data_dir)
 
     def database(self) -> Database:
-        return Database(self._url(), **self._settings())
+        return self.settings().database()
 
     def sessions(self, **options: Any) -> PostgresSessionService:
-        return PostgresSessionService(self._url(), **self._settings(), **options)
+        return PostgresSessionService(**self.memory_arguments(**options))
 
     def memory(self, **options: Any) -> PostgresMemoryService:
         return PostgresMemoryService(**self.memory_arguments(**options))
 
     def memory_arguments(self, **options: Any) -> dict[str, Any]:
-        """The memory service's arguments for this database, with `options` (what
-        `adk_memory.worker.run_worker` builds the worker's service from)."""
-        return {"database_url": self._url(), **self._settings(), **options}
+        """A service's arguments for this database, with `options` (what
+        `adk_memory.cli.worker.run_worker` builds the worker's service from)."""
+        return {**self.settings().arguments(), **options}
 
 
 def with_options(
@@ -193,7 +181,7 @@ redact_option = click.option(
         f"sent to a model; must match the agent's (${REDACT_ENV})."
     ),
 )
-"""`--redact`: the command receives `pii` or `none` (`adk_memory.env.parse_redact` makes the
+"""`--redact`: the command receives `pii` or `none` (`settings.variables.parse_redact` makes the
 redactor)."""
 
 
@@ -238,11 +226,11 @@ skip_credential_check_option = click.option(
 )
 """`--skip-credential-check`: the command receives `skip_credential_check`. Without it, a
 command that generates refuses to start when its Gemini model has no credentials (every job
-would fail: `adk_memory.worker.check_model_credentials`)."""
+would fail: `adk_memory.cli.worker.check_model_credentials`)."""
 
 
 class Duration(click.ParamType):
-    """A positive duration as `adk_memory.env.parse_duration` reads it: `3600`, `90s`, `15m`,
+    """A positive duration as `adk_memory.durations.parse_duration` reads it: `3600`, `90s`, `15m`,
     `12h`, `30d`, `2w` or `1d12h`."""
 
     name = "duration"

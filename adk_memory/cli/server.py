@@ -37,7 +37,9 @@ from ..adk.inspector import (
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
-from ..env import (
+from ..memory.service import PostgresMemoryService
+from ..sessions.service import PostgresSessionService
+from ..settings.variables import (
     DATA_DIR_ENV,
     DATABASE_URL_ENV,
     DEMO_ENV,
@@ -47,8 +49,6 @@ from ..env import (
     SCHEMA_ENV,
     export,
 )
-from ..memory.service import PostgresMemoryService
-from ..sessions.service import PostgresSessionService
 from .options import (
     Target,
     database_options,

@@ -1,7 +1,7 @@
 """What `adk-memory web` / `api_server` say and do as they start, before ADK serves.
 
 Owns: printing the WARNING when the agents' Gemini models have no credentials
-(`adk_memory.env.credentials_warning`, naming `--demo`), the banner with the dev UI's and the
+(`settings.variables.credentials_warning`, naming `--demo`), the banner with the dev UI's and the
 memory inspector's addresses, and the keyless demo's start: writing the demo user
 (`adk_memory.adk.demo.seed_demo`) into the command's database. It never starts ADK's server
 and reads the database settings only from the environment the command exported
@@ -19,7 +19,7 @@ import click
 from ..adk.demo import DEMO_APP, DEMO_USER, DemoLlm, seed_demo
 from ..adk.inspector import DEV_UI_PATH, INSPECTOR_PATH, InspectorMode
 from ..adk.stack import configure
-from ..env import credentials_warning, environment
+from ..settings.variables import credentials_warning
 from .failures import user_errors
 
 __all__ = ["banner", "seed_demo_user", "starting"]
@@ -73,7 +73,7 @@ def starting(name: str, params: Mapping[str, Any], inspector: InspectorMode, dem
         )
         seed_demo_user()
     else:
-        warning = credentials_warning(environment())
+        warning = credentials_warning()
         if warning:
             click.echo(warning, err=True)
     click.echo(banner(name, params, inspector, demo), err=True)

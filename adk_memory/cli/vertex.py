@@ -26,12 +26,12 @@ from ..adk.vertex_source import (
     engine_name,
     import_vertexai,
 )
-from ..env import parse_duration, parse_redact
 from ..errors import InputValidationError
 from ..memory.embeddings import GeminiEmbedder
 from ..memory.scope import Scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
+from ..settings.variables import parse_duration, parse_redact
 from .memories import _memories, scope_options
 from .options import (
     Overrides,

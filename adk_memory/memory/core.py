@@ -25,13 +25,13 @@ from typing_extensions import Self
 
 from .._cache import LruCache
 from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
-from ..db.arguments import connection_arguments
-from ..db.engine import DEFAULT_SCHEMA, Database
+from ..db.engine import DEFAULT_SCHEMA
 from ..env import parse_redact
 from ..errors import ErasedError, InputValidationError, OptedOutError, ServiceConfigurationError
 from ..redaction import Redactor
+from ..settings.database import database_settings
+from ..settings.uri import announce, check_uri_alone
 from ..telemetry import traced
-from ..uri import announce, check_uri_alone, without_agents_dir
 from .app_config import (
     UNSHARED,
     AppConfigError,
@@ -56,7 +56,7 @@ from .scope import Scope, scope_key, user_scope
 from .screen import FactScreen, Screened, guard_labels
 from .store import MemoryStore, NewMemory, quarantine_key
 from .tombstones import Kind, Tombstones
-from .uri import memory_arguments
+from .uri import memory_settings_from_uri
 
 logger = logging.getLogger(__name__)
 
@@ -92,41 +92,36 @@ class MemoryServiceCore:
         read_engine: AsyncEngine | None = None,
         **adk_arguments: Any,
     ) -> None:
+        # -- database settings (adk_memory.settings: every spelling through one resolver) --
         if uri is not None:
             check_uri_alone(MemoryServiceCore.__init__, locals())
-            unexpected = sorted(without_agents_dir(adk_arguments))
-            if unexpected:
-                raise InputValidationError(
-                    f"Unexpected memory service arguments: {', '.join(unexpected)}."
-                )
-            MemoryServiceCore.__init__(self, **memory_arguments(uri, None))
-            announce(self)
-            return
-        where = connection_arguments(
-            database_url,
-            engine,
-            engine_kwargs,
-            db_url=db_url,
-            db_engine=db_engine,
-            extra=adk_arguments,
-            owner=type(self).__name__,
-        )
+            given = memory_settings_from_uri(uri, None, adk_arguments)
+            embedder, config, llm = given.embedder, given.config, given.llm
+            redactor, run_worker = given.redactor, given.run_worker
+            publish_config, database = given.publish_config, given.database
+        else:
+            database = database_settings(
+                database_url,
+                engine=engine,
+                db_url=db_url,
+                db_engine=db_engine,
+                schema=schema,
+                data_dir=data_dir,
+                auto_migrate=auto_migrate,
+                engine_kwargs=engine_kwargs,
+                timeouts=timeouts,
+                read_url=read_url,
+                read_engine=read_engine,
+                extra=adk_arguments,
+                owner=type(self).__name__,
+            )
+        self.database = database.database()
+        # -- end database settings --
         if embedder is not None and not isinstance(embedder, Embedder):
             raise InputValidationError("embedder must have `dimensions` and `embed(texts)`.")
         self._screen = FactScreen(redactor, guard)
         self.config = config or MemoryBankConfig()
         self.embedder = embedder
-        self.database = Database(
-            where.database_url,
-            engine=where.engine,
-            schema=schema,
-            data_dir=data_dir,
-            auto_migrate=auto_migrate,
-            engine_kwargs=where.engine_kwargs,
-            timeouts=timeouts,
-            read_url=read_url,
-            read_engine=read_engine,
-        )
         self._store = MemoryStore(
             self.database, text_search_language=self.config.retrieval.text_search_language
         )
@@ -155,6 +150,8 @@ class MemoryServiceCore:
         )
         self._run_worker = run_worker
         self.worker = self.make_worker()
+        if uri is not None:
+            announce(self)
 
     @property
     def redactor(self) -> Redactor | None:

@@ -1,8 +1,11 @@
 """The memory service's URI options: which query parameters a memory service URI takes, the
 environment variables that fill those it leaves out, and the `PostgresMemoryService`
-arguments they mean (the retrieval and TTL config, the embedder, the generation model).
+arguments and typed settings they mean (the retrieval and TTL config, the embedder, the
+generation model).
 
-Owns: the memory column of the URI option table (the grammar is `adk_memory/uri.py`'s). It
+Owns: the memory column of the URI option table (the grammar is
+`adk_memory/settings/uri.py`'s) and `MemorySettings`, what a memory service URI resolves to
+(it lives here, not in `adk_memory.settings`, because it holds memory's own types). It
 never connects and never calls a model: a model or embedder named in a URI is only built (an
 unknown name fails here, at start-up) and called when memories are generated or searched.
 """
@@ -10,23 +13,17 @@ unknown name fails here, at start-up) and called when memories are generated or 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
 from pydantic import ValidationError
 
 from ..config import MemoryBankConfig, RetrievalConfig, TtlConfig
-from ..env import (
-    EMBEDDING_MODEL_ENV,
-    MEMORY_TTL_ENV,
-    MODEL_ENV,
-    REDACT_ENV,
-    SCHEMA_ENV,
-    parse_duration,
-    parse_embedding_model,
-)
 from ..errors import InputValidationError
-from ..uri import (
+from ..redaction import Redactor
+from ..settings.database import DatabaseSettings, database_from
+from ..settings.uri import (
     COMMON_OPTIONS,
     REPLICA_VARIABLES,
     TIMEOUT_VARIABLES,
@@ -38,8 +35,18 @@ from ..uri import (
     parse_service_uri,
     text,
     uri_connection_arguments,
+    without_agents_dir,
 )
-from .embeddings import GeminiEmbedder
+from ..settings.variables import (
+    EMBEDDING_MODEL_ENV,
+    MEMORY_TTL_ENV,
+    MODEL_ENV,
+    REDACT_ENV,
+    SCHEMA_ENV,
+    parse_duration,
+    parse_embedding_model,
+)
+from .embeddings import Embedder, GeminiEmbedder
 from .generation import resolve_llm
 
 
@@ -132,3 +139,31 @@ def memory_arguments(uri: str, environ: Mapping[str, str] | None) -> dict[str, A
         # generations name the app's pushed configuration (`adk-memory config push`), if any.
         "publish_config": False,
     }
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """What a memory service URI means to `PostgresMemoryService`, resolved: its database
+    (`adk_memory.settings.DatabaseSettings`) and the service's own settings."""
+
+    database: DatabaseSettings
+    embedder: Embedder | None
+    llm: BaseLlm | None
+    config: MemoryBankConfig
+    run_worker: bool
+    redactor: Redactor | None
+    publish_config: bool
+
+
+def memory_settings_from_uri(
+    uri: str, environ: Mapping[str, str] | None, adk_arguments: Mapping[str, Any]
+) -> MemorySettings:
+    """The settings a memory service URI means (`memory_arguments`), the database resolved as
+    arguments written in code are (`adk_memory.settings.database_settings`). `adk_arguments`
+    are what ADK passed beside the URI: only `agents_dir` (ignored) is expected."""
+    unexpected = sorted(without_agents_dir(adk_arguments))
+    if unexpected:
+        raise InputValidationError(f"Unexpected memory service arguments: {', '.join(unexpected)}.")
+    arguments = memory_arguments(uri, environ)
+    database = database_from(arguments, owner="PostgresMemoryService", environ=environ)
+    return MemorySettings(database, **arguments)

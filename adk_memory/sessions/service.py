@@ -4,8 +4,10 @@ Owns: ADK's session contract (the behaviour `InMemorySessionService` defines: sc
 temp state never stored, partial events never persisted, idempotent re-delivery, ordering,
 `GetSessionConfig`, ADK's error types) plus what ADK lacks: optimistic concurrency across
 replicas, TTL sweeps, PII redaction, strict per-user keys and reads from a read replica that
-still see this process's own writes (`freshness.py`). It never writes SQL itself (the
-store does) and never imports the memory service.
+still see this process's own writes (`freshness.py`). Its arguments (adk-memory's, ADK's
+spellings, or a URI) are resolved once by `adk_memory.settings` into `SessionSettings`, which
+it is built from. It never writes SQL itself (the store does), never reads the environment and
+never imports the memory service.
 """
 
 from __future__ import annotations
@@ -33,9 +35,8 @@ from typing_extensions import override
 from .._adk_private import set_storage_marker, storage_marker
 from .._json import sanitise_text
 from ..config import DatabaseTimeouts
-from ..db.arguments import connection_arguments
 from ..db.batches import in_batches
-from ..db.engine import DEFAULT_SCHEMA, Database
+from ..db.engine import DEFAULT_SCHEMA
 from ..db.replica import ReadFor
 from ..errors import (
     AlreadyExistsError,
@@ -44,12 +45,19 @@ from ..errors import (
     StaleSessionError,
 )
 from ..redaction import Redactor
+from ..settings.database import database_settings
+from ..settings.sessions import (
+    DEFAULT_EVENT_CACHE_BYTES,
+    DEFAULT_EVENT_CACHE_SIZE,
+    SessionSettings,
+    session_settings,
+)
+from ..settings.uri import announce, check_uri_alone, without_agents_dir
 from ..telemetry import traced
-from ..uri import announce, check_uri_alone, without_agents_dir
 from . import codec
 from .freshness import WrittenRevisions
 from .store import IdleSession, SessionRow, SessionStore
-from .uri import session_arguments
+from .uri import session_settings_from_uri
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +68,6 @@ _STALE_MESSAGE = (
     "The session has been modified in storage since it was loaded. "
     "Reload it with get_session before appending more events."
 )
-
-
-DEFAULT_EVENT_CACHE_BYTES = 128 * 2**20
-"""The decoded-event cache's default weight limit (see `codec.EventCache`)."""
 
 
 def _check_key(name: str, value: object) -> str:
@@ -169,7 +173,7 @@ class PostgresSessionService(BaseSessionService):
         auto_migrate: bool = True,
         redactor: Redactor | None = None,
         session_ttl: timedelta | None = None,
-        event_cache_size: int = 10_000,
+        event_cache_size: int = DEFAULT_EVENT_CACHE_SIZE,
         event_cache_bytes: int = DEFAULT_EVENT_CACHE_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
         timeouts: DatabaseTimeouts | None = None,
@@ -180,36 +184,43 @@ class PostgresSessionService(BaseSessionService):
         if uri is not None:
             check_uri_alone(PostgresSessionService.__init__, locals())
             engine_arguments = without_agents_dir(adk_arguments)
-            PostgresSessionService.__init__(self, **session_arguments(uri, None, engine_arguments))
+            settings = session_settings_from_uri(uri, None, engine_arguments)
+        else:
+            database = database_settings(
+                database_url,
+                engine=engine,
+                db_url=db_url,
+                db_engine=db_engine,
+                schema=schema,
+                data_dir=data_dir,
+                auto_migrate=auto_migrate,
+                engine_kwargs=engine_kwargs,
+                timeouts=timeouts,
+                read_url=read_url,
+                read_engine=read_engine,
+                extra=adk_arguments,
+                owner=type(self).__name__,
+            )
+            settings = session_settings(
+                database,
+                redactor=redactor,
+                session_ttl=session_ttl,
+                event_cache_size=event_cache_size,
+                event_cache_bytes=event_cache_bytes,
+            )
+        self._build(settings)
+        if uri is not None:
             announce(self)
-            return
-        where = connection_arguments(
-            database_url,
-            engine,
-            engine_kwargs,
-            db_url=db_url,
-            db_engine=db_engine,
-            extra=adk_arguments,
-            owner=type(self).__name__,
-        )
-        if session_ttl is not None and session_ttl <= timedelta(0):
-            raise InputValidationError("session_ttl must be a positive duration.")
-        self.database = Database(
-            where.database_url,
-            engine=where.engine,
-            schema=schema,
-            data_dir=data_dir,
-            auto_migrate=auto_migrate,
-            engine_kwargs=where.engine_kwargs,
-            timeouts=timeouts,
-            read_url=read_url,
-            read_engine=read_engine,
-        )
+
+    def _build(self, settings: SessionSettings) -> None:
+        """The service's parts, from its resolved settings."""
+        self.settings = settings
+        self.database = settings.database.database()
         self._store = SessionStore(self.database)
         self._written = WrittenRevisions() if self.database.has_replica else None
-        self._redactor = redactor
-        self._events = codec.EventCache(event_cache_size, event_cache_bytes)
-        self.session_ttl = session_ttl
+        self._redactor = settings.redactor
+        self._events = codec.EventCache(settings.event_cache_size, settings.event_cache_bytes)
+        self.session_ttl = settings.session_ttl
 
     @override
     @traced("session.create_session")

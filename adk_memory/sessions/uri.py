@@ -1,9 +1,9 @@
 """The session service's URI options: which query parameters a session service URI takes, the
 environment variables that fill those it leaves out, and the `PostgresSessionService`
-arguments they mean.
+arguments and settings they mean.
 
-Owns: the session column of the URI option table (the grammar is `adk_memory/uri.py`'s). It
-never builds the service and never connects.
+Owns: the session column of the URI option table (the grammar is
+`adk_memory/settings/uri.py`'s). It never builds the service and never connects.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..env import REDACT_ENV, SCHEMA_ENV, SESSION_TTL_ENV, parse_duration
-from ..uri import (
+from ..settings.database import database_from
+from ..settings.sessions import SessionSettings, session_settings
+from ..settings.uri import (
     COMMON_OPTIONS,
     REPLICA_VARIABLES,
     TIMEOUT_VARIABLES,
@@ -21,6 +22,7 @@ from ..uri import (
     parse_service_uri,
     uri_connection_arguments,
 )
+from ..settings.variables import REDACT_ENV, SCHEMA_ENV, SESSION_TTL_ENV, parse_duration
 
 SESSION_OPTIONS: Mapping[str, Parser] = {
     **COMMON_OPTIONS,
@@ -51,3 +53,13 @@ def session_arguments(
     options = dict(target.options)
     settings = uri_connection_arguments(target, options, engine_kwargs)
     return {**settings, "redactor": options.pop("redact", None), **options}
+
+
+def session_settings_from_uri(
+    uri: str, environ: Mapping[str, str] | None, engine_kwargs: Mapping[str, Any]
+) -> SessionSettings:
+    """The `PostgresSessionService` settings a session service URI means (`session_arguments`,
+    resolved as arguments written in code are: `adk_memory.settings.session_settings`)."""
+    arguments = session_arguments(uri, environ, engine_kwargs)
+    database = database_from(arguments, owner="PostgresSessionService", environ=environ)
+    return session_settings(database, **arguments)

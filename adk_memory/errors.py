@@ -75,3 +75,13 @@ class OptedOutError(InputValidationError):
     """The user opted out of memory (`set_opt_out`, or the `OPT_OUT_STATE_KEY` state key):
     nothing is written for them, by any path (and, with `RetrievalConfig.opt_out_hides`,
     nothing is read). Raised before anything is written; a memory tool tells the model."""
+
+
+class JobPayloadError(InputValidationError):
+    """A queued generation job's payload is not one the worker can run (an unknown `source`, a
+    missing or mistyped field): found when the queue claims it, which dead-letters it at once
+    with this one-line reason (no try could succeed). `job_id` names the job."""
+
+    def __init__(self, job_id: str, reason: str) -> None:
+        super().__init__(f"Malformed job payload: {reason}")
+        self.job_id = job_id

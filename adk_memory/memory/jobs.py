@@ -7,7 +7,14 @@ exponential backoff and jitter (the package's schedule, `adk_memory._retry`), de
 after the last try (or at the first permanent failure, with a one-line reason), and the worker
 loop with its tally of tries (`WorkerStats`, which a run's summary reports). A job
 whose worker died is claimed again when its lease runs out: nothing is silently dropped. It
-knows nothing of what a job does: the worker calls a handler.
+knows nothing of what a job does: the worker calls a handler. It is the only module that names
+the jobs table: whether a try still owns its job is checked here (`finish`), in the
+transaction that writes the job's effects.
+
+Typed payloads: given a pydantic `TypeAdapter` (the generation pipeline's `JOB_PAYLOADS`), the
+queue writes payloads through it and validates each one when it claims the job; a payload that
+does not validate is dead-lettered at that claim with a one-line reason (`JobPayloadError`),
+never handed to a handler nor retried. Without one, payloads are plain JSON objects.
 
 Exactly once: every statement is safe to replay after a lost reply (`Database.run`). Job ids
 are chosen before the first attempt; a claim, a failed try and a retry of a dead job stamp the
@@ -30,18 +37,25 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import asyncpg
+from pydantic import TypeAdapter, ValidationError
 
 from .._retry import Backoff, describe, is_permanent
 from ..db.engine import Database
 from ..db.replies import FIRST_ATTEMPT, recorded
+from ..errors import JobPayloadError
 from ..telemetry import QueueDepth, job_failed, traced_job
 
 logger = logging.getLogger(__name__)
 
 JobStatus = Literal["pending", "running", "done", "dead"]
+
+P = TypeVar("P")
+"""A queue's payload type (`dict[str, Any]` without a `TypeAdapter`)."""
+
+T = TypeVar("T")
 
 # The job's id is chosen by the caller before the first attempt: a replay finds it queued.
 _ENQUEUE = """
@@ -101,6 +115,15 @@ WITH mine AS (
               j.max_attempts, j.config_version, extract(epoch FROM now() - j.run_after)::float8
 )
 SELECT * FROM claimed UNION ALL SELECT * FROM mine
+"""
+
+# A try writes its job's effects only while it still owns the job: a retried commit, or a worker
+# whose lease ran out and whose job another worker took (or an erasure deleted), writes nothing.
+# The row stays locked until the transaction ends, so the job cannot move under the write.
+_OWNED = """
+SELECT 1 FROM {schema}.memory_jobs
+WHERE id = $1::uuid AND status = 'running' AND attempts = $2
+FOR UPDATE
 """
 
 _COMPLETE = """
@@ -212,13 +235,13 @@ SELECT count(*) FILTER (WHERE status = 'pending' AND run_after <= now()),
 
 
 @dataclass(frozen=True)
-class ClaimedJob:
-    """A job this worker now holds (until its lease runs out)."""
+class ClaimedJob(Generic[P]):
+    """A job this worker now holds (until its lease runs out), its payload validated."""
 
     id: str
     scope_key: str
     scope: dict[str, str]
-    payload: dict[str, Any]
+    payload: P
     attempt: int
     max_attempts: int
     config_version: int | None = None
@@ -226,6 +249,13 @@ class ClaimedJob:
     `memory.app_config`); None: the worker's own configuration."""
     queue_wait: float | None = None
     """Seconds between the job becoming due and this claim (its queue wait, for telemetry)."""
+
+    @property
+    def source(self) -> str:
+        """The payload's kind (its `source`, "" when it has none), for telemetry."""
+        payload: Any = self.payload
+        found = payload.get("source") if isinstance(payload, dict) else payload.source
+        return str(found or "")
 
 
 @dataclass(frozen=True)
@@ -257,6 +287,15 @@ def _record(row: asyncpg.Record) -> JobRecord:
     )
 
 
+def _first_error(exc: ValidationError) -> str:
+    """A payload's validation failure in one line: where and what (never the value: it may be
+    the conversation)."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "payload"
+    more = exc.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more)" if more else "")
+
+
 def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes=10)) -> float:
     """Seconds to wait before try `attempt + 1`: the package's retry schedule
     (`adk_memory._retry.Backoff`: base * 2^(attempt-1), capped, half jittered, so a burst of
@@ -264,12 +303,15 @@ def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes
     return Backoff(base=base.total_seconds(), cap=cap.total_seconds()).delay(attempt)
 
 
-class JobQueue:
-    """The queue's statements against one `Database`."""
+class JobQueue(Generic[P]):
+    """The queue's statements against one `Database`; `payloads` types the jobs' payloads
+    (module docstring), None: plain JSON objects."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, payloads: TypeAdapter[P] | None = None) -> None:
         self._db = db
+        self._payloads = payloads
         schema = db.schema
+        self._owned = _OWNED.format(schema=schema)
         self._enqueue = _ENQUEUE.format(schema=schema)
         self._claim = _CLAIM.format(schema=schema)
         self._complete = _COMPLETE.format(schema=schema)
@@ -289,7 +331,7 @@ class JobQueue:
         self,
         scope_key: str,
         scope: dict[str, str],
-        payload: dict[str, Any],
+        payload: P,
         max_attempts: int,
         *,
         config_version: int | None = None,
@@ -298,14 +340,19 @@ class JobQueue:
         here, so a replay after a lost reply finds the job queued and returns the same id.
         `config_version` is the app configuration the job runs with (None: the worker's)."""
         job_id = str(uuid.uuid4())
-        args = (job_id, scope_key, json.dumps(scope), json.dumps(payload), max_attempts)
+        stored = (
+            payload if self._payloads is None else self._payloads.dump_python(payload, mode="json")
+        )
+        args = (job_id, scope_key, json.dumps(scope), json.dumps(stored), max_attempts)
         await self._db.run(lambda conn: conn.execute(self._enqueue, *args, config_version))
         self.enqueued.set()
         return job_id
 
-    async def claim(self, lease: timedelta) -> ClaimedJob | None:
+    async def claim(self, lease: timedelta) -> ClaimedJob[P] | None:
         """The next due job whose scope is free, now running under a lease; None if none. A
-        replay after a lost reply returns the job the first attempt claimed."""
+        replay after a lost reply returns the job the first attempt claimed. A payload that
+        does not validate dead-letters its job here and raises `JobPayloadError` (the worker
+        counts it as a failed try)."""
         args = (lease.total_seconds(), uuid.uuid4())
         row = await self._db.run(lambda conn: conn.fetchrow(self._claim, *args))
         if row is None:
@@ -314,20 +361,53 @@ class JobQueue:
             id=row[0],
             scope_key=row[1],
             scope=json.loads(row[2]),
-            payload=json.loads(row[3]),
+            payload=await self._payload(row[0], row[4], json.loads(row[3])),
             attempt=row[4],
             max_attempts=row[5],
             config_version=row[6],
             queue_wait=row[7],
         )
 
+    async def _payload(self, job_id: str, attempt: int, stored: Any) -> P:
+        """The claimed job's payload, validated; a malformed one is dead-lettered at once."""
+        if self._payloads is None:
+            return stored  # P is the stored JSON's own type (`dict[str, Any]`)
+        try:
+            return self._payloads.validate_python(stored)
+        except ValidationError as exc:
+            error = JobPayloadError(job_id, _first_error(exc))
+            await self.fail(job_id, str(error), 0.0, attempt, permanent=True)
+            raise error from None
+
+    async def finish(
+        self,
+        job: ClaimedJob[P],
+        effects: Callable[[asyncpg.Connection], Awaitable[tuple[T, Any]]],
+    ) -> T | None:
+        """Write a try's effects and complete its job in one transaction: `effects` runs on
+        its connection once this try is found to still own the job (else nothing is written:
+        None), and returns (its value, the job's result). Completing drops the payload and
+        frees the scope; the result must hold no conversation text. `effects` is replayed
+        whole after a lost connection (`Database.run`): a replay of a committed try finds the
+        job done and writes nothing."""
+
+        async def run(conn: asyncpg.Connection) -> T | None:
+            async with conn.transaction():
+                if await conn.fetchval(self._owned, job.id, job.attempt) is None:
+                    return None
+                value, result = await effects(conn)
+                await self.complete(conn, job.id, result, job.attempt)
+                return value
+
+        return await self._db.run(run)
+
     async def complete(
         self, conn: asyncpg.Connection, job_id: str, result: Any, attempt: int
     ) -> None:
         """Mark try `attempt` of the job done, drop its payload and free its scope, on `conn`:
-        call it inside the transaction that writes the job's effects. `result` must hold no
-        conversation text. A try that no longer owns the job (its lease ran out and another
-        worker took it) changes nothing."""
+        call it inside the transaction that writes the job's effects (`finish` does). `result`
+        must hold no conversation text. A try that no longer owns the job (its lease ran out
+        and another worker took it) changes nothing."""
         await conn.execute(self._complete, job_id, json.dumps(result), attempt)
 
     async def fail(
@@ -369,7 +449,7 @@ class JobQueue:
     async def erase(self, containing: dict[str, str], request_id: uuid.UUID | None = None) -> int:
         """Delete the jobs and leases of every scope that contains `containing`; how many jobs
         went. A generation running for one of them then finds its job gone and writes nothing
-        (`MemoryStore.apply_generation` checks that its try still owns the job). The same
+        (`finish` checks that its try still owns the job). The same
         `request_id` again (a re-run of an erasure) returns the first run's count."""
         args = (json.dumps(containing), request_id or uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
@@ -393,8 +473,8 @@ class JobQueue:
         return bool(await self._db.run(lambda conn: conn.fetchval(self._retry_dead, *args)))
 
 
-Handler = Callable[[ClaimedJob], Awaitable[None]]
-"""Does a job's work and completes it (`JobQueue.complete`) in the transaction that writes its
+Handler = Callable[[ClaimedJob[Any]], Awaitable[None]]
+"""Does a job's work and completes it (`JobQueue.finish`) in the transaction that writes its
 effects. Raising means the try failed; the worker records it and schedules the retry."""
 
 _KEPT_REASONS = 20
@@ -489,7 +569,12 @@ class Worker:
         if self._prepare is not None:
             await self._prepare()
         await self._queue_depth.sample()
-        job = await self._queue.claim(self._lease)
+        try:
+            job = await self._queue.claim(self._lease)
+        except JobPayloadError as exc:  # dead-lettered by the claim: no try could run it
+            self.stats.ran += 1
+            self._failed(exc.job_id, "dead", str(exc), "")
+            return True
         if job is None:
             return False
         self.stats.ran += 1
@@ -505,21 +590,18 @@ class Worker:
             status = await self._queue.fail(
                 job.id, error, delay, job.attempt, permanent=is_permanent(exc)
             )
-            self.stats.record_failure(status, error)
-            job_failed(status)
-            if self._log_failures:
-                log = logger.error if status == "dead" else logger.warning
-                log(
-                    "Memory job %s try %d/%d failed (%s): %s",
-                    job.id,
-                    job.attempt,
-                    job.max_attempts,
-                    status,
-                    error,
-                )
+            self._failed(job.id, status, error, f" try {job.attempt}/{job.max_attempts}")
         else:
             self.stats.succeeded += 1
         return True
+
+    def _failed(self, job_id: str, status: JobStatus | None, error: str, tries: str) -> None:
+        """Count, meter and (unless `log_failures` is off) log one failed try."""
+        self.stats.record_failure(status, error)
+        job_failed(status)
+        if self._log_failures:
+            log = logger.error if status == "dead" else logger.warning
+            log("Memory job %s%s failed (%s): %s", job_id, tries, status, error)
 
     async def run_until_idle(self) -> int:
         """Run due jobs until none is left; how many ran (tests, backfills, benchmarks)."""

@@ -204,8 +204,8 @@ def plan(draft: Draft, vectors: list[list[float]] | None, config: MemoryBankConf
     return Plan(
         memories=GenerationWrites(
             creates=creates,
-            updates=_updates(draft, embedding, ttl[1], config),
-            deletes=_deletes(draft, config),
+            updates=_updates(draft, embedding, ttl[1]),
+            deletes=_deletes(draft),
             watermark=draft.material.watermark,
         ),
         labels=draft.labels,
@@ -223,19 +223,16 @@ def plan(draft: Draft, vectors: list[list[float]] | None, config: MemoryBankConf
     )
 
 
-def _provenance(draft: Draft, config: MemoryBankConfig) -> Mapping[int, trust.Provenance]:
-    return {id(op): known for op, known in draft.decisions.applied}
-
-
-def _of(draft: Draft, op: MemoryOperation, config: MemoryBankConfig) -> trust.Provenance:
-    """An operation's provenance: the trust rule's, or a created memory's."""
-    return _provenance(draft, config).get(id(op)) or trust.created(op, config.trust)
-
-
 def _creates(
     draft: Draft, embedding: Mapping[int, list[float]], ttl: float | None, config: MemoryBankConfig
 ) -> list[NewMemory]:
+    """The memories to create, each with its provenance: the trust rule's, or for a
+    quarantined fact's, a created memory's."""
     target, labels = draft.learner.target, draft.labels
+    decided = {id(op): known for op, known in draft.decisions.applied}
+    provenance = {
+        id(op): decided.get(id(op)) or trust.created(op, config.trust) for op, _ in draft.creates
+    }
     return [
         NewMemory(
             id=str(uuid.uuid4()),
@@ -244,8 +241,8 @@ def _creates(
             fact=op.fact or "",
             topics=[op.topic] if op.topic else [],
             metadata=draft.metadata,
-            confidence=_of(draft, op, config).confidence,
-            source_type=_of(draft, op, config).source_type,
+            confidence=provenance[id(op)].confidence,
+            source_type=provenance[id(op)].source_type,
             source_session_id=draft.learner.source_id,
             source_event_ids=draft.material.cited,
             embedding=embedding.get(id(op)),
@@ -258,8 +255,10 @@ def _creates(
 
 
 def _updates(
-    draft: Draft, embedding: Mapping[int, list[float]], ttl: float | None, config: MemoryBankConfig
+    draft: Draft, embedding: Mapping[int, list[float]], ttl: float | None
 ) -> list[MemoryUpdate]:
+    """The applied updates, then the trust rule's confidence notes (a change of confidence
+    alone, with its labelled revision)."""
     key, labels, session = draft.learner.target.key, draft.labels, draft.learner.source_id
     cited = draft.material.cited
     updates = [
@@ -301,7 +300,8 @@ def _updates(
     return updates
 
 
-def _deletes(draft: Draft, config: MemoryBankConfig) -> list[MemoryDeletion]:
+def _deletes(draft: Draft) -> list[MemoryDeletion]:
+    """The applied deletes, each with its DELETED revision's facts and labels."""
     key, labels = draft.learner.target.key, draft.labels
     return [
         MemoryDeletion(op.target_id or "", key, op.extracted_facts, {**labels, **known.labels})

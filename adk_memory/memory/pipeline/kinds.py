@@ -112,6 +112,8 @@ class Learner(Protocol):
     follows: str | None
     """The session whose watermark the job reads and moves (a session job's), else None."""
     learns_profiles: bool
+    reads_support: bool
+    """Whether the candidates' support is read (`shown` masks them with it)."""
 
     def material(self, processed: tuple[str, float] | None) -> Material:
         """The job's material; `processed`: the session's watermark (a session job's)."""
@@ -167,6 +169,7 @@ class FactLearner:
     """Session, contents and facts jobs: facts about the scope's user into its memories."""
 
     learns_profiles = True
+    reads_support = False
 
     def __init__(
         self,
@@ -269,6 +272,7 @@ class PlaybookLearner:
     """Procedure jobs (module docstring)."""
 
     learns_profiles = False  # a playbook is the app's: no user's profile is learned from it
+    reads_support = True
     source_id: str | None = None  # a procedure's source is no session (its support is)
     follows: str | None = None
 

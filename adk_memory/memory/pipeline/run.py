@@ -147,7 +147,11 @@ class Generator:
         candidates: list[Memory] = []
         if merged:
             candidates = await self._candidates(learner, merged)
-            support = await self._read.support(learner.target.key, candidates)
+            support = (
+                await self._read.support(learner.target.key, candidates)
+                if learner.reads_support
+                else {}
+            )
             shown = learner.shown(candidates, support, material)
             operations += await learner.consolidate(self._llm, merged, shown, material)
         return operations, candidates

@@ -83,6 +83,7 @@ class Generator:
         )
 
     async def __call__(self, job: ClaimedJob[JobPayload]) -> None:
+        """Run `job` (module docstring): its reads, its decisions, then its one write."""
         payload: JobPayload = job.payload  # validated when claimed (`JOB_PAYLOADS`)
         learner = handler_for(payload, job.scope, job.scope_key, self._screen, self._config)
         target = learner.target

@@ -3,7 +3,8 @@
 Owns: the variants (`SessionPayload`, `ContentsPayload`, `FactsPayload`, `ProcedurePayload`),
 their union `JobPayload` discriminated by `source`, the adapter the job queue stores and
 validates them with (`JOB_PAYLOADS`: the queue checks a payload when it claims its job, and a
-malformed one is dead-lettered there), and the builders the service calls. The JSON stored in
+malformed one is dead-lettered there), and the builders the service calls (each returns its
+variant, typed as the union so one variable holds any of them). The JSON stored in
 `memory_jobs.payload` keeps the shape jobs were queued with before the payload was typed, and
 fields added since have defaults, so a job queued by an earlier release still runs. A new job
 kind is a new variant here and its handler in `kinds`.

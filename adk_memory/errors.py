@@ -185,3 +185,13 @@ class _Refused(Exception):
 class _NotFast(Exception):
     """An event's stored JSON needs pydantic's validation (`adk_memory.sessions.decoding`'s
     fast path declines it). Control flow inside that module, never raised out of it."""
+
+
+class JobPayloadError(InputValidationError):
+    """A queued generation job's payload is not one the worker can run (an unknown `source`, a
+    missing or mistyped field): found when the queue claims it, which dead-letters it at once
+    with this one-line reason (no try could succeed). `job_id` names the job."""
+
+    def __init__(self, job_id: str, reason: str) -> None:
+        super().__init__(f"Malformed job payload: {reason}")
+        self.job_id = job_id

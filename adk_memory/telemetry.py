@@ -236,7 +236,7 @@ class Job(Protocol):
     @property
     def scope(self) -> dict[str, str]: ...
     @property
-    def payload(self) -> dict[str, Any]: ...
+    def source(self) -> str: ...
     @property
     def attempt(self) -> int: ...
     @property
@@ -264,7 +264,7 @@ def traced_job(handler: Callable[[J], Awaitable[None]]) -> Callable[[J], Awaitab
             **labels,
             **_DATABASE,
             "adk_memory.job.attempt": job.attempt,
-            "adk_memory.job.source": str(job.payload.get("source", "")),
+            "adk_memory.job.source": job.source,
         }
         if job.queue_wait is not None:
             attributes["adk_memory.job.queue_wait_s"] = max(job.queue_wait, 0.0)

@@ -44,12 +44,11 @@ from .checks import check_fact, check_mapping, check_time, check_topics, check_u
 from .embeddings import Embedder
 from .generation import resolve_llm
 from .generation.llm import GenerationOutputError
-from .generator import Generator
 from .guard import MemoryGuard
 from .jobs import ClaimedJob, JobQueue, Worker
 from .models import SourceType
 from .opt_out import OptOutStore, UserState, stated_wish
-from .procedure_jobs import ProcedureGenerator
+from .pipeline import JOB_PAYLOADS, Generator, ProcedureGenerator
 from .procedure_support import SupportStore
 from .profile_store import ProfileStore
 from .scope import Scope, scope_key, user_scope
@@ -131,7 +130,7 @@ class MemoryServiceCore:
         self._opt_outs = OptOutStore(self.database)
         self._prepared = False
         self.llm = resolve_llm(llm) if llm is not None else None
-        self._jobs = JobQueue(self.database)
+        self._jobs = JobQueue(self.database, JOB_PAYLOADS)
         self._app_configs = AppConfigStore(self.database)
         self._shared = AppMemoryConfig.of(
             self.config, guard=guard_name(self.guard), redact=redactor_name(self.redactor)

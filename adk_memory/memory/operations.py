@@ -32,7 +32,6 @@ from .checks import (
     check_topics,
 )
 from .core import MemoryServiceCore
-from .generator import contents_payload, facts_payload, session_payload
 from .jobs import JobRecord
 from .models import (
     GeneratedMemory,
@@ -41,6 +40,7 @@ from .models import (
     MemoryAction,
     SourceType,
 )
+from .pipeline import contents_payload, facts_payload, session_payload
 from .scope import scope_key, user_scope, validate_scope
 from .trust import fact_source
 
@@ -127,8 +127,7 @@ class GenerationOperations(MemoryServiceCore):
             except ValueError as exc:
                 raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
             screened = await self._screen_all(facts or (), checked, source, direct=True)
-            payload = facts_payload([s.fact for s in screened], topic or "", options)
-            payload["fact_source"] = kind
+            payload = facts_payload([s.fact for s in screened], topic or "", options, kind)
         await self._ready()
         job_id = await self._jobs.enqueue(
             scope_key(checked),

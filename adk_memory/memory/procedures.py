@@ -25,7 +25,7 @@ from .anonymise import identity_values
 from .checks import check_id
 from .models import GenerateMemoriesOperation, Memory, MemoryRevision
 from .operations import GenerationOperations
-from .procedure_jobs import procedure_payload
+from .pipeline import procedure_payload
 from .procedure_rule import PUBLIC, masked, public
 from .procedure_support import AUDIENCE
 from .scope import app_scope, scope_key, user_scope

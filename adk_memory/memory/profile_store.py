@@ -5,8 +5,8 @@ by the canonical scope key (or, for an erasure, by scope containment), so no cal
 another scope's profile; each field change written together with its revision in one
 statement. A profile is read with one equality on the primary key's prefix: no search. It never
 decides what to write (generation validates every value against its schema first), never calls
-a model, and never reads the job queue's table: generation's writes run on the connection of
-the job's own transaction (`MemoryStore.apply_generation`), which checks the job is still its.
+a model, and never reads the job queue's table: generation's writes (`apply`) run on the
+connection of the job's own transaction (`JobQueue.finish`, which checks the job is still its).
 """
 
 from __future__ import annotations

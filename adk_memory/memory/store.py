@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import uuid
 from array import array
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -412,14 +412,6 @@ _DELETE_ONE = (
     + """SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {schema}.memory_revisions
                                         WHERE id = $6::uuid AND memory_id = $2::uuid)"""
 )
-
-# A generation applies its changes only while its try still owns the job: a retried commit, or
-# a worker whose lease ran out and whose job another worker took, writes nothing.
-_JOB_OWNED = """
-SELECT 1 FROM {schema}.memory_jobs
-WHERE id = $1::uuid AND status = 'running' AND attempts = $2
-FOR UPDATE
-"""
 
 # Memories of a scope that any revision traces to session $2, each with the facts extracted from
 # other sources over its history (what remains to regenerate it from). A claim the trust rule
@@ -1060,6 +1052,48 @@ class MemoryChange:
     alone that confirms nothing (a blocked contradiction)."""
 
 
+@dataclass(frozen=True)
+class MemoryUpdate:
+    """One memory a generation changes (`MemoryChange`), by id and scope key."""
+
+    memory_id: str
+    scope_key: str
+    change: MemoryChange
+
+
+@dataclass(frozen=True)
+class MemoryDeletion:
+    """One memory a generation deletes, with its DELETED revision's extracted facts, labels
+    and id (chosen once, so a replay writes the same revision)."""
+
+    memory_id: str
+    scope_key: str
+    extracted_facts: Sequence[str]
+    labels: dict[str, str]
+    revision_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """The last event of a session (`time`: its timestamp) turned into memories of a scope."""
+
+    scope_key: str
+    session_id: str
+    event_id: str
+    time: float
+
+
+@dataclass(frozen=True)
+class GenerationWrites:
+    """Everything one generation writes to the memories, applied together
+    (`MemoryStore.apply_generation`)."""
+
+    creates: Sequence[NewMemory] = ()
+    updates: Sequence[MemoryUpdate] = ()
+    deletes: Sequence[MemoryDeletion] = ()
+    watermark: Watermark | None = None
+
+
 def _vector(values: Sequence[float] | None) -> str | None:
     """A vector in pgvector's text form, each value as the float4 it is stored as (what
     `pgvector.Vector(...).to_text()` writes, without its per-value conversions)."""
@@ -1150,7 +1184,6 @@ class MemoryStore:
         self._reindex_batch = _REINDEX_BATCH.format(schema=schema)
         self._reindex = _REINDEX.format(schema=schema)
         self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
-        self._job_owned = _JOB_OWNED.format(schema=schema)
         self._watermark = _WATERMARK.format(schema=schema)
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._set_watermark = _SET_WATERMARK.format(schema=schema)
@@ -1519,58 +1552,40 @@ class MemoryStore:
         return [row[0] for row in rows]
 
     async def apply_generation(
-        self,
-        *,
-        job_id: str,
-        attempt: int,
-        creates: Sequence[NewMemory],
-        updates: Sequence[tuple[str, str, MemoryChange]],
-        deletes: Sequence[tuple[str, str, Sequence[str], dict[str, str]]],
-        watermark: tuple[str, str, str, float] | None,
-        revision_ttl: float | None,
-        complete: Callable[
-            [asyncpg.Connection, list[tuple[MemoryAction, Memory]]], Awaitable[None]
-        ],
-    ) -> list[tuple[MemoryAction, Memory]] | None:
-        """Apply a generation's creates, updates (memory id, scope key, change) and deletes
-        (memory id, scope key, extracted facts, labels), move the session's watermark and complete
-        the job, all in one transaction. None (nothing written) if this try no longer owns the
-        job. A replay after a lost reply finds the job done, so it writes nothing either."""
-        delete_revisions = [uuid.uuid4() for _ in deletes]
-
-        async def apply(conn: asyncpg.Connection) -> list[tuple[MemoryAction, Memory]] | None:
-            async with conn.transaction():
-                if await conn.fetchval(self._job_owned, job_id, attempt) is None:
-                    return None
-                applied: list[tuple[MemoryAction, Memory]] = []
-                for new in creates:
-                    row = await conn.fetchrow(self._insert, *self._insert_args(new, revision_ttl))
-                    if row is not None:
-                        applied.append((MemoryAction.CREATED, _memory(row)))
-                for memory_id, scope_key, change in updates:
-                    args = self._update_args(memory_id, scope_key, change, revision_ttl)
-                    row = await conn.fetchrow(self._update, *args)
-                    if row is not None:
-                        applied.append((MemoryAction.UPDATED, _memory(row)))
-                for (memory_id, scope_key, extracted, labels), revision_id in zip(
-                    deletes, delete_revisions, strict=True
-                ):
-                    rows = await conn.fetch(
-                        self._delete,
-                        scope_key,
-                        memory_id,
-                        json.dumps(labels),
-                        revision_ttl,
-                        list(extracted),
-                        revision_id,
-                    )
-                    applied.extend((MemoryAction.DELETED, _memory(r)) for r in rows)
-                if watermark is not None:
-                    await conn.execute(self._set_watermark, *watermark)
-                await complete(conn, applied)
-                return applied
-
-        return await self._db.run(apply)
+        self, conn: asyncpg.Connection, writes: GenerationWrites, revision_ttl: float | None
+    ) -> list[tuple[MemoryAction, Memory]]:
+        """Apply a generation's creates, updates and deletes and move the session's watermark,
+        on `conn`, inside the caller's transaction (the job queue's `finish`, which checked
+        that the try still owns its job and completes it in the same transaction); what was
+        applied (a write whose memory is gone is skipped)."""
+        applied: list[tuple[MemoryAction, Memory]] = []
+        for new in writes.creates:
+            row = await conn.fetchrow(self._insert, *self._insert_args(new, revision_ttl))
+            if row is not None:
+                applied.append((MemoryAction.CREATED, _memory(row)))
+        for update in writes.updates:
+            args = self._update_args(
+                update.memory_id, update.scope_key, update.change, revision_ttl
+            )
+            row = await conn.fetchrow(self._update, *args)
+            if row is not None:
+                applied.append((MemoryAction.UPDATED, _memory(row)))
+        for gone in writes.deletes:
+            rows = await conn.fetch(
+                self._delete,
+                gone.scope_key,
+                gone.memory_id,
+                json.dumps(gone.labels),
+                revision_ttl,
+                list(gone.extracted_facts),
+                gone.revision_id,
+            )
+            applied.extend((MemoryAction.DELETED, _memory(r)) for r in rows)
+        if (mark := writes.watermark) is not None:
+            await conn.execute(
+                self._set_watermark, mark.scope_key, mark.session_id, mark.event_id, mark.time
+            )
+        return applied
 
     async def reindex_text(self, after: str | None, batch_size: int) -> list[str]:
         """Index the full text of the next `batch_size` memories (every scope, quarantined ones

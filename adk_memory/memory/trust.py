@@ -1,7 +1,7 @@
 """Trust-weighted confidence: which source wins a conflict, and how confidence moves.
 
-Owns: the trust ranking of source types (bootstrapped > explicit user input > implicit
-conversation > tool output), the names extraction gives sources, a generated memory's first
+Owns: applying the trust ranking of source types (bootstrapped > explicit user input >
+implicit conversation > tool output: `generation.sources.RANK`), a generated memory's first
 confidence, effective confidence (stored confidence decayed since the memory was last updated
 or corroborated: computed when read, so no write sweeps it), and `enforce`, the conflict rule
 applied in code to the consolidation model's operations after it answers:
@@ -21,63 +21,27 @@ applied in code to the consolidation model's operations after it answers:
   confirmation (its update time moves); from the same source it changes nothing.
 - A forget request is never blocked: deleting on the user's request is always allowed.
 
-It never calls a model and never writes (the generator applies what it returns); it reads the
-targeted memories and their history through the store, in two queries, only when the model
-targeted any.
+It is policy only: it never calls a model, never reads and never writes. The pipeline reads
+the targeted memories and their history (`store.trust_history`) and hands them in as data, and
+applies what `enforce` returns. The source names and their ranking live in
+`generation.sources` (below both this module and generation, so neither imports the other).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
 
 from ..config import TrustConfig
+from .generation import MemoryOperation
+from .generation.sources import RANK, source_type_of
+from .generation.sources import fact_source as fact_source
 from .models import Memory, SourceType
 
-if TYPE_CHECKING:  # consolidation imports this module: names only, no import cycle
-    from .generation import MemoryOperation
-    from .store import MemoryStore
-
-RANK: dict[SourceType, int] = {
-    SourceType.BOOTSTRAPPED: 3,
-    SourceType.USER_INPUT: 2,
-    SourceType.IMPLICIT: 1,
-    SourceType.AGENT: 1,
-    SourceType.TOOL_OUTPUT: 0,
-}
-"""How much each source type is trusted: higher wins a conflict."""
-
-FactSource = Literal["bootstrapped", "explicit", "implicit", "tool"]
-"""Where an extracted fact came from, as extraction names it (`ExtractedFact.source`)."""
-
-FACT_SOURCES: dict[FactSource, SourceType] = {
-    "bootstrapped": SourceType.BOOTSTRAPPED,
-    "explicit": SourceType.USER_INPUT,
-    "implicit": SourceType.IMPLICIT,
-    "tool": SourceType.TOOL_OUTPUT,
-}
-"""The names an extracted fact's source goes by (`ExtractedFact.source`), as source types."""
-
-
-def fact_source(source_type: SourceType) -> FactSource:
-    """The name `ExtractedFact.source` gives facts of this source type (the agent's own words
-    count as implicit conversation)."""
-    for name, kind in FACT_SOURCES.items():
-        if kind is source_type:
-            return name
-    return "implicit"
-
-
-def source_type_of(name: FactSource) -> SourceType:
-    """The source type of an extracted fact's source name."""
-    return FACT_SOURCES[name]
-
-
-def strongest(names: Iterable[FactSource]) -> FactSource:
-    """The most trusted of these source names ("implicit" when there are none)."""
-    return max(names, key=lambda n: RANK[source_type_of(n)], default="implicit")
+History = tuple[frozenset[str], frozenset[str]]
+"""What the rule knows of a memory's past (`store.trust_history`): the sources that wrote or
+corroborated it, and those whose change to it was blocked."""
 
 
 def initial_confidence(source: SourceType, trust: TrustConfig) -> float:
@@ -159,20 +123,24 @@ def created(op: MemoryOperation, trust: TrustConfig) -> Provenance:
     return Provenance(source, initial_confidence(source, trust))
 
 
-async def enforce(
-    store: MemoryStore,
-    scope_key: str,
+def targets(operations: Sequence[MemoryOperation]) -> list[str]:
+    """The memories the operations target: whose history `enforce` needs."""
+    return [op.target_id for op in operations if op.target_id]
+
+
+def enforce(
     operations: Sequence[MemoryOperation],
+    memories: Mapping[str, Memory],
+    history: Mapping[str, History],
     *,
     source_id: str | None,
     trust: TrustConfig,
     now: datetime,
 ) -> Decisions:
     """Apply the conflict rule (module docstring) to the model's operations for one scope.
+    `memories`: the live targeted memories by id (a target missing there is gone: skipped, as
+    the store would skip it); `history`: theirs (`History`, none: never written by a source);
     `source_id`: the session the facts came from (None: a source of its own)."""
-    targets = [op.target_id for op in operations if op.target_id]
-    memories = await store.get_many(targets, scope_key) if targets else {}
-    history = await store.trust_history(scope_key, list(memories)) if memories else {}
     applied: list[tuple[MemoryOperation, Provenance]] = []
     notes: list[ConfidenceNote] = []
     for op in operations:

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..checks import MAX_FACT_LENGTH
 from ..models import Memory
 from ..rendering import neutralise
-from ..trust import FactSource, fact_source, strongest
 from .extract import ExtractedFact
 from .llm import GenerationOutputError, generate_structured
+from .sources import FactSource, fact_source, strongest
 from .templates import load_template
 
 

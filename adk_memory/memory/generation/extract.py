@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ...config import CustomizationConfig, GenerateMemoriesExample
 from ...errors import InputValidationError
 from ..checks import MAX_FACT_LENGTH
-from ..trust import FactSource
 from .llm import generate_structured
-from .templates import load_template
+from .sources import FactSource
+from .templates import date_guidance, load_template
 from .topics import render_topics, topic_label, unique_topics
 
 logger = logging.getLogger(__name__)
@@ -155,15 +155,6 @@ def _render_example(number: int, example: GenerateMemoriesExample) -> str:
     return "\n".join(lines)
 
 
-def _date_guidance(now: datetime | None) -> str:
-    if now is None:
-        return 'Keep relative dates ("tomorrow") as said: the conversation\'s date is unknown.'
-    return (
-        f'The conversation took place on {now:%A %Y-%m-%d}: write relative dates ("tomorrow", '
-        '"next week") as calendar dates.'
-    )
-
-
 def extraction_instruction(
     customization: CustomizationConfig, *, now: datetime | None = None
 ) -> str:
@@ -173,7 +164,7 @@ def extraction_instruction(
         topics=render_topics(customization.memory_topics),
         examples="\n\n".join(_render_example(i, e) for i, e in enumerate(examples, 1))
         or "(none configured)",
-        date_guidance=_date_guidance(now),
+        date_guidance=date_guidance(now),
     )
 
 

@@ -6,7 +6,7 @@ model to anonymise), the playbook's shape, and its rendering as one self-contain
 form a procedure is stored, consolidated (`consolidate(..., prompt=PROCEDURE_CONSOLIDATION)`)
 and shown in. It never reads or writes memories and is not where anonymity is enforced: the
 conversation it is given was anonymised before, and what it returns is anonymised and guarded
-again by the job (`memory.procedure_jobs`).
+again by the job (`memory.pipeline`, its `PlaybookLearner`).
 """
 
 from __future__ import annotations

@@ -26,9 +26,8 @@ from pydantic import BaseModel, Field
 from ...config import StructuredMemorySchemaConfig
 from ..rendering import neutralise
 from .consolidate import app_instructions
-from .extract import _date_guidance
 from .llm import generate_structured
-from .templates import load_template
+from .templates import date_guidance, load_template
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +103,7 @@ def profile_instruction(
     consolidation instructions, if any)."""
     return load_template("profile").substitute(
         schemas=_render_schemas(schemas),
-        date_guidance=_date_guidance(now),
+        date_guidance=date_guidance(now),
         instructions=app_instructions(instructions),
     )
 

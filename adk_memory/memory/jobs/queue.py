@@ -3,11 +3,17 @@
 Owns: enqueueing (one insert), claiming (`FOR UPDATE SKIP LOCKED`, plus a lease per scope so two
 generations for one scope never interleave), completing (inside the caller's transaction, so
 the memories a job writes and its completion commit together or not at all), retrying with
-exponential backoff and jitter (the package's schedule, `adk_memory._retry`), dead-lettering
-after the last try (or at the first permanent failure, with a one-line reason), and the worker
-loop with its tally of tries (`WorkerStats`, which a run's summary reports). A job
-whose worker died is claimed again when its lease runs out: nothing is silently dropped. It
-knows nothing of what a job does: the worker calls a handler.
+exponential backoff and jitter (the package's schedule, `adk_memory._retry`), and
+dead-lettering after the last try (or at the first permanent failure, with a one-line reason);
+the loop that runs jobs is `worker`'s. A job whose worker died is claimed again when its lease
+runs out: nothing is silently dropped. It knows nothing of what a job does: the worker calls a
+handler. It is the only module that names the jobs table: whether a try still owns its job is
+checked here (`finish`), in the transaction that writes the job's effects.
+
+Typed payloads: given a pydantic `TypeAdapter` (the generation pipeline's `JOB_PAYLOADS`), the
+queue writes payloads through it and validates each one when it claims the job; a payload that
+does not validate is dead-lettered at that claim with a one-line reason (`JobPayloadError`),
+never handed to a handler nor retried. Without one, payloads are plain JSON objects.
 
 Exactly once: every statement is safe to replay after a lost reply (`Database.run`). Job ids
 are chosen before the first attempt; a claim, a failed try and a retry of a dead job stamp the
@@ -24,24 +30,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import asyncpg
+from pydantic import TypeAdapter, ValidationError
 
-from .._retry import Backoff, describe, is_permanent
-from ..db.engine import Database
-from ..db.replies import FIRST_ATTEMPT, recorded
-from ..telemetry import QueueDepth, job_failed, traced_job
-
-logger = logging.getLogger(__name__)
+from ..._retry import Backoff
+from ...db.engine import Database
+from ...db.replies import FIRST_ATTEMPT, recorded
+from ...errors import JobPayloadError
 
 JobStatus = Literal["pending", "running", "done", "dead"]
+
+P = TypeVar("P")
+"""A queue's payload type (`dict[str, Any]` without a `TypeAdapter`)."""
+
+T = TypeVar("T")
 
 # The job's id is chosen by the caller before the first attempt: a replay finds it queued.
 _ENQUEUE = """
@@ -101,6 +109,15 @@ WITH mine AS (
               j.max_attempts, j.config_version, extract(epoch FROM now() - j.run_after)::float8
 )
 SELECT * FROM claimed UNION ALL SELECT * FROM mine
+"""
+
+# A try writes its job's effects only while it still owns the job: a retried commit, or a worker
+# whose lease ran out and whose job another worker took (or an erasure deleted), writes nothing.
+# The row stays locked until the transaction ends, so the job cannot move under the write.
+_OWNED = """
+SELECT 1 FROM {schema}.memory_jobs
+WHERE id = $1::uuid AND status = 'running' AND attempts = $2
+FOR UPDATE
 """
 
 _COMPLETE = """
@@ -212,13 +229,13 @@ SELECT count(*) FILTER (WHERE status = 'pending' AND run_after <= now()),
 
 
 @dataclass(frozen=True)
-class ClaimedJob:
-    """A job this worker now holds (until its lease runs out)."""
+class ClaimedJob(Generic[P]):
+    """A job this worker now holds (until its lease runs out), its payload validated."""
 
     id: str
     scope_key: str
     scope: dict[str, str]
-    payload: dict[str, Any]
+    payload: P
     attempt: int
     max_attempts: int
     config_version: int | None = None
@@ -226,6 +243,13 @@ class ClaimedJob:
     `memory.app_config`); None: the worker's own configuration."""
     queue_wait: float | None = None
     """Seconds between the job becoming due and this claim (its queue wait, for telemetry)."""
+
+    @property
+    def source(self) -> str:
+        """The payload's kind (its `source`, "" when it has none), for telemetry."""
+        payload: Any = self.payload
+        found = payload.get("source") if isinstance(payload, dict) else payload.source
+        return str(found or "")
 
 
 @dataclass(frozen=True)
@@ -257,6 +281,15 @@ def _record(row: asyncpg.Record) -> JobRecord:
     )
 
 
+def _first_error(exc: ValidationError) -> str:
+    """A payload's validation failure in one line: where and what (never the value: it may be
+    the conversation)."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "payload"
+    more = exc.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more)" if more else "")
+
+
 def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes=10)) -> float:
     """Seconds to wait before try `attempt + 1`: the package's retry schedule
     (`adk_memory._retry.Backoff`: base * 2^(attempt-1), capped, half jittered, so a burst of
@@ -264,12 +297,15 @@ def backoff(attempt: int, base: timedelta, *, cap: timedelta = timedelta(minutes
     return Backoff(base=base.total_seconds(), cap=cap.total_seconds()).delay(attempt)
 
 
-class JobQueue:
-    """The queue's statements against one `Database`."""
+class JobQueue(Generic[P]):
+    """The queue's statements against one `Database`; `payloads` types the jobs' payloads
+    (module docstring), None: plain JSON objects."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, payloads: TypeAdapter[P] | None = None) -> None:
         self._db = db
+        self._payloads = payloads
         schema = db.schema
+        self._owned = _OWNED.format(schema=schema)
         self._enqueue = _ENQUEUE.format(schema=schema)
         self._claim = _CLAIM.format(schema=schema)
         self._complete = _COMPLETE.format(schema=schema)
@@ -289,7 +325,7 @@ class JobQueue:
         self,
         scope_key: str,
         scope: dict[str, str],
-        payload: dict[str, Any],
+        payload: P,
         max_attempts: int,
         *,
         config_version: int | None = None,
@@ -298,14 +334,19 @@ class JobQueue:
         here, so a replay after a lost reply finds the job queued and returns the same id.
         `config_version` is the app configuration the job runs with (None: the worker's)."""
         job_id = str(uuid.uuid4())
-        args = (job_id, scope_key, json.dumps(scope), json.dumps(payload), max_attempts)
+        stored = (
+            payload if self._payloads is None else self._payloads.dump_python(payload, mode="json")
+        )
+        args = (job_id, scope_key, json.dumps(scope), json.dumps(stored), max_attempts)
         await self._db.run(lambda conn: conn.execute(self._enqueue, *args, config_version))
         self.enqueued.set()
         return job_id
 
-    async def claim(self, lease: timedelta) -> ClaimedJob | None:
+    async def claim(self, lease: timedelta) -> ClaimedJob[P] | None:
         """The next due job whose scope is free, now running under a lease; None if none. A
-        replay after a lost reply returns the job the first attempt claimed."""
+        replay after a lost reply returns the job the first attempt claimed. A payload that
+        does not validate dead-letters its job here and raises `JobPayloadError` (the worker
+        counts it as a failed try)."""
         args = (lease.total_seconds(), uuid.uuid4())
         row = await self._db.run(lambda conn: conn.fetchrow(self._claim, *args))
         if row is None:
@@ -314,20 +355,53 @@ class JobQueue:
             id=row[0],
             scope_key=row[1],
             scope=json.loads(row[2]),
-            payload=json.loads(row[3]),
+            payload=await self._payload(row[0], row[4], json.loads(row[3])),
             attempt=row[4],
             max_attempts=row[5],
             config_version=row[6],
             queue_wait=row[7],
         )
 
+    async def _payload(self, job_id: str, attempt: int, stored: Any) -> P:
+        """The claimed job's payload, validated; a malformed one is dead-lettered at once."""
+        if self._payloads is None:
+            return stored  # P is the stored JSON's own type (`dict[str, Any]`)
+        try:
+            return self._payloads.validate_python(stored)
+        except ValidationError as exc:
+            error = JobPayloadError(job_id, _first_error(exc))
+            await self.fail(job_id, str(error), 0.0, attempt, permanent=True)
+            raise error from None
+
+    async def finish(
+        self,
+        job: ClaimedJob[P],
+        effects: Callable[[asyncpg.Connection], Awaitable[tuple[T, Any]]],
+    ) -> T | None:
+        """Write a try's effects and complete its job in one transaction: `effects` runs on
+        its connection once this try is found to still own the job (else nothing is written:
+        None), and returns (its value, the job's result). Completing drops the payload and
+        frees the scope; the result must hold no conversation text. `effects` is replayed
+        whole after a lost connection (`Database.run`): a replay of a committed try finds the
+        job done and writes nothing."""
+
+        async def run(conn: asyncpg.Connection) -> T | None:
+            async with conn.transaction():
+                if await conn.fetchval(self._owned, job.id, job.attempt) is None:
+                    return None
+                value, result = await effects(conn)
+                await self.complete(conn, job.id, result, job.attempt)
+                return value
+
+        return await self._db.run(run)
+
     async def complete(
         self, conn: asyncpg.Connection, job_id: str, result: Any, attempt: int
     ) -> None:
         """Mark try `attempt` of the job done, drop its payload and free its scope, on `conn`:
-        call it inside the transaction that writes the job's effects. `result` must hold no
-        conversation text. A try that no longer owns the job (its lease ran out and another
-        worker took it) changes nothing."""
+        call it inside the transaction that writes the job's effects (`finish` does). `result`
+        must hold no conversation text. A try that no longer owns the job (its lease ran out
+        and another worker took it) changes nothing."""
         await conn.execute(self._complete, job_id, json.dumps(result), attempt)
 
     async def fail(
@@ -369,7 +443,7 @@ class JobQueue:
     async def erase(self, containing: dict[str, str], request_id: uuid.UUID | None = None) -> int:
         """Delete the jobs and leases of every scope that contains `containing`; how many jobs
         went. A generation running for one of them then finds its job gone and writes nothing
-        (`MemoryStore.apply_generation` checks that its try still owns the job). The same
+        (`finish` checks that its try still owns the job). The same
         `request_id` again (a re-run of an erasure) returns the first run's count."""
         args = (json.dumps(containing), request_id or uuid.uuid4())
         counts = await self._db.run(lambda conn: conn.fetchval(self._erase, *args))
@@ -391,188 +465,3 @@ class JobQueue:
         not dead, or (with `scope_key`) is not that scope's."""
         args = (job_id, uuid.uuid4(), scope_key)
         return bool(await self._db.run(lambda conn: conn.fetchval(self._retry_dead, *args)))
-
-
-Handler = Callable[[ClaimedJob], Awaitable[None]]
-"""Does a job's work and completes it (`JobQueue.complete`) in the transaction that writes its
-effects. Raising means the try failed; the worker records it and schedules the retry."""
-
-_KEPT_REASONS = 20
-"""Distinct failure reasons a worker counts one by one; later new ones count together (a
-worker that runs for weeks keeps a bounded tally)."""
-
-_OTHER_REASONS = "(other failures)"
-"""What failures past the first `_KEPT_REASONS` distinct reasons are counted under."""
-
-
-@dataclass
-class WorkerStats:
-    """What a worker's tries came to, for a summary (`adk-memory worker --until-idle`): each
-    claimed try either succeeded, failed and was put back to be retried after its backoff, or
-    failed and was dead-lettered (a try that lost its job to an erasure or an expired lease is
-    only counted as run)."""
-
-    ran: int = 0
-    succeeded: int = 0
-    retried: int = 0
-    dead_lettered: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-    """Why tries failed: each reason (the error as stored with the job) and how many tries."""
-
-    @property
-    def failed(self) -> int:
-        """Tries that failed (retried or dead-lettered)."""
-        return self.retried + self.dead_lettered
-
-    def __add__(self, other: WorkerStats) -> WorkerStats:
-        """Both tallies together (the loops of one worker process)."""
-        return WorkerStats(
-            ran=self.ran + other.ran,
-            succeeded=self.succeeded + other.succeeded,
-            retried=self.retried + other.retried,
-            dead_lettered=self.dead_lettered + other.dead_lettered,
-            reasons=self.reasons + other.reasons,
-        )
-
-    def record_failure(self, status: JobStatus | None, reason: str) -> None:
-        """Count a failed try by the status it left its job in (`JobQueue.fail`), and why."""
-        if status == "dead":
-            self.dead_lettered += 1
-        elif status == "pending":
-            self.retried += 1
-        else:
-            return
-        if reason not in self.reasons and len(self.reasons) >= _KEPT_REASONS:
-            reason = _OTHER_REASONS
-        self.reasons[reason] += 1
-
-
-class Worker:
-    """Claims and runs jobs until stopped: in-process by default, or standalone
-    (`python -m adk_memory.worker`). Any number may run against one database. `redact` is
-    applied to a failed try's error before it is stored (an error may quote the job's text).
-    Every failed try is logged (one line) unless `log_failures` is off, for a caller that
-    reports `stats` instead (a summary, not a line per retry)."""
-
-    def __init__(
-        self,
-        queue: JobQueue,
-        handler: Handler,
-        *,
-        retry_base_delay: timedelta = timedelta(seconds=2),
-        lease: timedelta = timedelta(minutes=5),
-        poll_interval: float = 1.0,
-        concurrency: int = 1,
-        prepare: Callable[[], Awaitable[object]] | None = None,
-        redact: Callable[[str], str] | None = None,
-        log_failures: bool = True,
-    ) -> None:
-        self._queue = queue
-        self._log_failures = log_failures
-        self._redact = redact
-        self._handler = traced_job(handler)
-        self._queue_depth = QueueDepth(queue.depth)
-        self._prepare = prepare
-        self._retry_base_delay = retry_base_delay
-        self._lease = lease
-        self._poll_interval = poll_interval
-        self._concurrency = concurrency
-        self._tasks: list[asyncio.Task[None]] = []
-        self._stopping = False
-        self.stats = WorkerStats()
-        """This worker's tries so far."""
-
-    async def run_once(self) -> bool:
-        """Claim and run one job; False when none was due. `prepare` (the service's migration
-        check) runs first, so a worker started before any agent on a fresh database finds the
-        tables instead of failing on them."""
-        if self._prepare is not None:
-            await self._prepare()
-        await self._queue_depth.sample()
-        job = await self._queue.claim(self._lease)
-        if job is None:
-            return False
-        self.stats.ran += 1
-        try:
-            await self._handler(job)
-        except Exception as exc:  # every failure is recorded, never dropped
-            # Retried unless permanent (a rejected key, a 4xx, bad input): that one is
-            # dead-lettered at once, to be retried by hand (`retry_dead`) once it is fixed.
-            delay = backoff(job.attempt, self._retry_base_delay)
-            error = describe(exc)  # one line; may quote the model's input or output
-            if self._redact is not None:
-                error = self._redact(error)
-            status = await self._queue.fail(
-                job.id, error, delay, job.attempt, permanent=is_permanent(exc)
-            )
-            self.stats.record_failure(status, error)
-            job_failed(status)
-            if self._log_failures:
-                log = logger.error if status == "dead" else logger.warning
-                log(
-                    "Memory job %s try %d/%d failed (%s): %s",
-                    job.id,
-                    job.attempt,
-                    job.max_attempts,
-                    status,
-                    error,
-                )
-        else:
-            self.stats.succeeded += 1
-        return True
-
-    async def run_until_idle(self) -> int:
-        """Run due jobs until none is left; how many ran (tests, backfills, benchmarks)."""
-        count = 0
-        while await self.run_once():
-            count += 1
-        return count
-
-    async def _loop(self) -> None:
-        while not self._stopping:
-            # Cleared before the claim, not after it: a job enqueued while the claim runs then
-            # either is claimed or sets the event again (never a wake-up lost for a whole
-            # poll interval).
-            self._queue.enqueued.clear()
-            try:
-                if await self.run_once():
-                    continue
-            except Exception:  # the database may be briefly away: keep the worker alive
-                logger.exception("Memory worker could not claim a job; retrying.")
-            await self._idle()
-
-    async def _idle(self) -> None:
-        """Wait until a job is enqueued in this process or `poll_interval` passes. Not
-        `asyncio.wait_for`: on Python < 3.12 it swallows a cancellation that arrives as the
-        event is set, and this loop, never cancelled, would keep `stop` waiting forever."""
-        woken = asyncio.ensure_future(self._queue.enqueued.wait())
-        try:
-            await asyncio.wait({woken}, timeout=self._poll_interval)
-        finally:
-            woken.cancel()
-
-    def start(self) -> None:
-        """Run `concurrency` loops in the background of the current event loop; again on
-        another event loop once the previous loop's are over (`asyncio.run` ends them with its
-        loop), with a new wake-up event (an asyncio event belongs to one loop)."""
-        if any(not t.done() and not t.get_loop().is_closed() for t in self._tasks):
-            return
-        if self._tasks:
-            self._queue.enqueued = asyncio.Event()
-        self._stopping = False
-        self._tasks = [asyncio.create_task(self._loop()) for _ in range(self._concurrency)]
-
-    async def stop(self) -> None:
-        """Stop the loops (a job being run is abandoned; its lease makes it due again). They
-        are cancelled and also told to stop: a cancellation some awaited library code swallows
-        (Python < 3.12's `wait_for` can) must not keep a loop, and this call, running."""
-        tasks, self._tasks = self._tasks, []
-        self._stopping = True
-        running = asyncio.get_running_loop()
-        here = [t for t in tasks if t.get_loop() is running]
-        for task in here:
-            task.cancel()
-        for task in tasks:  # loops started on an event loop in another thread
-            if task.get_loop() is not running and not task.get_loop().is_closed():
-                task.get_loop().call_soon_threadsafe(task.cancel)
-        await asyncio.gather(*here, return_exceptions=True)

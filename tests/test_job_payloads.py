@@ -170,7 +170,7 @@ async def test_a_facts_job_from_a_user_source_writes_its_profile_source(make):
     fact source by its name (`explicit`)."""
     llm = ScriptedLlm()
     service = make(llm, config=FIVE_TRIES)
-    from adk_memory import SourceType
+    from adk_memory.memory import SourceType
 
     operation = await service.generate_memories(
         scope=SCOPE,

@@ -88,8 +88,17 @@ class Generation:
         revision_labels: Mapping[str, str] | None = None,
         source_type: SourceType = SourceType.BOOTSTRAPPED,
     ) -> GenerateMemoriesOperation:
-        """`PostgresMemoryService.generate_memories` (its docstring says what each argument
-        does)."""
+        """Turn one source into memories of `scope`, in the background (Memory Bank's
+        GenerateMemories). Exactly one source: a `session` (optionally only its events between
+        `start_time` and `end_time`; only events not processed before are used), direct
+        `contents` (events or `types.Content`, a delta; images, audio and files reach the model),
+        or up to 5 pre-extracted `facts` to consolidate (with the memory `topic` they are
+        about, if known: extraction gives the others theirs). `scope` defaults to the session's
+        user. Returns at once with an operation to poll, unless `wait_for_completion`.
+        `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
+        the application's own data by default); a conversation's facts get theirs from
+        extraction. A session an erasure removed is refused (`ErasedError`). Without a model
+        (`NoGeneration`), `InputValidationError`."""
         if sum(source is not None for source in (session, contents, facts)) != 1:
             raise InputValidationError("Pass exactly one of session, contents or facts.")
         if topic is not None:

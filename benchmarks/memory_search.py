@@ -575,7 +575,7 @@ def retrieval(service: PostgresMemoryService, query: Query) -> tuple[str, tuple[
     """The statement and arguments `service` runs for `query` (no filter, no redaction: the
     benchmark's services have no redactor), built by the service's and store's own code."""
     vector = None if service.config.retrieval.mode == "text" else query.vector
-    search = service._search(
+    search = service.retrieval.plan(
         query.scope,
         query.text,
         query.text,
@@ -584,7 +584,7 @@ def retrieval(service: PostgresMemoryService, query: Query) -> tuple[str, tuple[
         flt=None,
         now=datetime.now(timezone.utc),
     )
-    return service._store.retrieval(search)
+    return service._parts.store.retrieval(search)
 
 
 def literal(value: object) -> str:

@@ -85,7 +85,7 @@ async def bench(url: str, embedded: bool, users: int, fields: int, calls: int) -
         await seed(bench_url, users, fields)
         raw = await asyncpg.connect(common.asyncpg_dsn(bench_url))
         try:
-            statement = await raw.prepare(service._profiles._profile)
+            statement = await raw.prepare(service._parts.users.profiles._profile)
             picks = random.Random(15)
             samples: list[float] = []
             alone: list[float] = []

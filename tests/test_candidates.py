@@ -141,7 +141,7 @@ async def test_one_statement_finds_what_a_search_per_fact_finds(
     seeded: Any, monkeypatch: pytest.MonkeyPatch, per_fact: int
 ) -> None:
     service, _ = seeded
-    store = await service._ready()
+    store = await service._parts.ready()
     vectors = await _vectors(service, FACTS)
     async with statements(monkeypatch) as sent:
         found = await store.candidates(
@@ -158,7 +158,7 @@ async def test_one_statement_finds_what_a_search_per_fact_finds(
 
 
 async def test_no_facts_no_statement(seeded: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = await seeded[0]._ready()
+    store = await seeded[0]._parts.ready()
     async with statements(monkeypatch) as sent:
         assert await store.candidates(scope_key(SCOPE), facts=[], embeddings=None, per_fact=5) == []
     assert sent == []
@@ -171,7 +171,7 @@ async def test_a_job_looks_its_candidates_up_once(
     consolidation model is shown exactly those candidates, each once."""
     service, llm = seeded
     llm.add(json.dumps({"operations": []}))  # the consolidation: nothing to change
-    store = await service._ready()
+    store = await service._parts.ready()
     expected = await store.candidates(
         scope_key(SCOPE), facts=FACTS, embeddings=await _vectors(service, FACTS), per_fact=2
     )

@@ -125,10 +125,10 @@ async def test_a_worker_that_loses_its_job_writes_nothing(make):
     service = make(llm)
     session = Session(id="s4", app_name=APP, user_id=USER, events=[said("I like jazz")])
     operation = await service.generate_memories(session=session)
-    stale = await service._jobs.claim(timedelta(seconds=0.05))
+    stale = await service._parts.users.jobs.claim(timedelta(seconds=0.05))
     await asyncio.sleep(0.1)
     await service.worker.run_until_idle()  # another worker takes the job over and finishes it
-    await service._generate(stale)  # the first worker wakes up and tries to commit
+    await service._parts.run(stale)  # the first worker wakes up and tries to commit
     assert await facts_of(service) == ["The user likes jazz."]
     assert len((await service.get_operation(operation.id, operation.scope)).generated_memories) == 1
 

@@ -32,9 +32,9 @@ from google.adk.models.registry import LLMRegistry
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import errors, types
 
-from ..env import DEMO_ENV, credentials_warning, environment
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
+from ..settings.variables import DEMO_ENV, credentials_warning, environment
 
 logger = logging.getLogger(__name__)
 

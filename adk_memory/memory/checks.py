@@ -21,6 +21,7 @@ from pydantic_core import PydanticSerializationError
 from .._json import dump_json, sanitise, sanitise_text
 from ..errors import InputValidationError
 from .models import Memory, MemoryFilter
+from .scope import Scope, user_scope, validate_scope
 
 MAX_FACT_LENGTH = 10_000
 """Longest fact accepted, in characters: a memory is a fact, not a document."""
@@ -229,3 +230,15 @@ def decode_token(token: str) -> tuple[datetime, str]:
         return datetime.fromisoformat(when), check_id(memory_id)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputValidationError("Invalid page token.") from exc
+
+
+def scope_of(app_name: str | None, user_id: str | None, scope: Mapping[str, str] | None) -> Scope:
+    """The scope a call names in ADK's form (`app_name`, `user_id`) or Memory Bank's (`scope`):
+    exactly one of them."""
+    if scope is not None:
+        if app_name is not None or user_id is not None:
+            raise InputValidationError("Pass either scope or app_name and user_id, not both.")
+        return validate_scope(scope)
+    if app_name is None or user_id is None:
+        raise InputValidationError("A scope (or app_name and user_id) is required.")
+    return user_scope(app_name, user_id)

@@ -1,12 +1,13 @@
 """What an operator looks at: the scopes that have memories, a scope's generations, and
 retrying one that failed for good.
 
-Owns: the memory service's read-outs for an inspector (`adk_memory.adk.inspector`, the CLI):
-listing scopes by what they contain (a loose index scan, one probe per scope), a scope's
-generation jobs as `GenerationJob` summaries (status, tries, error, how many memories changed,
-how many of them the guard quarantined and how many facts it refused:
-never the conversation), and `retry_operation`, which names the operation's scope, so an id
-alone never restarts another scope's generation. It never writes a memory.
+Owns: `PostgresMemoryService.inspection`, the memory service's read-outs for an inspector
+(`adk_memory.adk.inspector`, the CLI): listing scopes by what they contain (a loose index
+scan, one probe per scope), a scope's generation jobs as `GenerationJob` summaries (status,
+tries, error, how many memories changed, how many of them the guard quarantined and how many
+facts it refused: never the conversation), and `retry_operation`, which names the
+operation's scope, so an id alone never restarts another scope's generation. It never writes
+a memory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Mapping
 from ..errors import InputValidationError
 from ..telemetry import traced
 from .checks import check_count, check_id
-from .core import MemoryServiceCore
+from .core import Readiness
+from .jobs import JobQueue
 from .models import GenerationJob, ScopePage
 from .scope import scope_key, validate_scope
 
@@ -31,8 +33,13 @@ def _token_key(page_token: str) -> str:
     return scope_key(validate_scope(scope))
 
 
-class InspectionOperations(MemoryServiceCore):
-    """`list_scopes`, `list_operations` and `retry_operation` of `PostgresMemoryService`."""
+class Inspection:
+    """`list_scopes`, `list_operations` and `retry_operation` (`PostgresMemoryService.
+    inspection`). Built with the job queue and readiness (which hands out the memory store)."""
+
+    def __init__(self, queue: JobQueue, ready: Readiness) -> None:
+        self._jobs = queue
+        self._ready = ready
 
     @traced("memory.list_scopes")
     async def list_scopes(

@@ -1,145 +1,41 @@
-"""Memory generation as operations: Memory Bank's GenerateMemories, self-hosted.
+"""Generations as operations (Memory Bank's GenerateMemories, self-hosted), read back.
 
-Owns: turning one source (a session, contents, or pre-extracted facts) into a durable job (its
-payload redacted, direct facts guarded first, the app configuration version it runs with
-recorded), pushing and reading an app's stored configuration, reading an operation back (only
-with its scope; its facts from the memories themselves), waiting for one, withdrawing a session
-as a source, the watermarks triggers read, and the dead letters. The work of a job is
-`generator.Generator`'s.
+Owns: reading an operation back (only with its scope; its facts from the memories themselves),
+waiting for one, the watermarks triggers read, the dead letters, and pushing and reading an
+app's stored configuration. Submitting a generation is the service's mode's (`modes.py`); the
+work of a job is `pipeline.Generator`'s. It never writes a memory.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from google.adk.events.event import Event
-from google.adk.sessions.session import Session
-from google.genai import types
-
 from ..config import AppMemoryConfig, MemoryBankConfig
-from ..errors import InputValidationError, NotFoundError
+from ..errors import NotFoundError
 from ..telemetry import traced
-from .app_config import AppConfigVersion, check_app_name, parse_app_config
-from .checks import (
-    MAX_DIRECT_FACTS,
-    check_count,
-    check_id,
-    check_mapping,
-    check_session_id,
-    check_topics,
-)
-from .core import MemoryServiceCore
-from .jobs import JobRecord
-from .models import (
-    GeneratedMemory,
-    GenerateMemoriesOperation,
-    GuardedFact,
-    MemoryAction,
-    SourceType,
-)
-from .pipeline import contents_payload, facts_payload, session_payload
-from .scope import scope_key, user_scope, validate_scope
-from .trust import fact_source
+from .app_config import AppConfigStore, AppConfigVersion, check_app_name, parse_app_config
+from .checks import check_count, check_id, check_session_id
+from .core import Readiness
+from .jobs import JobQueue, JobRecord
+from .models import GeneratedMemory, GenerateMemoriesOperation, GuardedFact, MemoryAction
+from .scope import scope_key, validate_scope
+from .store import MemoryStore
 
 
-class GenerationOperations(MemoryServiceCore):
-    """Generation and its operations, for `PostgresMemoryService`."""
+class Operations:
+    """Reading generations back (`PostgresMemoryService.operations`), and the app
+    configurations they run with. Built with the job queue, the memory store (an operation's
+    memories are read from it), the app configurations and readiness."""
 
-    @traced("memory.generate_memories")
-    async def generate_memories(
-        self,
-        *,
-        session: Session | None = None,
-        start_time: datetime | None = None,
-        end_time: datetime | None = None,
-        contents: Sequence[Event | types.Content] | None = None,
-        facts: Sequence[str] | None = None,
-        topic: str | None = None,
-        scope: Mapping[str, str] | None = None,
-        session_id: str | None = None,
-        disable_consolidation: bool = False,
-        wait_for_completion: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-        revision_labels: Mapping[str, str] | None = None,
-        source_type: SourceType = SourceType.BOOTSTRAPPED,
-    ) -> GenerateMemoriesOperation:
-        """Turn one source into memories of `scope`, in the background (Memory Bank's
-        GenerateMemories). Exactly one source: a `session` (optionally only its events between
-        `start_time` and `end_time`; only events not processed before are used), direct
-        `contents` (events or `types.Content`, a delta; images, audio and files reach the model),
-        or up to 5 pre-extracted `facts` to consolidate (with the memory `topic` they are
-        about, if known: extraction gives the others theirs). `scope` defaults to the session's
-        user. Returns at once with an operation to poll, unless `wait_for_completion`.
-        `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
-        the application's own data by default); a conversation's facts get theirs from
-        extraction. A session an erasure removed is refused (`ErasedError`)."""
-        if self.llm is None:
-            raise InputValidationError("Memory generation needs a model: pass llm=... .")
-        if sum(source is not None for source in (session, contents, facts)) != 1:
-            raise InputValidationError("Pass exactly one of session, contents or facts.")
-        if topic is not None:
-            if facts is None:
-                raise InputValidationError("A topic goes with direct facts only.")
-            [topic] = check_topics([topic]) or [""]
-        if scope is None:
-            if session is None:
-                raise InputValidationError("A scope is required unless a session is given.")
-            scope = user_scope(session.app_name, session.user_id)
-        checked = validate_scope(scope)
-        if session_id is not None:
-            session_id = check_session_id(session_id)
-        own = session is not None and user_scope(session.app_name, session.user_id).items() <= (
-            checked.items()
-        )
-        await self._refuse_opted_out(checked, session.state if own and session else None)
-        options = {
-            "disable_consolidation": disable_consolidation,
-            "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
-            "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
-        }
-        if session is not None:
-            kept = await self._refuse_erased_session(
-                session.app_name, session.user_id, session.id, session.events
-            )
-            events = [
-                e
-                for e in kept
-                if (start_time is None or e.timestamp >= start_time.timestamp())
-                and (end_time is None or e.timestamp < end_time.timestamp())
-            ]
-            payload = session_payload(session.id, events, options, self._screen)
-        elif contents is not None:
-            given = list(contents)
-            if session_id is not None and "user_id" in checked and "app_name" in checked:
-                given = await self._refuse_erased_session(
-                    checked["app_name"], checked["user_id"], session_id, given
-                )
-            payload = contents_payload(given, session_id, options, self._screen)
-        else:
-            if not 1 <= len(facts or ()) <= MAX_DIRECT_FACTS:
-                raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
-            source = "tool" if "tool" in options["metadata"] else "api"
-            try:
-                kind = fact_source(SourceType(source_type))
-            except ValueError as exc:
-                raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
-            screened = await self._screen_all(facts or (), checked, source, direct=True)
-            payload = facts_payload([s.fact for s in screened], topic or "", options, kind)
-        await self._ready()
-        job_id = await self._jobs.enqueue(
-            scope_key(checked),
-            checked,
-            payload,
-            self.config.generation.max_attempts,
-            config_version=await self._config_version(checked),
-        )
-        if self._run_worker:
-            self.worker.start()
-        operation = GenerateMemoriesOperation(id=job_id, scope=checked)
-        return await self.wait(operation) if wait_for_completion else operation
+    def __init__(
+        self, queue: JobQueue, store: MemoryStore, app_configs: AppConfigStore, ready: Readiness
+    ) -> None:
+        self._jobs = queue
+        self._store = store
+        self._app_configs = app_configs
+        self._ready = ready
 
     @traced("memory.get_operation")
     async def get_operation(
@@ -209,36 +105,6 @@ class GenerationOperations(MemoryServiceCore):
                 delay = min(delay * 2, 0.5)
 
         return await asyncio.wait_for(poll(), timeout)
-
-    @traced("memory.revoke_source")
-    async def revoke_source(
-        self, session_id: str, scope: Mapping[str, str]
-    ) -> list[GenerateMemoriesOperation]:
-        """Withdraw a session as a source: every memory of `scope` derived from it, even in
-        part, is deleted (its revision labelled `source_revoked`), and what its other sources
-        said (their extracted facts, kept in the revisions) is generated again. Returns those
-        regenerations; a memory with no other source is simply gone."""
-        checked = validate_scope(scope)
-        session_id = check_session_id(session_id)
-        store = await self._ready()
-        key = scope_key(checked)
-        derived = await store.derived_from(key, session_id)
-        labels = {"reason": "source_revoked", "session_id": session_id}
-        remaining: list[str] = []
-        for memory_id, other_facts in derived:
-            await store.delete(key, memory_id, labels, self._revision_ttl)
-            remaining.extend(f for f in other_facts if f not in remaining)
-        if not remaining or self.llm is None:
-            return []
-        return [
-            await self.generate_memories(
-                facts=remaining[i : i + MAX_DIRECT_FACTS],
-                scope=checked,
-                revision_labels={"reason": "regenerated_after_revocation"},
-                source_type=SourceType.IMPLICIT,  # what remains was said, not bootstrapped
-            )
-            for i in range(0, len(remaining), MAX_DIRECT_FACTS)
-        ]
 
     @traced("memory.processed_until")
     async def processed_until(

@@ -3,8 +3,8 @@
 Owns: the opt-out state key (`OPT_OUT_STATE_KEY`, the switch an ADK app sets in a user's state)
 and the per-user opt-out record (`memory_opt_outs`: a hash of the user's scope, no ids, no
 content), read and written by primary key.
-The memory service consults it before every write for a user (`MemoryServiceCore.
-_refuse_opted_out`): a record is what lets a call that carries only a scope (the direct API, a
+The memory service consults it before every write for a user (`core.Gate.
+refuse_opted_out`): a record is what lets a call that carries only a scope (the direct API, a
 memory tool, an import, a queued job) know what the user's state says. It never refuses
 anything itself and never reads sessions: the service hands it the state it was given.
 """

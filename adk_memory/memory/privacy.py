@@ -1,30 +1,47 @@
 """Forgetting and holding back: the memory service's privacy operations.
 
-Owns: `purge` (a scope), `erase_user` (every scope naming one user of one app; structured profiles
-included), the erasure record and its tombstones (`memory.tombstones`), the retention sweeps
-(expired memories, profile fields and revisions, finished generation jobs, and pruning memories
-no longer believed: `prune_memories`, replay-safe), and the operators' review of the quarantine
-(list, approve, reject). Jobs always go before memories, so a generation running for what is
-being forgotten finds its job gone and writes nothing. "None" never means "all" here: every
-deletion names its scope or its user.
+Owns: `PostgresMemoryService.privacy`: `purge` (a scope), `erase_user` (every scope naming
+one user of one app; structured profiles included), the erasure record and its tombstones
+(`memory.tombstones`), the retention sweeps (expired memories, profile fields and revisions,
+finished generation jobs, and pruning memories no longer believed: `prune_memories`,
+replay-safe), and the operators' review of the quarantine (list, approve, reject). Jobs always
+go before memories, so a generation running for what is being forgotten finds its job gone
+and writes nothing. "None" never means "all" here: every deletion names its scope or its user.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ..config import MemoryBankConfig
 from ..db.batches import in_batches
+from ..db.engine import Database
 from ..errors import InputValidationError, NotFoundError
 from ..telemetry import traced
-from .app_config import check_app_name
-from .checks import check_count, check_id, check_unit
-from .core import MemoryServiceCore
+from .app_config import AppConfigStore, check_app_name
+from .checks import check_count, check_id, check_unit, seconds
+from .core import Gate, Readiness
+from .jobs import JobQueue
 from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
+from .procedure_support import SupportStore
+from .profile_store import ProfileStore
 from .scope import scope_key, user_scope, validate_scope
 from .store import kind_key, procedure_key, quarantine_key
-from .tombstones import Kind
+from .tombstones import Kind, Tombstones
+
+
+@dataclass(frozen=True)
+class UserStores:
+    """The stores besides the memories' that keep something of a user, which forgetting
+    empties (the memory store is readiness's)."""
+
+    jobs: JobQueue
+    support: SupportStore
+    profiles: ProfileStore
+    tombstones: Tombstones
 
 
 def _kind_key(key: str, memory_type: MemoryType) -> str:
@@ -34,8 +51,31 @@ def _kind_key(key: str, memory_type: MemoryType) -> str:
     return kind_key(key, MemoryFilter(memory_type=memory_type))[0]
 
 
-class PrivacyOperations(MemoryServiceCore):
-    """`purge`, `erase_user`, the sweeps and the quarantine of `PostgresMemoryService`."""
+class Privacy:
+    """`purge`, `erase_user`, the sweeps and the quarantine (`PostgresMemoryService.privacy`).
+    Built with every store that keeps something of a user (memories, jobs, procedures'
+    support, profiles, tombstones), the app configurations (pruning follows the app's trust
+    policy), the database (an erasure fences the read replica), the gate, and the settings."""
+
+    def __init__(
+        self,
+        stores: UserStores,
+        app_configs: AppConfigStore,
+        database: Database,
+        gate: Gate,
+        ready: Readiness,
+        config: MemoryBankConfig,
+    ) -> None:
+        self._jobs = stores.jobs
+        self._support = stores.support
+        self._profiles = stores.profiles
+        self._tombstones = stores.tombstones
+        self._app_configs = app_configs
+        self._database = database
+        self._gate = gate
+        self._ready = ready
+        self._config = config
+        self._revision_ttl = seconds(config.ttl.revision_ttl)
 
     @traced("memory.purge")
     async def purge(self, scope: Mapping[str, str]) -> int:
@@ -78,7 +118,7 @@ class PrivacyOperations(MemoryServiceCore):
             counts = await self.erase_user(app_name, user_id, erasure_id=erasure)
             await self.count_erasure(erasure, counts)
             await self.finish_erasure(erasure)
-            await self.database.fence_replica(app_name, user_id)
+            await self._database.fence_replica(app_name, user_id)
             return counts
         store = await self._ready()
 
@@ -89,7 +129,7 @@ class PrivacyOperations(MemoryServiceCore):
         memories, revisions, watermarks = await store.erase(containing, step("memories"))
         fields, field_revisions = await self._profiles.erase(containing, step("profiles"))
         procedures = await self._support.erase(
-            containing, self.config.generation, step("procedures")
+            containing, self._config.generation, step("procedures")
         )
         return {
             "generation_jobs": jobs,
@@ -180,7 +220,7 @@ class PrivacyOperations(MemoryServiceCore):
         for diagnosis) older than `config.generation.job_retention`, in batches; `progress`
         gets the running count. Returns it. Their operations are then unknown."""
         await self._ready()
-        retention = self.config.generation.job_retention
+        retention = self._config.generation.job_retention
 
         async def step(size: int) -> tuple[int, bool]:
             deleted = await self._jobs.sweep(retention, size)
@@ -218,7 +258,7 @@ class PrivacyOperations(MemoryServiceCore):
           OptedOutError: the scope's user opted out (approving would remember it now).
         """
         checked = validate_scope(scope)
-        await self._refuse_opted_out(checked)
+        await self._gate.refuse_opted_out(checked)
         store = await self._ready()
         labels = {"guard": "approved"}
         key = _kind_key(scope_key(checked), memory_type)
@@ -270,7 +310,7 @@ class PrivacyOperations(MemoryServiceCore):
         )
         store = await self._ready()
         stored = await self._app_configs.get(containing["app_name"])
-        trust = stored.config.trust if stored is not None else self.config.trust
+        trust = stored.config.trust if stored is not None else self._config.trust
         threshold = check_unit(
             "threshold", trust.prune_threshold if threshold is None else threshold
         )

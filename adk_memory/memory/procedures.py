@@ -1,12 +1,12 @@
 """Procedural memory's API: learn playbooks from a successful session, read and remove an app's
 procedures.
 
-Owns: `learn_procedure` (a session that went well becomes a durable procedure job, see
-`procedure_jobs`), and the procedure-only reads and writes that the fact API cannot serve by a
-filter: revisions and deletion by id (an erased user's support goes with `erase_user`:
-`procedure_support`). The fact API with `MemoryFilter(memory_type="procedure")` on the app's
-scope (`app_scope`) finds the procedures every user may see (`retrieve_memories`,
-`list_memories`); `PostgresMemoryService.retrieve_procedures` adds one user's private ones.
+Owns: `PostgresMemoryService.procedures`: `learn_procedure` (a session that went well becomes
+a durable procedure job, see `pipeline`), `retrieve_procedures` (what one user may see),
+and the procedure-only reads and writes that the fact API cannot serve by a filter: revisions
+and deletion by id (an erased user's support goes with `erase_user`: `procedure_support`). The
+fact API with `MemoryFilter(memory_type="procedure")` on the app's scope (`app_scope`) finds
+the procedures every user may see (`retrieve_memories`, `list_memories`).
 Who sees what is the structural rule of `procedure_rule`: a procedure is shown to every user
 only when enough users' sessions support it and none of its words is one user's alone; until
 then only its supporters see it. It never writes SQL (the stores do) and never runs a model in
@@ -19,17 +19,22 @@ from collections.abc import Mapping, Sequence
 
 from google.adk.sessions.session import Session
 
+from ..config import GenerationConfig
 from ..errors import InputValidationError
 from ..telemetry import traced
 from .anonymise import identity_values
 from .checks import check_id
-from .models import GenerateMemoriesOperation, Memory, MemoryRevision
-from .operations import GenerationOperations
+from .core import Gate, Readiness
+from .models import GenerateMemoriesOperation, Memory, MemoryFilter, MemoryRevision, RetrievedMemory
+from .modes import Mode
+from .operations import Operations
 from .pipeline import procedure_payload
-from .procedure_rule import PUBLIC, masked, public
-from .procedure_support import AUDIENCE
+from .procedure_rule import PUBLIC, masked, public, viewer_key
+from .procedure_support import AUDIENCE, SupportStore
+from .retrieval import Retrieval
 from .scope import app_scope, scope_key, user_scope
-from .store import procedure_key
+from .screen import FactScreen
+from .store import MemoryStore, procedure_key
 
 
 def _identifiers(session: Session, given: Sequence[str]) -> list[str]:
@@ -41,8 +46,36 @@ def _identifiers(session: Session, given: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(i.strip() for i in found if i.strip()))
 
 
-class ProcedureOperations(GenerationOperations):
-    """Procedural memory, for `PostgresMemoryService`."""
+class Procedures:
+    """Procedural memory (`PostgresMemoryService.procedures`). Built with the service's mode
+    (learning needs a model), the gate, the screen (payloads are redacted), the operations (to
+    wait for one), the memory store and the procedures' support, the retrieval, and the
+    generation settings."""
+
+    def __init__(
+        self,
+        generation: Mode,
+        gate: Gate,
+        screen: FactScreen,
+        operations: Operations,
+        store: MemoryStore,
+        support: SupportStore,
+        ready: Readiness,
+        retrieval: Retrieval,
+        *,
+        config: GenerationConfig,
+        revision_ttl: float | None,
+    ) -> None:
+        self._generation = generation
+        self._gate = gate
+        self._screen = screen
+        self._operations = operations
+        self._store = store
+        self._support = support
+        self._ready = ready
+        self._retrieval = retrieval
+        self._config = config
+        self._revision_ttl = revision_ttl
 
     @traced("memory.learn_procedure")
     async def learn_procedure(
@@ -75,17 +108,16 @@ class ProcedureOperations(GenerationOperations):
         the user's support and withdraws what they alone supported; a session it erased is
         refused (`ErasedError`: its events from before the erasure are never learned again).
         """
-        if self.llm is None:
-            raise InputValidationError("Learning procedures needs a model: pass llm=... .")
+        self._generation.require("Learning procedures")
         if not isinstance(session, Session):
             raise InputValidationError("session must be an ADK Session.")
         if outcome is not None and not isinstance(outcome, str):
             raise InputValidationError("outcome must be a string.")
         scope = user_scope(session.app_name, session.user_id)
-        await self._refuse_opted_out(scope, session.state)  # learning from them is remembering
+        await self._gate.refuse_opted_out(scope, session.state)  # learning from them is remembering
         # An erased session replayed (a plugin or a retry holding it) must not bring its
         # material back as support: `ErasedError`, as for `add_session_to_memory`.
-        events = await self._refuse_erased_session(
+        events = await self._gate.refuse_erased_session(
             session.app_name, session.user_id, session.id, session.events
         )
         payload = procedure_payload(
@@ -96,20 +128,10 @@ class ProcedureOperations(GenerationOperations):
             revision_labels={str(k): str(v) for k, v in (revision_labels or {}).items()},
             screen=self._screen,
         )
-        await self._ready()
-        job_id = await self._jobs.enqueue(
-            scope_key(scope),
-            scope,
-            payload,
-            self.config.generation.max_attempts,
-            config_version=await self._config_version(scope),
-        )
-        if self._run_worker:
-            self.worker.start()
-        operation = GenerateMemoriesOperation(id=job_id, scope=scope)
+        operation = await self._generation.submit(scope, payload)
         if not wait_for_completion:
             return operation
-        operation = await self.wait(operation)
+        operation = await self._operations.wait(operation)
         key = procedure_key(scope_key(app_scope(session.app_name)))
         live = await self._store.get_many([g.memory_id for g in operation.generated_memories], key)
         live = await self._as_seen_by(session.app_name, session.user_id, list(live.values()))
@@ -138,7 +160,7 @@ class ProcedureOperations(GenerationOperations):
         store = await self._ready()
         revisions = await store.revisions(check_id(memory_id), key)
         support = (await self._support.support(key, [memory_id])).get(memory_id, {})
-        least = self.config.generation.procedure_min_users
+        least = self._config.procedure_min_users
         shown: list[MemoryRevision] = []
         for revision in revisions:
             texts = [revision.fact or "", *revision.extracted_facts]
@@ -167,6 +189,24 @@ class ProcedureOperations(GenerationOperations):
             else m
             for m in memories
         }
+
+    @traced("memory.retrieve_procedures")
+    async def retrieve_procedures(
+        self, app_name: str, user_id: str, *, search_query: str, top_k: int = 3
+    ) -> list[RetrievedMemory]:
+        """The `top_k` procedures most like `search_query` that `user_id` may see, best first:
+        the app's public ones, as stored, and those the user's sessions support, masked for
+        them (a word only another user gave is "…": `procedure_rule`)."""
+        scope = user_scope(app_name, user_id)
+        found: list[RetrievedMemory] = []
+        for audience in (PUBLIC, viewer_key(scope["app_name"], scope["user_id"])):
+            flt = MemoryFilter(memory_type="procedure", metadata={AUDIENCE: [audience]})
+            found += await self._retrieval.retrieve_memories(
+                app_scope(app_name), search_query=search_query, top_k=top_k, filter=flt
+            )
+        best = sorted(found, key=lambda r: -r.score)[:top_k]
+        seen = await self._as_seen_by(app_name, scope["user_id"], [r.memory for r in best])
+        return [r.model_copy(update={"memory": seen[r.memory.id]}) for r in best]
 
     @traced("memory.delete_procedure")
     async def delete_procedure(self, app_name: str, memory_id: str) -> bool:

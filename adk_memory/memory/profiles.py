@@ -1,11 +1,11 @@
 """Structured profiles, read: Memory Bank's RetrieveProfiles, and each field's history.
 
-Owns: the memory service's profile reads (`retrieve_profiles`, whose ADK form service.py
-resolves like its other calls), `list_profile_revisions`, and the public types they return
-(`MemoryProfile` has the attributes of Memory Bank's, which ADK's Vertex service returns). A
-lookup is one indexed query on the scope's key: no search, no embedding, no model. It never
-writes a profile (generation does, `generator.py`; purge, erasure and the TTL sweep forget
-them, `privacy.py`) and never reads another scope's fields.
+Owns: the memory service's profile reads (`PostgresMemoryService.profiles`:
+`retrieve_profiles`, in ADK's form or with a scope, and `list_profile_revisions`), and the
+public types they return (`MemoryProfile` has the attributes of Memory Bank's, which ADK's
+Vertex service returns). A lookup is one indexed query on the scope's key: no search, no
+embedding, no model. It never writes a profile (generation does, `generator.py`; purge,
+erasure and the TTL sweep forget them, `privacy.py`) and never reads another scope's fields.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..config import SCHEMA_ID_PATTERN
 from ..errors import InputValidationError
 from ..telemetry import traced
-from .core import MemoryServiceCore
+from .checks import scope_of
+from .core import Readiness
 from .models import MemoryAction, SourceType
-from .scope import Scope, scope_key, validate_scope
+from .profile_store import ProfileStore
+from .scope import scope_key, validate_scope
 
 _FIELD_PATTERN = r"[^\x00]{1,256}"
 """A field name: a JSON schema property name, any text (bounded)."""
@@ -60,13 +62,30 @@ def _check_name(kind: str, value: object, pattern: str) -> str:
     return value
 
 
-class ProfileOperations(MemoryServiceCore):
-    """The structured-profile reads of `PostgresMemoryService`."""
+class Profiles:
+    """The structured-profile reads (`PostgresMemoryService.profiles`). Built with the profile
+    store and readiness."""
 
-    async def _profiles_of(self, scope: Scope) -> list[MemoryProfile]:
-        """`retrieve_profiles` for a validated scope (service.py resolves ADK's form)."""
+    def __init__(self, profiles: ProfileStore, ready: Readiness) -> None:
+        self._profiles = profiles
+        self._ready = ready
+
+    @traced("memory.retrieve_profiles")
+    async def retrieve_profiles(
+        self,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        scope: Mapping[str, str] | None = None,
+    ) -> list[MemoryProfile]:
+        """The structured profiles of the user (`app_name`, `user_id`: the call and return shape
+        of ADK's `VertexAiMemoryBankService.retrieve_profiles`) or of a `scope`: one
+        `MemoryProfile` (schema id, field values) per schema with a field set, by schema id.
+        One lookup by the scope's key, no search; expired fields are left out. Generation fills
+        them from `MemoryBankConfig.structured_memory_configs`."""
+        key = scope_key(scope_of(app_name, user_id, scope))
         await self._ready()
-        stored = await self._profiles.profiles(scope_key(scope))
+        stored = await self._profiles.profiles(key)
         return [MemoryProfile(schema_id=s, profile=fields) for s, fields in stored.items()]
 
     @traced("memory.list_profile_revisions")

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...config import GenerationConfig
-from ...env import environment, gemini_credentials
 from ...memory.generation import resolve_llm
 from ...memory.service import PostgresMemoryService
+from ...settings.variables import environment, gemini_credentials
 from .._datasets import DatasetError
 from .dataset import GenerationDataset, load_generation_dataset, load_golden_dataset
 from .harness import evaluate_generation

@@ -32,7 +32,7 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 MAX_TOP_LEVEL_NAMES = 40
 JOBS_TABLE = "memory_jobs"
-QUEUE_MODULES = frozenset({"adk_memory.memory.jobs", "adk_memory.db.migrations"})
+QUEUE_MODULES = frozenset({"adk_memory.memory.jobs.queue", "adk_memory.db.migrations"})
 """The modules that may name `JOBS_TABLE`: the queue, and the migrations (all DDL)."""
 ERRORS_MODULE = "adk_memory.errors"
 FORBIDDEN = {

@@ -58,7 +58,7 @@ from adk_memory.memory.scope import scope_key
 
 # The store's own vector searches, timed against the alternatives (private on purpose: the
 # comparison must run the real SQL, not a copy that could drift).
-from adk_memory.memory.store import RERANKED_MIN, _vector_search
+from adk_memory.memory.store.retrieval import RERANKED_MIN, _vector_search
 
 BENCH_DATABASE = "adk_memory_bench_vectors"
 BAR_DIMS = 1536

@@ -35,7 +35,7 @@ from adk_memory import (
     TtlConfig,
 )
 from adk_memory.db.vectors import COVERED
-from adk_memory.memory.store import _retrieve_statement
+from adk_memory.memory.store.retrieval import _retrieve_statement
 from adk_memory.testing import HashEmbedder
 
 APP = "app"

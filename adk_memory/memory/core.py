@@ -52,9 +52,9 @@ from .opt_out import OptOutStore, UserState, stated_wish
 from .procedure_jobs import ProcedureGenerator
 from .procedure_support import SupportStore
 from .profile_store import ProfileStore
-from .scope import Scope, scope_key, user_scope
+from .scope import Scope, quarantine_key, scope_key, user_scope
 from .screen import FactScreen, Screened, guard_labels
-from .store import MemoryStore, NewMemory, quarantine_key
+from .store import MemoryStore, NewMemory
 from .tombstones import Kind, Tombstones
 from .uri import memory_arguments
 

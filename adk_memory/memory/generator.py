@@ -53,8 +53,16 @@ from .guard import GuardVerdict
 from .jobs import ClaimedJob, JobQueue
 from .models import Memory, MemoryAction, SourceType
 from .profile_store import ProfileStore
+from .scope import quarantine_key
 from .screen import FactScreen, Screened, guard_labels
-from .store import MemoryChange, MemoryStore, NewMemory, quarantine_key
+from .store import (
+    MemoryChange,
+    MemoryDeletion,
+    MemoryStore,
+    MemoryUpdate,
+    NewMemory,
+    Watermark,
+)
 
 Embed = Callable[[Sequence[str], str], Awaitable[list[list[float]] | None]]
 
@@ -164,7 +172,9 @@ class Generator:
                 events, await self._store.watermark(job.scope_key, session_id)
             )
             if events:
-                watermark = (job.scope_key, session_id, events[-1].id, events[-1].timestamp)
+                watermark = Watermark(
+                    job.scope_key, session_id, events[-1].id, events[-1].timestamp
+                )
         customization = self._config.customization_for(frozenset(job.scope))
         material = Material(
             payload=payload,
@@ -374,7 +384,7 @@ class Generator:
         held: list[tuple[ExtractedFact, Screened]],
         refused: list[Screened],
         events: list[Event],
-        watermark: tuple[str, str, str, float] | None,
+        watermark: Watermark | None,
         profile: list[FieldChange],
     ) -> None:
         operations = [op for op, _ in decisions.applied]
@@ -440,7 +450,7 @@ class Generator:
             if held_by is not None
         }
         updates = [
-            (
+            MemoryUpdate(
                 op.target_id or "",
                 job.scope_key,
                 MemoryChange(
@@ -460,7 +470,7 @@ class Generator:
             if op.action == "UPDATE"
         ]
         updates += [
-            (
+            MemoryUpdate(
                 note.memory_id,
                 job.scope_key,
                 MemoryChange(
@@ -476,7 +486,9 @@ class Generator:
             for note in decisions.notes
         ]
         deletes = [
-            (op.target_id or "", job.scope_key, op.extracted_facts, {**labels, **of(op).labels})
+            MemoryDeletion(
+                op.target_id or "", job.scope_key, op.extracted_facts, {**labels, **of(op).labels}
+            )
             for op in operations
             if op.action == "DELETE"
         ]

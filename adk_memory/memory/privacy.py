@@ -22,8 +22,14 @@ from .app_config import check_app_name
 from .checks import check_count, check_id, check_unit
 from .core import MemoryServiceCore
 from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
-from .scope import scope_key, user_scope, validate_scope
-from .store import kind_key, procedure_key, quarantine_key
+from .scope import (
+    kind_key,
+    procedure_key,
+    quarantine_key,
+    scope_key,
+    user_scope,
+    validate_scope,
+)
 from .tombstones import Kind
 
 

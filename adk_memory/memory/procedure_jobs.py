@@ -42,9 +42,9 @@ from .generator import Generator, Material, _events_data
 from .jobs import ClaimedJob
 from .models import Memory, MemoryAction
 from .procedure_support import SupportStore
-from .scope import app_scope, scope_key
+from .scope import app_scope, procedure_key, scope_key
 from .screen import FactScreen, Screened
-from .store import procedure_key
+from .store import Watermark
 from .trust import Decisions
 
 PROCEDURE_SOURCE = "procedure"
@@ -203,7 +203,7 @@ class _PlaybookLearner(Generator):
         held: list[tuple[ExtractedFact, Screened]],
         refused: list[Screened],
         events: list[Event],
-        watermark: tuple[str, str, str, float] | None,
+        watermark: Watermark | None,
         profile: list[FieldChange],
     ) -> None:
         await super()._apply(job, payload, decisions, held, refused, [], None, [])

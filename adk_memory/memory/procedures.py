@@ -28,8 +28,7 @@ from .operations import GenerationOperations
 from .procedure_jobs import procedure_payload
 from .procedure_rule import PUBLIC, masked, public
 from .procedure_support import AUDIENCE
-from .scope import app_scope, scope_key, user_scope
-from .store import procedure_key
+from .scope import app_scope, procedure_key, scope_key, user_scope
 
 
 def _identifiers(session: Session, given: Sequence[str]) -> list[str]:

@@ -76,9 +76,17 @@ from .procedure_rule import PUBLIC, viewer_key
 from .procedure_support import AUDIENCE
 from .procedures import ProcedureOperations
 from .profiles import MemoryProfile, ProfileOperations
-from .scope import Scope, app_scope, read_for, scope_key, user_scope, validate_scope
+from .scope import (
+    Scope,
+    app_scope,
+    kind_key,
+    read_for,
+    scope_key,
+    user_scope,
+    validate_scope,
+)
 from .screen import MemoryRejectedError
-from .store import MemoryChange, Search, kind_key
+from .store import MemoryChange, Search
 from .temporal import find_window
 from .trust import with_effective
 

@@ -4,7 +4,7 @@ dimensions (gemini-embedding-001's sizes), on a large memory bank of skewed scop
 Why: up to 800 dimensions a scope's search is an exact scan of a covering index of
 half-precision vectors; above, the `quantized` strategy ranks the scope's binary-quantised
 vectors from a covering index and re-ranks the best `RERANKED_MIN` (or twice the candidates) by
-their full-precision vectors (db/vectors.py, memory/store.py). It checks the bar:
+their full-precision vectors (db/vectors.py, memory/store/retrieval.py). It checks the bar:
 
   1,536 dims, 100k memories, 2 cores: recall@10 >= 0.95 against exact search at p95 <= 20 ms
 
@@ -59,7 +59,7 @@ from adk_memory.memory.scope import scope_key
 
 # The store's own vector searches, timed against the alternatives (private on purpose: the
 # comparison must run the real SQL, not a copy that could drift).
-from adk_memory.memory.store import RERANKED_MIN, _vector_search
+from adk_memory.memory.store.retrieval import RERANKED_MIN, _vector_search
 
 BENCH_DATABASE = "adk_memory_bench_vectors"
 BAR_DIMS = 1536

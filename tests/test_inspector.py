@@ -36,7 +36,7 @@ from adk_memory.errors import InputValidationError
 from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.memory.jobs.queue import _OF_SCOPE
 from adk_memory.memory.scope import user_scope
-from adk_memory.memory.store import _QUARANTINED, _SCOPES
+from adk_memory.memory.store.reads import _QUARANTINED, _SCOPES
 from adk_memory.testing import ScriptedLlm
 
 APP = "shop"

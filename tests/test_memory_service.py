@@ -29,7 +29,7 @@ from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import COVERED
 from adk_memory.errors import EmbeddingDimensionError
 from adk_memory.memory import MemoryAction, SourceType
-from adk_memory.memory.store import _retrieve_statement
+from adk_memory.memory.store.retrieval import _retrieve_statement
 from adk_memory.testing import HashEmbedder
 
 APP = "app"

@@ -23,7 +23,7 @@ from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import COVERED
 from adk_memory.memory.entries import to_memory_entry
 from adk_memory.memory.guard import NoGuard
-from adk_memory.memory.store import _retrieve_statement
+from adk_memory.memory.store.retrieval import _retrieve_statement
 from adk_memory.memory.temporal import find_window
 from adk_memory.testing import HashEmbedder
 

@@ -22,8 +22,9 @@ from conftest import generic_plan
 from adk_memory import MemoryBankConfig, MemoryFilter, PostgresMemoryService
 from adk_memory.config import RetrievalConfig
 from adk_memory.db.vectors import EXACT, QUANTIZED, vector_strategy
-from adk_memory.memory import MemoryFact, store
-from adk_memory.memory.store import RERANKED_MIN, _retrieve_statement
+from adk_memory.memory import MemoryFact
+from adk_memory.memory.store import retrieval as statements
+from adk_memory.memory.store.retrieval import RERANKED_MIN, _retrieve_statement
 from adk_memory.testing import HashEmbedder
 
 SCOPE = {"app_name": "app", "user_id": "vera"}
@@ -136,7 +137,7 @@ async def test_a_scope_bigger_than_the_pool_finds_a_memory_by_its_own_vector(
     """With a pool smaller than the scope only the nearest bit vectors are re-ranked: a memory's
     own vector (Hamming distance 0) is still found first, results come nearest first, all of
     the scope."""
-    monkeypatch.setattr(store, "RERANKED_MIN", 8)  # before the service builds its statements
+    monkeypatch.setattr(statements, "RERANKED_MIN", 8)  # before the service builds its statements
     retrieval = RELEVANCE_ONLY.model_copy(update={"candidates": 4})
     service = sized(1536, config=MemoryBankConfig(retrieval=retrieval))
     texts = facts(80, seed=3)

@@ -117,7 +117,7 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
-    # index) when a store is first used with an embedder: see memory/store.py.
+    # index) when a store is first used with an embedder: see memory/store.
     """
     CREATE EXTENSION IF NOT EXISTS vector;
     CREATE EXTENSION IF NOT EXISTS btree_gin;
@@ -266,7 +266,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     """,
     # 7: an operator's read-outs (the memory inspector): the quarantine queue of every scope
     # without a pass over the memories (a partial index of the quarantined ones only, stored
-    # under `memory.store.QUARANTINE_PREFIX`), and one scope's generations without a pass over
+    # under `memory.scope.QUARANTINE_PREFIX`), and one scope's generations without a pass over
     # the queue (purging a scope's jobs uses it too).
     """
     CREATE INDEX memories_quarantined ON {schema}.memories (update_time DESC, id DESC)

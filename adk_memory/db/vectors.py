@@ -45,7 +45,7 @@ QUANTIZED_MAX_DIMENSIONS = 8000
 
 COVERED = "covered"
 """The strategy up to `COVERED_MAX_DIMENSIONS`: a scope's search reads its vectors, in half
-precision, from a covering index alone (exact, index-only; see memory/store.py)."""
+precision, from a covering index alone (exact, index-only; see memory/store/retrieval.py)."""
 
 HNSW = "hnsw"
 """The strategy once used above `COVERED_MAX_DIMENSIONS`: an HNSW index on the full-precision
@@ -58,7 +58,7 @@ QUANTIZED = "quantized"
 """The strategy from `COVERED_MAX_DIMENSIONS` to `QUANTIZED_MAX_DIMENSIONS`: each vector's
 binary quantisation in a covering index, so a scope's search ranks the scope's bit vectors
 (Hamming distance, index-only) and re-ranks the best of them by their full-precision vectors
-(see memory/store.py). Exact for scopes no bigger than the re-ranked pool. Chosen by
+(see memory/store/retrieval.py). Exact for scopes no bigger than the re-ranked pool. Chosen by
 measurement (benchmarks/vector_sizes.py --compare, 100k memories, 2 busy cores): in scopes of
 200 to 3,321 memories at 1,536 dimensions, recall@10 0.997 at p50/p95 3.5/10 ms, where an exact
 scan took 10/43 ms and HNSW on half-precision vectors with iterative scans 74/95 ms (filtered by

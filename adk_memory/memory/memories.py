@@ -48,9 +48,9 @@ from .models import (
     PastRevision,
 )
 from .modes import Mode
-from .scope import read_for, scope_key, validate_scope
+from .scope import kind_key, read_for, scope_key, validate_scope
 from .screen import FactScreen, MemoryRejectedError
-from .store import MemoryChange, MemoryStore, kind_key
+from .store import MemoryChange, MemoryStore
 
 logger = logging.getLogger(__name__)
 

@@ -28,8 +28,7 @@ from .jobs import JobQueue
 from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from .procedure_support import SupportStore
 from .profile_store import ProfileStore
-from .scope import scope_key, user_scope, validate_scope
-from .store import kind_key, procedure_key, quarantine_key
+from .scope import kind_key, procedure_key, quarantine_key, scope_key, user_scope, validate_scope
 from .tombstones import Kind, Tombstones
 
 

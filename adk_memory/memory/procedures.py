@@ -32,9 +32,9 @@ from .pipeline import procedure_payload
 from .procedure_rule import PUBLIC, masked, public, viewer_key
 from .procedure_support import AUDIENCE, SupportStore
 from .retrieval import Retrieval
-from .scope import app_scope, scope_key, user_scope
+from .scope import app_scope, procedure_key, scope_key, user_scope
 from .screen import FactScreen
-from .store import MemoryStore, procedure_key
+from .store import MemoryStore
 
 
 def _identifiers(session: Session, given: Sequence[str]) -> list[str]:

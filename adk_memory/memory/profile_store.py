@@ -24,7 +24,7 @@ from ..db.engine import Database
 from ..db.replies import FIRST_ATTEMPT, recorded
 from .generation.profiles import FieldChange
 from .models import MemoryAction, SourceType
-from .store import _expiry
+from .store.sql import expiry as _expiry
 
 _LIVE = "(expire_time IS NULL OR expire_time > now())"
 

@@ -25,9 +25,9 @@ from .core import Embedding, Gate, Readiness, believed
 from .entries import to_memory_entry
 from .memories import Memories
 from .models import Memory, MemoryFilter, RetrievedMemory
-from .scope import Scope, read_for, scope_key, user_scope, validate_scope
+from .scope import Scope, kind_key, read_for, scope_key, user_scope, validate_scope
 from .screen import FactScreen
-from .store import Search, kind_key
+from .store import Search
 from .temporal import find_window
 
 logger = logging.getLogger(__name__)

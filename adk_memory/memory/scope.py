@@ -1,8 +1,11 @@
-"""Memory scopes: validation and the one canonical form they are stored and matched in.
+"""Memory scopes: validation, the one canonical form they are stored and matched in, and the
+keys a scope's quarantined memories and procedures are kept under.
 
 Owns: the rules (1 to 5 string keys and values, no `*`, no NUL) and the canonical key, a JSON
 text with sorted keys, so exact-scope matching is one equality on an indexed column: same keys
-and values, order-free, case-sensitive. It never widens a scope: there are no wildcards.
+and values, order-free, case-sensitive; and the key-prefix rules (`QUARANTINE_PREFIX`,
+`PROCEDURE_PREFIX`, `kind_key`) every reader and writer of a scope's memories goes through. It
+never widens a scope: there are no wildcards.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import Any
 
 from ..db.replica import ReadFor
 from ..errors import InputValidationError
+from .models import MemoryFilter
+from .procedure_rule import PUBLIC
 
 MAX_SCOPE_KEYS = 5
 MAX_SCOPE_PART_LENGTH = 256
@@ -100,3 +105,54 @@ def read_for(scope: Mapping[str, str] | None) -> ReadFor:
     fenced as every app's read (the cautious side)."""
     app_name = (scope or {}).get("app_name", "")
     return ReadFor(app_name, (scope or {}).get("user_id", "")) if app_name else ReadFor()
+
+
+QUARANTINE_PREFIX = "quarantine:"
+"""A quarantined memory is stored under its scope's key with this prefix. Every read, search and
+ADK call matches a scope key exactly, so no path can return a quarantined memory without naming
+the quarantine on purpose (and the tuned retrieval statements and indexes stay as they are);
+approving it moves it back under its scope's own key. Revisions always carry the real key."""
+
+
+def real_key_sql(column: str) -> str:
+    """SQL for the scope key in `column` without the quarantine prefix (a revision's key)."""
+    return (
+        f"CASE WHEN starts_with({column}, '{QUARANTINE_PREFIX}') "
+        f"THEN substr({column}, {len(QUARANTINE_PREFIX) + 1}) ELSE {column} END"
+    )
+
+
+def quarantine_key(scope_key: str) -> str:
+    """Where a scope's quarantined memories are kept (see `QUARANTINE_PREFIX`)."""
+    return QUARANTINE_PREFIX + scope_key
+
+
+PROCEDURE_PREFIX = "procedure:"
+"""A procedure (a playbook, `memory_type` "procedure") is stored under its scope's key with this
+prefix, as a quarantined memory is: every read and search matches a key exactly, so a search for
+facts never returns a procedure and one for procedures never a fact, and the tuned retrieval
+statements and covering indexes serve both unchanged. Its revisions carry the prefixed key; its
+`memory_type` is read from the key (`store.sql.MEMORY_COLUMNS`), so no column or index was added."""
+
+
+def procedure_key(scope_key: str) -> str:
+    """Where a scope's procedures are kept (see `PROCEDURE_PREFIX`)."""
+    return PROCEDURE_PREFIX + scope_key
+
+
+def kind_key(scope_key: str, flt: MemoryFilter | None) -> tuple[str, MemoryFilter | None]:
+    """The key holding the kind of memories `flt` asks for (facts unless it says procedures),
+    and what is left of the filter (None when the kind was all it said, so the unfiltered,
+    index-only retrieval statement still serves it). Procedures are only those every user may
+    see (`metadata["audience"]` holds `PUBLIC`: `procedure_support`) unless the filter names an
+    audience itself (`PostgresMemoryService.retrieve_procedures` names one user's)."""
+    if flt is None or flt.memory_type is None:
+        return scope_key, flt
+    if flt.memory_type == "fact":
+        rest = flt.model_copy(update={"memory_type": None})
+        return scope_key, None if rest == MemoryFilter() else rest
+    metadata = dict(flt.metadata or {})
+    metadata.setdefault("audience", [PUBLIC])
+    return procedure_key(scope_key), flt.model_copy(
+        update={"memory_type": None, "metadata": metadata}
+    )

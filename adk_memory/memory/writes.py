@@ -22,9 +22,9 @@ from ..errors import InputValidationError
 from .checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
 from .core import Embedding, Readiness
 from .models import Memory, SourceType
-from .scope import Scope, scope_key
+from .scope import Scope, quarantine_key, scope_key
 from .screen import FactScreen, MemoryRejectedError, Screened, guard_labels
-from .store import NewMemory, quarantine_key
+from .store import NewMemory
 
 
 @contextmanager

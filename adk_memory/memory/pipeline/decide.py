@@ -26,15 +26,9 @@ from ..generation import ExtractedFact, FieldChange, MemoryOperation
 from ..generation.profiles import field_error
 from ..guard import GuardVerdict
 from ..models import Memory, MemoryAction, SourceType
+from ..scope import quarantine_key
 from ..screen import FactScreen, Screened, guard_labels
-from ..store import (
-    GenerationWrites,
-    MemoryChange,
-    MemoryDeletion,
-    MemoryUpdate,
-    NewMemory,
-    quarantine_key,
-)
+from ..store import GenerationWrites, MemoryChange, MemoryDeletion, MemoryUpdate, NewMemory
 from .kinds import Learner, Material, SupportWrite
 
 Held = tuple[ExtractedFact, Screened]

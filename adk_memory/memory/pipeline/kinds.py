@@ -44,9 +44,9 @@ from ..generation.procedure import PROCEDURE_CONSOLIDATION, extract_playbooks
 from ..generation.sources import source_type_of
 from ..models import Memory, SourceType
 from ..procedure_rule import Support
-from ..scope import app_scope, scope_key
+from ..scope import app_scope, procedure_key, scope_key
 from ..screen import FactScreen
-from ..store import Watermark, procedure_key
+from ..store import Watermark
 from .payload import (
     ContentsPayload,
     FactsPayload,

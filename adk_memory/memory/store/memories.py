@@ -1,0 +1,538 @@
+"""Writes to memories and their revisions: create, update, delete, release from quarantine,
+import past revisions, and a generation's changes applied in one transaction.
+
+Owns: every statement that changes a memory, each writing the memory together with its revision
+in one statement, safe to replay after a lost reply (`Database.run`): the revision's id is the
+write's token, and a counting deletion counts its first attempt's. It never decides what to
+write (the service and the generator do), never calls a model, and reads only to return what it
+wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from ..._json import dump_json
+from ...db.engine import Database
+from ..models import Memory, MemoryAction, PastRevision
+from ..scope import QUARANTINE_PREFIX, real_key_sql
+from ..text import SearchText
+from .changes import GenerationWrites, MemoryChange, NewMemory
+from .maintenance import SET_WATERMARK
+from .rows import json_list, json_value, memory_of, vector_text
+from .sql import LIVE, MEMORY_COLUMNS, bind, expiry, fts, revision_of_m
+
+# The replay of a write to one memory whose first attempt committed: that write's revision
+# ({revision}, the write's token) exists, so the memory is returned as it is now and nothing is
+# written again. In the first attempt the revision is not visible yet (one snapshot per
+# statement), so this adds one primary-key probe and no row.
+_MINE = f"""
+SELECT {MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
+ WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}}
+   AND EXISTS (SELECT 1 FROM {{{{schema}}}}.memory_revisions
+                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid)"""
+
+
+@dataclass(frozen=True)
+class _InsertArgs:
+    """`_INSERT`'s parameters, $1.. in field order (`sql.bind`)."""
+
+    id: str
+    scope_key: str
+    scope: str  # JSON
+    fact: str
+    content: str | None  # JSON
+    topics: list[str]
+    metadata: str  # JSON
+    importance: float | None
+    confidence: float | None
+    source_type: str
+    source_session_id: str | None
+    source_event_ids: list[str]
+    embedding: str | None  # pgvector text
+    config: str  # the fact's text-search configuration
+    create_time: datetime | None  # None: now
+    ttl_seconds: float | None
+    extracted_facts: list[str]
+    labels: str  # the revision's, JSON
+    revision_ttl: float | None
+    revision_id: str  # the write's token
+    words: str  # the fact's searchable words and bigrams (`text.search_text`)
+    grams: str
+    update_time: datetime | None  # None: now
+
+
+# Its parameters: `_InsertArgs`.
+# An id that any revision already names is never created again: a deleted memory stays deleted
+# when the same source is added twice. The replay of a create whose first attempt committed
+# returns the memory it created.
+_INSERT = f"""
+WITH m AS (
+    INSERT INTO {{schema}}.memories AS t
+        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
+         update_time, expire_time)
+    SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
+           $12::text[], $13::vector, {fts("$14", words="$21", grams="$22")},
+           coalesce($15::timestamptz, now()), coalesce($23::timestamptz, now()), {expiry("$16")}
+    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {real_key_sql("$2")} AND memory_id = $1::uuid)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING *
+), r AS (
+{
+    revision_of_m(
+        "CREATED", revision_id="$20::uuid", extracted="$17::text[]", labels="$18::jsonb", ttl="$19"
+    )
+}
+)
+SELECT {MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$20")}
+"""
+
+
+@dataclass(frozen=True)
+class _InsertManyArgs:
+    """`_INSERT_MANY`'s parameters, $1.. in field order (`sql.bind`): one element per memory,
+    arrays of arrays and JSON values as JSON text per element."""
+
+    ids: list[str]
+    scope_keys: list[str]
+    scopes: list[str]
+    facts: list[str]
+    contents: list[str | None]
+    topics: list[str]
+    metadata: list[str]
+    importance: list[float | None]
+    confidence: list[float | None]
+    source_types: list[str]
+    source_session_ids: list[str | None]
+    source_event_ids: list[str]
+    embeddings: list[str | None]
+    create_times: list[datetime | None]  # None: now
+    ttl_seconds: list[float | None]
+    extracted_facts: list[str]
+    labels: list[str]
+    revision_ids: list[str]  # each write's token
+    configs: list[str]
+    revision_ttl: float | None
+    words: list[str]
+    grams: list[str]
+    update_times: list[datetime | None]  # None: now
+
+
+# Many creates in one statement: one array per column, one element per memory (the input `s`),
+# arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular);
+# its parameters: `_InsertManyArgs`. As `_INSERT`: an id any revision names is never created
+# again, and the replay of a first attempt that committed returns the memories it created.
+_INSERT_MANY = f"""
+WITH s AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                         $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
+                         $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
+                         $16::text[], $17::text[], $18::uuid[], $19::text[], $21::text[],
+                         $22::text[], $23::timestamptz[])
+        AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+             source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
+             extracted, labels, revision_id, config, words, grams, update_time)
+), m AS (
+    INSERT INTO {{schema}}.memories AS t
+        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
+         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
+         update_time, expire_time)
+    SELECT s.id, s.scope_key, s.scope::jsonb, s.fact, s.content::jsonb,
+           ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
+           s.importance, s.confidence, s.source_type, s.source_session_id,
+           ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
+           s.embedding::vector, {fts("s.config", words="s.words", grams="s.grams")},
+           coalesce(s.create_time, now()), coalesce(s.update_time, now()), {expiry("s.ttl")}
+    FROM s
+    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {real_key_sql("s.scope_key")} AND memory_id = s.id)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING *
+), r AS (
+{
+    revision_of_m(
+        "CREATED",
+        revision_id="s.revision_id",
+        extracted="ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb))",
+        labels="s.labels::jsonb",
+        ttl="$20",
+        rows="m JOIN s ON s.id = m.id",
+    )
+}
+)
+SELECT {MEMORY_COLUMNS} FROM m
+UNION ALL
+SELECT {MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
+ WHERE m.scope_key = s.scope_key
+   AND EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                WHERE id = s.revision_id AND memory_id = s.id)
+"""
+
+
+@dataclass(frozen=True)
+class _UpdateArgs:
+    """`_UPDATE`'s parameters, $1.. in field order (`sql.bind`)."""
+
+    memory_id: str
+    scope_key: str
+    fact: str | None  # None: keep
+    topics: list[str] | None
+    metadata: str | None  # JSON
+    importance: float | None
+    confidence: float | None
+    embedding: str | None  # used when the fact changes
+    config: str | None  # the new fact's text-search configuration
+    ttl_seconds: float | None  # None: keep the expiry
+    extracted_facts: list[str]
+    labels: str  # JSON
+    revision_ttl: float | None
+    source_type: str | None
+    source_session_id: str | None
+    source_event_ids: list[str] | None
+    revision_id: str  # the write's token: its replay changes nothing and returns the memory
+    words: str | None  # the new fact's searchable words and bigrams (`text.search_text`)
+    grams: str | None
+    touch: bool
+    """Whether the update time and provenance move (false for a blocked contradiction: the
+    memory's confidence alone changes; the revision records the contradicting source)."""
+
+
+# Its parameters: `_UpdateArgs`.
+_UPDATE = f"""
+WITH m AS (
+    UPDATE {{schema}}.memories m
+       SET fact = coalesce($3, m.fact),
+           topics = coalesce($4::text[], m.topics),
+           metadata = coalesce($5::jsonb, m.metadata),
+           importance = coalesce($6, m.importance),
+           confidence = coalesce($7, m.confidence),
+           embedding = CASE WHEN $3 IS NULL THEN m.embedding ELSE $8::vector END,
+           fts = CASE WHEN $3 IS NULL THEN m.fts
+                      ELSE {fts("$9", words="$18", grams="$19")} END,
+           source_type = CASE WHEN $20::boolean THEN coalesce($14, m.source_type)
+                              ELSE m.source_type END,
+           source_session_id = CASE WHEN $20::boolean THEN coalesce($15, m.source_session_id)
+                                    ELSE m.source_session_id END,
+           source_event_ids = CASE WHEN $20::boolean
+                                   THEN coalesce($16::text[], m.source_event_ids)
+                                   ELSE m.source_event_ids END,
+           update_time = CASE WHEN $20::boolean THEN now() ELSE m.update_time END,
+           expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
+                              ELSE {expiry("$10")} END
+     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE}
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions WHERE id = $17::uuid)
+    RETURNING m.*
+), r AS (
+{
+    revision_of_m(
+        "UPDATED",
+        revision_id="$17::uuid",
+        extracted="$11::text[]",
+        labels="$12::jsonb",
+        ttl="$13",
+        source_type="coalesce($14, m.source_type)",
+        source_session="coalesce($15, m.source_session_id)",
+        source_events="coalesce($16::text[], m.source_event_ids)",
+    )
+}
+)
+SELECT {MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$17")}
+"""
+
+# $1 scope key, $2 id, $3 labels, $4 revision ttl seconds, $5 extracted facts (what led a
+# generation to delete it), $6 revision id. One memory at a time, always: deleting a whole scope
+# is `_PURGE`, asked for by name. A deleted memory is never created again (see `_INSERT`), so a
+# replay deletes nothing; `_DELETE_ONE` counts its first attempt's deletion by its revision.
+_DELETE_CTES = f"""
+WITH m AS (
+    DELETE FROM {{schema}}.memories m
+     WHERE m.scope_key = $1 AND m.id = $2::uuid
+    RETURNING m.*
+), r AS (
+{
+    revision_of_m(
+        "DELETED", revision_id="$6::uuid", extracted="$5::text[]", labels="$3::jsonb", ttl="$4"
+    )
+}
+)
+"""
+# A generation's delete: the deleted memory (its whole transaction is replay-safe, see
+# `apply_generation`).
+_DELETE = _DELETE_CTES + f"SELECT {MEMORY_COLUMNS} FROM m"
+# A direct delete: how many went (0 or 1), this write's replay included.
+_DELETE_ONE = (
+    _DELETE_CTES
+    + """SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {schema}.memory_revisions
+                                        WHERE id = $6::uuid AND memory_id = $2::uuid)"""
+)
+
+# Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
+# $4 revision ttl, $5 revision id), with an UPDATED revision. A replay finds the memory released
+# (nothing to move) and returns it.
+_RELEASE = f"""
+WITH m AS (
+    UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
+     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2
+    RETURNING m.*
+), r AS (
+{
+    revision_of_m(
+        "UPDATED", revision_id="$5::uuid", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4"
+    )
+}
+)
+SELECT {MEMORY_COLUMNS} FROM m
+UNION ALL
+{_MINE.format(memory="$1", scope_key="$2", revision="$5")}
+"""
+
+# Live memories' past revisions from another system (an import's), with their own times.
+# $1 scope key (the live memories': a quarantined or deleted one gets none), $2 memory ids,
+# $3 revision ids (each written once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
+# $7 labels (JSON), $8 create times, $9 expire times.
+_IMPORT_REVISIONS = """
+INSERT INTO {schema}.memory_revisions
+    (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
+     create_time, expire_time)
+SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
+       ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb)), s.labels::jsonb,
+       m.source_type, s.create_time, s.expire_time
+FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+            $8::timestamptz[], $9::timestamptz[])
+     AS s(memory_id, id, action, fact, extracted, labels, create_time, expire_time)
+JOIN {schema}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+ON CONFLICT (id) DO NOTHING
+RETURNING id
+"""
+
+
+class MemoryWrites:
+    """Runs the write statements against one `Database` (and its schema)."""
+
+    def __init__(self, db: Database, searchable: Callable[[str], SearchText]) -> None:
+        self._db = db
+        self._searchable = searchable
+        schema = db.schema
+        self._insert = _INSERT.format(schema=schema)
+        self._insert_many = _INSERT_MANY.format(schema=schema)
+        self._update = _UPDATE.format(schema=schema)
+        self._delete = _DELETE.format(schema=schema)
+        self._delete_one = _DELETE_ONE.format(schema=schema)
+        self._release = _RELEASE.format(schema=schema)
+        self._import_revisions = _IMPORT_REVISIONS.format(schema=schema)
+        self._set_watermark = SET_WATERMARK.format(schema=schema)
+
+    def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> _InsertArgs:
+        searchable = self._searchable(new.fact)
+        return _InsertArgs(
+            id=new.id,
+            scope_key=new.scope_key,
+            scope=json.dumps(new.scope),
+            fact=new.fact,
+            content=json_value(new.content),
+            topics=list(new.topics),
+            metadata=dump_json(new.metadata or {}),
+            importance=new.importance,
+            confidence=new.confidence,
+            source_type=new.source_type.value,
+            source_session_id=new.source_session_id,
+            source_event_ids=list(new.source_event_ids),
+            embedding=vector_text(new.embedding),
+            config=searchable.config,
+            create_time=new.create_time,
+            ttl_seconds=new.ttl_seconds,
+            extracted_facts=list(new.extracted_facts),
+            labels=json.dumps(new.labels or {}),
+            revision_ttl=revision_ttl,
+            revision_id=new.revision_id,
+            words=searchable.words,
+            grams=searchable.grams,
+            update_time=new.update_time,
+        )
+
+    async def insert_many(
+        self, memories: Sequence[NewMemory], revision_ttl: float | None
+    ) -> list[Memory]:
+        """Create many memories, each with its CREATED revision, in one statement (all or
+        none); the memories created, in no particular order. Ids that exist or existed before
+        this call are skipped, and so is a repeated id after its first occurrence; a replay after
+        a lost reply returns the memories its first attempt created."""
+        first: dict[str, NewMemory] = {}
+        for memory in memories:
+            first.setdefault(memory.id, memory)
+        unique = list(first.values())
+        if not unique:
+            return []
+        scopes: dict[str, str] = {}
+        for m in unique:  # a batch has one scope or a few: each written to JSON once
+            if m.scope_key not in scopes:
+                scopes[m.scope_key] = json.dumps(m.scope)
+        searchable = [self._searchable(m.fact) for m in unique]
+        args = bind(
+            _InsertManyArgs(
+                ids=[m.id for m in unique],
+                scope_keys=[m.scope_key for m in unique],
+                scopes=[scopes[m.scope_key] for m in unique],
+                facts=[m.fact for m in unique],
+                contents=[json_value(m.content) for m in unique],
+                topics=[json_list(m.topics) for m in unique],
+                metadata=[dump_json(m.metadata or {}) for m in unique],
+                importance=[m.importance for m in unique],
+                confidence=[m.confidence for m in unique],
+                source_types=[m.source_type.value for m in unique],
+                source_session_ids=[m.source_session_id for m in unique],
+                source_event_ids=[json_list(m.source_event_ids) for m in unique],
+                embeddings=[vector_text(m.embedding) for m in unique],
+                create_times=[m.create_time for m in unique],
+                ttl_seconds=[m.ttl_seconds for m in unique],
+                extracted_facts=[json_list(m.extracted_facts) for m in unique],
+                labels=[json.dumps(m.labels) if m.labels else "{}" for m in unique],
+                revision_ids=[m.revision_id for m in unique],
+                configs=[s.config for s in searchable],
+                revision_ttl=revision_ttl,
+                words=[s.words for s in searchable],
+                grams=[s.grams for s in searchable],
+                update_times=[m.update_time for m in unique],
+            )
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
+        return [memory_of(r) for r in rows]
+
+    def _update_args(
+        self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
+    ) -> _UpdateArgs:
+        # The new fact's full text (none when the fact is kept).
+        config, words, grams = (
+            (None, None, None) if change.fact is None else self._searchable(change.fact)
+        )
+        return _UpdateArgs(
+            memory_id=memory_id,
+            scope_key=scope_key,
+            fact=change.fact,
+            topics=list(change.topics) if change.topics is not None else None,
+            metadata=json_value(change.metadata),
+            importance=change.importance,
+            confidence=change.confidence,
+            embedding=vector_text(change.embedding),
+            config=config,
+            ttl_seconds=change.ttl_seconds,
+            extracted_facts=list(change.extracted_facts),
+            labels=json.dumps(change.labels or {}),
+            revision_ttl=revision_ttl,
+            source_type=change.source_type.value if change.source_type else None,
+            source_session_id=change.source_session_id,
+            source_event_ids=(
+                list(change.source_event_ids) if change.source_event_ids is not None else None
+            ),
+            revision_id=change.revision_id,
+            words=words,
+            grams=grams,
+            touch=change.touch,
+        )
+
+    async def update(
+        self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None
+    ) -> Memory | None:
+        """Apply `change` with an UPDATED revision; None if no live memory has that id here.
+        Its replay after a lost reply returns the memory, with no second revision."""
+        args = bind(self._update_args(memory_id, scope_key, change, revision_ttl))
+        row = await self._db.run(lambda conn: conn.fetchrow(self._update, *args))
+        return None if row is None else memory_of(row)
+
+    async def delete(
+        self,
+        scope_key: str,
+        memory_id: str,
+        labels: dict[str, str] | None,
+        revision_ttl: float | None,
+    ) -> int:
+        """Delete one memory with a DELETED revision; how many went (0 or 1, the same again for
+        its replay after a lost reply)."""
+        args: tuple[object, ...] = (
+            scope_key,
+            memory_id,
+            json.dumps(labels or {}),
+            revision_ttl,
+            [],
+            uuid.uuid4(),
+        )
+        return int(await self._db.run(lambda conn: conn.fetchval(self._delete_one, *args)))
+
+    async def release(
+        self, memory_id: str, scope_key: str, labels: dict[str, str], revision_ttl: float | None
+    ) -> Memory | None:
+        """Move a quarantined memory back under its scope (an UPDATED revision with `labels`);
+        None if no quarantined memory of the scope has that id (a replay after a lost reply
+        returns the memory it released)."""
+        args = (memory_id, scope_key, json.dumps(labels), revision_ttl, uuid.uuid4())
+        row = await self._db.run(lambda conn: conn.fetchrow(self._release, *args))
+        return None if row is None else memory_of(row)
+
+    async def import_revisions(
+        self,
+        scope_key: str,
+        memory_ids: Sequence[str],
+        ids: Sequence[str],
+        revisions: Sequence[PastRevision],
+    ) -> int:
+        """Add `revisions` (each with its memory's id and its own id, written once) to the
+        histories of live memories of `scope_key`; how many were new."""
+        args = (
+            scope_key,
+            list(memory_ids),
+            list(ids),
+            [r.action.value for r in revisions],
+            [r.fact for r in revisions],
+            [json_list(r.extracted_facts) for r in revisions],
+            [json.dumps(r.labels) for r in revisions],
+            [r.create_time for r in revisions],
+            [r.expire_time for r in revisions],
+        )
+        rows = await self._db.run(lambda conn: conn.fetch(self._import_revisions, *args))
+        return len(rows)
+
+    async def apply_generation(
+        self, conn: asyncpg.Connection, writes: GenerationWrites, revision_ttl: float | None
+    ) -> list[tuple[MemoryAction, Memory]]:
+        """Apply a generation's creates, updates and deletes and move the session's watermark,
+        on `conn`, inside the caller's transaction (the job queue's `finish`, which checked
+        that the try still owns its job and completes it in the same transaction); what was
+        applied (a write whose memory is gone is skipped)."""
+        applied: list[tuple[MemoryAction, Memory]] = []
+        for new in writes.creates:
+            row = await conn.fetchrow(self._insert, *bind(self._insert_args(new, revision_ttl)))
+            if row is not None:
+                applied.append((MemoryAction.CREATED, memory_of(row)))
+        for u in writes.updates:
+            updating = self._update_args(u.memory_id, u.scope_key, u.change, revision_ttl)
+            row = await conn.fetchrow(self._update, *bind(updating))
+            if row is not None:
+                applied.append((MemoryAction.UPDATED, memory_of(row)))
+        for d in writes.deletes:
+            rows = await conn.fetch(
+                self._delete,
+                d.scope_key,
+                d.memory_id,
+                json.dumps(d.labels),
+                revision_ttl,
+                list(d.extracted_facts),
+                d.revision_id,
+            )
+            applied.extend((MemoryAction.DELETED, memory_of(r)) for r in rows)
+        if (mark := writes.watermark) is not None:
+            await conn.execute(
+                self._set_watermark, mark.scope_key, mark.session_id, mark.event_id, mark.event_time
+            )
+        return applied

@@ -1,0 +1,483 @@
+"""Retrieval: the hybrid search statement (BM25 full text, vector nearest neighbours, a time
+window, fused by reciprocal rank and blended with recency, importance and confidence) and
+consolidation's candidates, with the builders that shape them to how the vectors are indexed.
+
+Owns: every ranking statement on the memories (and all pgvector-specific queries), each
+filtered by the canonical scope key so no search reaches another scope's rows, and the typed
+arguments of a search (`Search`, bound through `_RetrieveArgs`). It never writes and never
+changes the schema: the vector column and index are migrations (`db.vectors.VECTOR_STRATEGIES`)
+that `MemoryStore.prepare_embeddings` asks for; `use_vectors` only picks the statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ...db.engine import Database
+from ...db.replica import ReadFor
+from ...db.vectors import COVERED, EXACT, QUANTIZED
+from ..models import Memory, MemoryFilter
+from ..text import SearchText
+from .rows import filter_args, memory_of, vector_text
+from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
+
+
+@dataclass(frozen=True)
+class Search:
+    """One retrieval, as `MemoryStore.retrieve` runs it. Vector search takes part when a
+    query embedding is given, full-text when `use_text`. `floors`: the least cosine similarity
+    of a vector candidate and the least text relevance (0..1) of a full-text candidate.
+    `window`: the [start, end) the query asks about, whose memories (by create time) are a
+    third candidate list."""
+
+    scope_key: str
+    query_text: str
+    query_embedding: Sequence[float] | None
+    top_k: int
+    candidates: int
+    rrf_k: int
+    weights: tuple[float, float, float]
+    """Relevance, recency and importance."""
+    half_life_seconds: float
+    flt: MemoryFilter | None
+    use_text: bool = True
+    floors: tuple[float, float] = (-1.0, 0.0)
+    window: tuple[datetime, datetime] | None = None
+    confidence_weight: float = 0.0
+    confidence_half_life_seconds: float | None = None
+    """Effective confidence's half-life (None: no decay)."""
+
+
+# BM25's parameters: term-frequency saturation (k1) and length normalisation (b), the usual.
+_K1 = 1.2
+_B = 0.25
+
+
+# Memories that hold none of a query's terms, assumed besides the scope's own when weighing a
+# term by its rarity: in a scope of a few memories, a term in all of them says little about
+# its rarity (two memories about trips do not make "trips" a word to ignore), while in a scope
+# of thousands the prior vanishes next to the counts.
+_BACKGROUND = 20
+
+
+_COUNTED = 5000
+"""A scope is counted up to this many memories for term rarity: counting a scope of 36k took a
+third of its search, and past a few thousand memories a term's rarity hardly moves (a term in
+more memories than were counted counts the scope as that big)."""
+
+_SCOPE_SIZE = (
+    "SELECT count(*) FROM (SELECT FROM {schema}.memories WHERE scope_key = $1 "
+    f"LIMIT {_COUNTED}) s"
+)
+"""SQL for the scope's ($1) size as term rarity counts it."""
+
+
+def _idf(scope_size: str, holding: str) -> str:
+    """SQL for a term's BM25 inverse document frequency in a scope of `scope_size` memories,
+    `holding` of which hold it (positive: a term in every memory of a big scope weighs nearly
+    0). In float8: numeric arithmetic over thousands of matches cost more than the search."""
+    return (
+        f"ln(1 + ({scope_size} + {_BACKGROUND} - {holding} + 0.5)::float8 "
+        f"/ ({holding} + 0.5)::float8)"
+    )
+
+
+def _bm25(idf: str, length: str, avg_length: str) -> str:
+    """SQL for a matched term's BM25 contribution to a memory's score (a term counted once: a
+    memory is a fact or a turn, which rarely repeats a word, and reading each term's positions
+    cost a third of a search in a scope of thousands)."""
+    return (
+        f"{idf} * {_K1 + 1}::float8 / (1 + {_K1}::float8 * ({1 - _B}::float8 "
+        f"+ {_B}::float8 * {length} / {avg_length}))"
+    )
+
+
+# Each of a query's (or fact's) terms as a tsquery of its own, which a memory's tsvector matches
+# when it holds the term: `terms` is the text array of lexemes `tsvector_to_array` gives.
+def _term_queries(terms: str) -> str:
+    """SQL for (term, tsquery) rows of the lexemes in the array `terms`."""
+    return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
+
+
+@dataclass(frozen=True)
+class _RetrieveArgs:
+    """`_RETRIEVE`'s parameters, $1.. in field order (`sql.bind`)."""
+
+    scope_key: str
+    query_vector: str | None  # the query embedding (NULL: full-text only)
+    query_words: str
+    config: str  # the query's text-search configuration
+    candidates: int  # per list
+    top_k: int
+    rrf_k: int
+    relevance_weight: float
+    recency_weight: float
+    importance_weight: float
+    half_life_seconds: float  # recency's
+    topics: list[str] | None  # $12..$15: the filters (`sql.filter_sql`)
+    metadata: str | None
+    updated_after: datetime | None
+    updated_before: datetime | None
+    use_text: bool  # whether full-text search takes part (the vector search does with a vector)
+    query_grams: str
+    similarity_floor: float  # the least cosine similarity of a vector candidate
+    text_floor: float  # the least text relevance of a full-text candidate
+    window_start: datetime | None  # the time window the query names (`temporal.find_window`)
+    window_end: datetime | None
+    confidence_weight: float
+    confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
+
+
+# One statement per search; its parameters: `_RetrieveArgs`.
+# Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
+# a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
+# the scope (a speaker's name on every turn counts for little, a rare word for much), with
+# document-length normalisation. How many memories hold each term is counted over the matched
+# memories, so it is exact (every memory holding a query term matches the OR query) and needs
+# no stored statistics; the scope's size is counted up to `_COUNTED`. A memory's text relevance
+# is its BM25 over the best a memory of average length holding each query term would score:
+# the share of the query's information it matches.
+# The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
+# vector candidates below the similarity floor and text candidates below the text floor are
+# dropped, so a question with nothing relevant returns nothing rather than the nearest noise.
+# When the query names a time window, the scope's memories from then (create time: when the
+# event happened, for a raw event's memory) are a third list, ranked by their fused relevance
+# in the other two; those matching neither share the rank after them (each is as much "from
+# last week" as another). "what did I say last week?" finds last week's memories with no
+# content word to match; a memory matching the words and the time ranks above one matching
+# either, and the window's best match for the words above the window's other memories. The
+# list is bounded like the others: its best-matching, then newest, memories. The window is
+# read apart (MATERIALIZED), from the index on (scope, create time), never by joining the
+# candidates to the whole table.
+# The lists are fused by reciprocal rank, normalised so that being first in every list taking
+# part scores 1 (equally relevant memories share a rank), then blended with recency (halving
+# every half-life) and importance. The full-precision distance each result reports is computed for
+# the top k only, not for every candidate: big vectors are TOASTed, so each one read is a
+# lookup in the TOAST table.
+# The vector list (`_vector_search`) is an exact search of the scope when its vectors are small
+# enough to sit, in half precision, in the covering index `memories_scope_vectors` (an
+# index-only scan reads a scope's vectors from a few contiguous pages instead of one heap page
+# per memory: 20 times fewer pages for a scope of 10k memories). Bigger vectors (up to 8,000
+# dimensions) sit there binary-quantised: the scope's nearest bit vectors are re-ranked by their
+# full-precision vectors (exact in scopes of up to 200 memories; in bigger ones recall@10 0.997
+# measured at 1,536 dimensions, 3 times faster than an exact scan, which reads one TOASTed
+# vector per memory, and 20 times faster than HNSW filtered by the scope: see
+# `db.vectors.QUANTIZED`). Without a filter the statement names no other column, so the scan
+# stays index-only.
+_RETRIEVE = f"""
+WITH vec AS (
+    SELECT id, rank() OVER (ORDER BY distance) AS rank FROM ({{nearest}}) v
+     WHERE v.distance <= 1 - $18::float8
+), query AS MATERIALIZED (
+    SELECT {tsquery("$4", words="$3", grams="$17")} AS q,
+           tsvector_to_array({fts("$4", words="$3", grams="$17")}) AS terms
+), matched AS MATERIALIZED (
+    SELECT m.id, m.fts FROM {{schema}}.memories m, query
+     WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
+       AND {LIVE} {{filters}}
+), hits AS (
+    SELECT m.id, length(m.fts) AS len, w.term AS lexeme
+      FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
+), corpus AS (
+    SELECT ({_SCOPE_SIZE}) AS n,
+           (SELECT avg(length(fts))::float8 FROM matched) AS avg_len
+), idf AS (
+    SELECT q.term, {_idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
+      FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
+      LEFT JOIN hits h ON h.lexeme = q.term
+     GROUP BY q.term, c.n
+), txt AS (
+    SELECT id, rank() OVER (ORDER BY bm25 DESC) AS rank FROM (
+        SELECT h.id, sum({_bm25("i.idf", "h.len", "c.avg_len")}) AS bm25
+          FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
+         GROUP BY h.id
+         ORDER BY bm25 DESC, h.id
+         LIMIT $5) t
+     WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
+), content AS (
+    SELECT id, sum(1.0 / ($7 + rank)) AS rrf
+      FROM (SELECT id, rank FROM vec UNION ALL SELECT id, rank FROM txt) candidates
+     GROUP BY id
+), windowed AS MATERIALIZED (
+    SELECT m.id, m.create_time FROM {{schema}}.memories m
+     WHERE $20::timestamptz IS NOT NULL AND m.scope_key = $1
+       AND m.create_time >= $20::timestamptz AND m.create_time < $21::timestamptz
+       AND {LIVE} {{filters}}
+), dated AS (
+    SELECT id, rank() OVER (ORDER BY rrf DESC NULLS LAST) AS rank FROM (
+        SELECT w.id, c.rrf FROM windowed w LEFT JOIN content c ON c.id = w.id
+         ORDER BY c.rrf DESC NULLS LAST, w.create_time DESC, w.id
+         LIMIT $5) d
+), fused AS (
+    SELECT id, sum(rrf) AS rrf
+      FROM (SELECT id, rrf FROM content
+            UNION ALL SELECT id, 1.0 / ($7 + rank) FROM dated) candidates
+     GROUP BY id
+)
+SELECT {MEMORY_COLUMNS},
+       CASE WHEN $2::vector IS NULL THEN NULL ELSE m.embedding <=> $2::vector END,
+       m.score
+FROM (
+    SELECT m.*,
+           $8 * f.rrf * ($7 + 1.0)
+              / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END)
+                 + (CASE WHEN $16 THEN 1 ELSE 0 END)
+                 + (CASE WHEN $20::timestamptz IS NULL THEN 0 ELSE 1 END))
+         + $9 * power(0.5, extract(epoch FROM now() - m.update_time) / $11)
+         + $10 * coalesce(m.importance, 0.5)
+         + $22::float8 * coalesce({effective_confidence("$23")}, 0.5) AS score
+      FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
+     ORDER BY score DESC, m.id
+     LIMIT $6) m
+ORDER BY m.score DESC, m.id
+"""
+
+# Typed, unused filter parameters: the statement keeps its numbering without naming a column.
+_NO_FILTERS = """
+    AND $12::text[] IS NULL AND $13::jsonb IS NULL AND $14::timestamptz IS NULL
+    AND $15::timestamptz IS NULL"""
+
+RERANKED_MIN = 200
+"""With the `QUANTIZED` strategy, the bit vectors nearest to the query that are re-ranked by
+their full-precision vectors: twice the candidates asked for, and at least this many, so a
+scope of up to this many memories is searched exactly. Measured (benchmarks/vector_sizes.py,
+100k memories at 1,536 and 3,072 dimensions): recall@10 0.997 in scopes of 200 to 3,321
+memories, 1.0 in those of over 1,000."""
+
+
+def _nearest(distance: str, match: str, *, limit: str, where: str = "") -> str:
+    """SQL for a scope's ($1) memories nearest by `distance` (ascending), at most `limit`, that
+    `match` and `where` keep: (id, distance) rows. `{schema}` is left to format."""
+    return f"""
+        SELECT m.id, {distance} AS distance FROM {{schema}}.memories m
+         WHERE m.scope_key = $1 AND {match} AND {LIVE}{where}
+         ORDER BY {distance}
+         LIMIT {limit}"""
+
+
+def _vector_search(
+    strategy: str, *, query: str, half: str, bits: str, limit: str, where: str = ""
+) -> str:
+    """SQL for the scope's `limit` vectors nearest to `query` (a query vector's SQL; `half` and
+    `bits`, its half-precision and binary forms, computed once) as `strategy` indexes them:
+    (id, distance) rows, ascending.
+
+    COVERED: exact, from the covering index's half-precision copies (index-only). QUANTIZED: the
+    scope's bit vectors nearest by Hamming distance (index-only, from `memories_scope_bits`),
+    `RERANKED_MIN` or twice `limit` of them, re-ranked by full-precision distance (one TOASTed
+    vector read each). EXACT: the scope's rows in full precision."""
+    if strategy == COVERED:
+        return _nearest(
+            f"m.embedding_half <=> {half}", "m.embedding_half IS NOT NULL", limit=limit, where=where
+        )
+    exact = f"m.embedding <=> {query}"
+    if strategy != QUANTIZED:
+        return _nearest(exact, "m.embedding IS NOT NULL", limit=limit, where=where)
+    pool = _nearest(
+        f"m.embedding_bits <~> {bits}",
+        "m.embedding_bits IS NOT NULL",
+        limit=f"greatest(2 * {limit}, {RERANKED_MIN})",
+        where=where,
+    )
+    return f"""
+        SELECT m.id, {exact} AS distance FROM {{schema}}.memories m
+         WHERE m.scope_key = $1 AND m.id IN (SELECT p.id FROM ({pool}) p)
+         ORDER BY distance
+         LIMIT {limit}"""
+
+
+def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
+    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters. The query vector
+    is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
+    evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
+    of a 36k-memory scope's covered scan."""
+    filters = filter_sql(12) if filtered else _NO_FILTERS
+    nearest = _vector_search(
+        strategy,
+        query="$2::vector",
+        half="(SELECT $2::vector::halfvec)",
+        bits="(SELECT binary_quantize($2::vector))",
+        limit="$5",
+        where=f" AND $2::vector IS NOT NULL {filters}",
+    )
+    return _RETRIEVE.format(schema=schema, filters=filters, nearest=nearest.format(schema=schema))
+
+
+# Consolidation's candidates: for every extracted fact of a job at once, its most similar live
+# memories of the scope, in one statement (a LATERAL search per fact over the unnested facts),
+# each memory once, in the order first found (by fact, then similarity: the prompt's order).
+# Similarity alone ranks them: no recency or importance, no fusion. The per-fact search is the
+# one `_RETRIEVE` runs for vectors (`_vector_search`); full-text, for facts without embeddings
+# (no embedder), is `_TEXT_CANDIDATES`. Only ids are read per fact, so the covered search stays
+# an index-only scan; the rows are read once, at the end.
+# $1 scope key, $2 the facts' embeddings (vector text) or texts, $3 candidates per fact,
+# $4 the facts' text-search configs and $5 their bigrams (full-text only: $2 holds their words).
+_CANDIDATES = f"""
+WITH facts AS MATERIALIZED (
+    SELECT f.ord, {{query}}
+      FROM {{facts}}
+), found AS (
+    SELECT c.id, min(ARRAY[f.ord, c.pos]) AS first
+      FROM facts f CROSS JOIN LATERAL (
+          SELECT s.id, row_number() OVER (ORDER BY s.distance, s.id) AS pos
+            FROM ({{nearest}}) s) c
+     GROUP BY c.id
+)
+SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+ORDER BY found.first
+"""
+
+
+def _candidates_statement(schema: str, strategy: str) -> str:
+    """`_CANDIDATES` by vectors indexed by `strategy`. A fact's vector is cast once per fact
+    (in `facts`), not per memory compared."""
+    nearest = _vector_search(strategy, query="f.query", half="f.half", bits="f.bits", limit="$3")
+    return _CANDIDATES.format(
+        schema=schema,
+        facts="unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)",
+        query="f.fact::vector AS query, f.fact::vector::halfvec AS half, "
+        "binary_quantize(f.fact::vector) AS bits",
+        nearest=nearest.format(schema=schema),
+    )
+
+
+_ALL_FACT_TERMS = "(SELECT array_agg(DISTINCT t) FROM facts, unnest(terms) t)"
+"""Every term of a job's facts, once (`_TEXT_CANDIDATES`)."""
+
+# The full-text form of `_CANDIDATES` (no embedder): each fact's most similar memories by the
+# BM25 ranking `_RETRIEVE` uses (each fact's average length over the memories it matches, as a
+# search for it alone takes it), term statistics taken once over the memories any fact matches.
+# $1 scope key, $2 the facts' words, $3 candidates per fact, $4 their text-search configs,
+# $5 their bigrams.
+_TEXT_CANDIDATES = f"""
+WITH facts AS MATERIALIZED (
+    SELECT f.ord, x.query, tsvector_to_array(x.vector) AS terms
+      FROM unnest($2::text[], $5::text[], $4::text[])
+           WITH ORDINALITY AS f(fact, grams, config, ord),
+           LATERAL (SELECT {tsquery("f.config", words="f.fact", grams="f.grams")} AS query,
+                           {fts("f.config", words="f.fact", grams="f.grams")} AS vector) x
+     WHERE x.query IS NOT NULL
+), matched AS MATERIALIZED (
+    SELECT DISTINCT m.id, m.fts FROM {{schema}}.memories m
+     WHERE m.scope_key = $1 AND {LIVE}
+       AND m.fts @@ ANY (SELECT query FROM facts)
+), hits AS (
+    SELECT m.id, length(m.fts) AS len, w.term AS lexeme
+      FROM matched m JOIN ({_term_queries(_ALL_FACT_TERMS)}) w ON m.fts @@ w.tq
+), idf AS (
+    SELECT h.lexeme, {_idf(f"greatest(({_SCOPE_SIZE}), count(*))", "count(*)")} AS idf
+      FROM hits h GROUP BY h.lexeme
+), lengths AS (
+    SELECT f.ord, avg(length(m.fts))::float8 AS avg_len
+      FROM facts f JOIN matched m ON m.fts @@ f.query GROUP BY f.ord
+), scored AS (
+    SELECT f.ord, h.id,
+           sum({_bm25("i.idf", "h.len", "l.avg_len")}) AS bm25
+      FROM facts f JOIN lengths l ON l.ord = f.ord, unnest(f.terms) q(term)
+      JOIN hits h ON h.lexeme = q.term JOIN idf i ON i.lexeme = q.term
+     GROUP BY f.ord, h.id
+), ranked AS (
+    SELECT ord, id, row_number() OVER (PARTITION BY ord ORDER BY bm25 DESC, id) AS pos
+      FROM scored
+), found AS (
+    SELECT id, min(ARRAY[ord, pos]) AS first FROM ranked WHERE pos <= $3 GROUP BY id
+)
+SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+ORDER BY found.first
+"""
+
+
+class Retrieval:
+    """Runs the ranking statements against one `Database` (and its schema), built for how its
+    vectors are indexed."""
+
+    def __init__(self, db: Database, searchable: Callable[[str], SearchText]) -> None:
+        self._db = db
+        self._searchable = searchable
+        self._text_candidates = _TEXT_CANDIDATES.format(schema=db.schema)
+        self.use_vectors(EXACT)  # until `MemoryStore.prepare_embeddings` says how they are indexed
+
+    def use_vectors(self, strategy: str) -> None:
+        """Search vectors the way `strategy` indexes them."""
+        schema = self._db.schema
+        self._retrieve = {
+            filtered: _retrieve_statement(schema, strategy=strategy, filtered=filtered)
+            for filtered in (False, True)
+        }
+        self._vector_candidates = _candidates_statement(schema, strategy)
+
+    def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
+        """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN
+        them as they run)."""
+        query = self._searchable(search.query_text)
+        topics, metadata, updated_after, updated_before = filter_args(search.flt)
+        relevance, recency, importance = search.weights
+        similarity_floor, text_floor = search.floors
+        window_start, window_end = search.window or (None, None)
+        args = _RetrieveArgs(
+            scope_key=search.scope_key,
+            query_vector=vector_text(search.query_embedding),
+            query_words=query.words,
+            config=query.config,
+            candidates=search.candidates,
+            top_k=search.top_k,
+            rrf_k=search.rrf_k,
+            relevance_weight=relevance,
+            recency_weight=recency,
+            importance_weight=importance,
+            half_life_seconds=search.half_life_seconds,
+            topics=topics,
+            metadata=metadata,
+            updated_after=updated_after,
+            updated_before=updated_before,
+            use_text=search.use_text,
+            query_grams=query.grams,
+            similarity_floor=similarity_floor,
+            text_floor=text_floor,
+            window_start=window_start,
+            window_end=window_end,
+            confidence_weight=search.confidence_weight,
+            confidence_half_life_seconds=search.confidence_half_life_seconds,
+        )
+        return self._retrieve[search.flt is not None], bind(args)
+
+    async def retrieve(
+        self, search: Search, *, replica: bool | ReadFor = False
+    ) -> list[tuple[Memory, float | None, float]]:
+        """The `top_k` best memories for `search`: (memory, cosine distance, score), best
+        first."""
+        statement, args = self.retrieval(search)
+        rows = await self._db.run(lambda conn: conn.fetch(statement, *args), replica=replica)
+        return [(memory_of(r), r[15], float(r[16])) for r in rows]
+
+    async def candidates(
+        self,
+        scope_key: str,
+        *,
+        facts: Sequence[str],
+        embeddings: Sequence[Sequence[float]] | None,
+        per_fact: int,
+    ) -> list[Memory]:
+        """For every fact at once (one statement), its `per_fact` most similar live memories
+        of the scope: by vector distance when `embeddings` (one per fact) are given, else by
+        full-text relevance. Each memory once, in the order first found: by fact, then by
+        similarity."""
+        if not facts:
+            return []
+        if embeddings is None:
+            statement = self._text_candidates
+            searchable = [self._searchable(fact) for fact in facts]
+            args: tuple[Any, ...] = (
+                scope_key,
+                [s.words for s in searchable],
+                per_fact,
+                [s.config for s in searchable],
+                [s.grams for s in searchable],
+            )
+        else:
+            statement = self._vector_candidates
+            args = (scope_key, [vector_text(e) for e in embeddings], per_fact)
+        return [memory_of(r) for r in await self._db.run(lambda conn: conn.fetch(statement, *args))]

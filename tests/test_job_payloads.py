@@ -55,7 +55,7 @@ def make(make_memory_service):
 
 async def queue_raw(service, payload: dict, scope: dict[str, str] = SCOPE) -> str:
     """Enqueue `payload` as raw JSON, as an earlier release (or a hand) would have."""
-    await service._ready()  # the tables, as the service's first call makes them
+    await service._parts.ready()  # the tables, as the service's first call makes them
     return await JobQueue(service.database).enqueue(scope_key(scope), scope, payload, 5)
 
 
@@ -190,7 +190,7 @@ async def test_session_jobs_are_typed_end_to_end(make):
     service = make(llm)
     session = Session(id="s9", app_name=APP, user_id=USER, events=[said("I like jazz")])
     await service.generate_memories(session=session)
-    job = await service._jobs.claim(timedelta(minutes=1))
+    job = await service._parts.users.jobs.claim(timedelta(minutes=1))
     assert isinstance(job.payload, SessionPayload) and job.payload.session_id == "s9"
-    await service._generate(job)
+    await service._parts.run(job)
     assert await facts_of(service) == ["The user likes jazz."]

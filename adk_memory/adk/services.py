@@ -46,7 +46,7 @@ from google.adk.cli.service_registry import ServiceRegistry, get_service_registr
 
 from ..db.embedded import exit_on_sigterm
 from ..memory.service import PostgresMemoryService
-from ..memory.uri import MEMORY_VARIABLES, memory_arguments, memory_settings_from_uri
+from ..memory.service.uri import MEMORY_VARIABLES, memory_arguments, memory_settings_from_uri
 from ..sessions.service import PostgresSessionService
 from ..sessions.uri import SESSION_VARIABLES, session_arguments
 from ..settings.database import DatabaseSettings

@@ -37,10 +37,10 @@ if TYPE_CHECKING:
         RetrievedMemory,
         SourceType,
     )
-    from .profiles import MemoryProfile, ProfileRevision
     from .rendering import neutralise
     from .scope import Scope, user_scope
-    from .service import PostgresMemoryService
+    from .service.profiles import MemoryProfile, ProfileRevision
+    from .service.service import PostgresMemoryService
 
 __getattr__, __dir__ = lazy_face(__name__, __file__, globals())
 

@@ -137,9 +137,6 @@ class MemoryStore:
         self._retrieval.use_vectors(state.strategy)
 
 
-# `_expiry` above: `profile_store` imports it from here; once it imports `sql.expiry` itself the
-# alias goes (it is not this store's face: not in `__all__`).
-
 _MOVED_TO_SCOPE = frozenset(
     {"QUARANTINE_PREFIX", "PROCEDURE_PREFIX", "quarantine_key", "procedure_key", "kind_key"}
 )

@@ -364,7 +364,7 @@ _SOURCE_TYPES = frozenset({"bootstrapped", "user_input", "implicit", "agent", "t
 
 
 class TrustConfig(_Settings):
-    """How a memory's provenance weighs (`adk_memory.memory.trust`): sources rank bootstrapped >
+    """How a memory's provenance weighs (`memory.policy.trust`): sources rank bootstrapped >
     explicit user input > implicit conversation > tool output, conflicts are resolved by the
     strategy below (enforced in code after the consolidation model answers), corroboration
     raises confidence, contradiction lowers it, and confidence decays with age."""

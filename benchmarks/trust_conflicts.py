@@ -45,7 +45,7 @@ DATABASE = "adk_memory_bench_trust"
 APP = "trust-bench"
 
 # How extraction names each kind of source, and the rule's ranks (written out here, apart from
-# `adk_memory.memory.trust`, so the check does not grade the code by itself).
+# `adk_memory.memory.policy.trust`, so the check does not grade the code by itself).
 KINDS = {
     "bootstrapped": SourceType.BOOTSTRAPPED,
     "explicit": SourceType.USER_INPUT,

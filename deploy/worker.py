@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from adk_memory.env import environment
 from adk_memory.memory.jobs import WorkerStats
-from adk_memory.memory.uri import memory_arguments
+from adk_memory.memory.service.uri import memory_arguments
 from adk_memory.worker import report, run_worker
 
 from .failures import run_job

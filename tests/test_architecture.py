@@ -7,6 +7,8 @@ top-level `__all__`): what issue 24's "Done when" asks of `adk_memory/`.
   functions count: a cycle of types is still a cycle to read; a package's `__init__` is a module);
 - the arrows: `memory/` and `sessions/` never import each other, nor `adk/` or `cli/`; `db/`
   imports nothing of `memory/`, `sessions/`, `adk/` or `cli/`;
+- inside `memory/`, the rooms' arrows (`MEMORY_ROOMS`): the service above the pipeline, the
+  pipeline above the store and the policy, the store and the jobs on the shared vocabulary only;
 - only the job queue's module names the jobs table (the migrations hold all DDL, theirs too);
 - every exception class lives in `errors.py`;
 - the top-level `__all__` has at most `MAX_TOP_LEVEL_NAMES` names.
@@ -42,6 +44,23 @@ FORBIDDEN = {
 }
 """Subpackage -> the subpackages it must never import (the arrows run cli -> adk -> memory,
 sessions -> db)."""
+MEMORY = f"{PACKAGE}.memory"
+SHARED = "shared"
+"""The room of `memory/`'s flat modules: the vocabulary every room speaks (models, scope,
+checks, text...)."""
+MEMORY_ROOMS = {
+    "service": {"pipeline", "generation", "jobs", "store", "policy", "guard", SHARED},
+    "pipeline": {"generation", "jobs", "store", "policy", "guard", SHARED},
+    "policy": {"guard", "generation", SHARED},
+    "guard": {"generation", SHARED},
+    "generation": {SHARED},
+    "store": {SHARED},
+    "jobs": {SHARED},
+    SHARED: {SHARED},
+}
+"""A room of `memory/` (its subpackage, or `SHARED`) -> the rooms it may import. The policy
+reads the generation room's types (`MemoryOperation`, the source ranks) and the guard's model
+check calls a model through it; `memory/__init__` (the face) may name any room."""
 
 
 @dataclass
@@ -215,6 +234,27 @@ def test_the_arrows_point_one_way() -> None:
         if found[target].room in FORBIDDEN.get(m.room, ())
     ]
     _check("imports against the arrows", offenders)
+
+
+def _memory_room(name: str) -> str | None:
+    """The room of a module of `memory/` (None outside it, and for its face)."""
+    if not name.startswith(MEMORY + "."):
+        return None
+    room = name.split(".")[2]
+    return room if room in MEMORY_ROOMS else SHARED
+
+
+def test_the_rooms_of_memory_point_one_way() -> None:
+    offenders = [
+        f"{m.where}:{line} {m.name} -> {target} ({room} -> {target_room})"
+        for m in modules().values()
+        if (room := _memory_room(m.name)) is not None
+        for line, target in m.imports
+        if (target_room := _memory_room(target)) is not None
+        and target_room != room
+        and target_room not in MEMORY_ROOMS[room]
+    ]
+    _check("imports against the rooms of memory/", offenders)
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

@@ -46,7 +46,7 @@ async def test_the_direct_api_says_what_the_guard_did(
     make_memory_service: Any, caplog: Any
 ) -> None:
     service = make_memory_service(guard=marked(), run_worker=False)
-    with caplog.at_level(logging.WARNING, logger="adk_memory.memory.screen"):
+    with caplog.at_level(logging.WARNING, logger="adk_memory.memory.policy.screen"):
         held = await service.create_memory("Secret HOLD-ME fact", ALICE)
         with pytest.raises(MemoryRejectedError) as raised:
             await service.create_memory("Secret REJECT-ME fact", ALICE)

@@ -23,9 +23,9 @@ from adk_memory.memory.pipeline import (
     facts_payload,
     session_payload,
 )
+from adk_memory.memory.policy.screen import FactScreen
 from adk_memory.memory.procedure_rule import viewer_key
 from adk_memory.memory.scope import app_scope, scope_key
-from adk_memory.memory.screen import FactScreen
 from adk_memory.testing import ScriptedLlm
 
 APP, USER = "app", "u1"

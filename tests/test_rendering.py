@@ -36,8 +36,8 @@ from adk_memory.adk.callbacks import (
 from adk_memory.adk.tools import ForgetMemoryTool, LoadMemoryTool, PreloadMemoryTool
 from adk_memory.memory import Memory, RetrievedMemory
 from adk_memory.memory.guard import GuardVerdict
-from adk_memory.memory.profiles import MemoryProfile
 from adk_memory.memory.rendering import neutralise, quoted
+from adk_memory.memory.service.profiles import MemoryProfile
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "tea_app"

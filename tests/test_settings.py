@@ -20,7 +20,7 @@ from adk_memory.cli import main
 from adk_memory.config import DatabaseTimeouts
 from adk_memory.db.engine import DEFAULT_SCHEMA, make_engine
 from adk_memory.errors import InputValidationError
-from adk_memory.memory.uri import memory_settings_from_uri
+from adk_memory.memory.service.uri import memory_settings_from_uri
 from adk_memory.redaction import PiiRedactor
 from adk_memory.sessions.uri import session_settings_from_uri
 from adk_memory.settings import DatabaseSettings, database_settings, variables

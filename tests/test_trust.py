@@ -21,7 +21,7 @@ from adk_memory.cli import main
 from adk_memory.config import RetrievalConfig, TrustConfig
 from adk_memory.memory import MemoryAction, SourceType
 from adk_memory.memory.models import Memory
-from adk_memory.memory.trust import effective_confidence
+from adk_memory.memory.policy.trust import effective_confidence
 from adk_memory.testing import ScriptedLlm
 
 APP = "trust-app"

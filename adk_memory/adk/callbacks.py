@@ -37,10 +37,10 @@ from ..memory.checks import MAX_TOP_K
 from ..memory.entries import memory_time
 from ..memory.generation.topics import topic_label
 from ..memory.models import Memory, MemoryFilter, RetrievedMemory
-from ..memory.profiles import MemoryProfile
 from ..memory.rendering import neutralise, quoted
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
+from ..memory.service.profiles import MemoryProfile
 from ..telemetry import annotate, traced
 from .tokens import text_tokens
 

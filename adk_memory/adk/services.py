@@ -6,7 +6,7 @@ Owns: registering adk-memory's URI schemes with ADK's service registry, so a
 itself: every path (these factories, a `services.yaml` naming the classes, which ADK constructs
 with `uri=`, and the `*_from_uri` functions) goes through one parser, `adk_memory.settings.uri` (the
 scheme, the driver URL, the password taken from the environment), with the options tables of
-`sessions/uri.py` and `memory/uri.py`. An option the URI leaves out is read from the
+`sessions/uri.py` and `memory/service/uri.py`. An option the URI leaves out is read from the
 `ADK_MEMORY_*` variable `configure()` reads (`SESSION_VARIABLES`, `MEMORY_VARIABLES`); the URI
 wins over the environment.
 
@@ -46,7 +46,7 @@ from google.adk.cli.service_registry import ServiceRegistry, get_service_registr
 
 from ..db.embedded import exit_on_sigterm
 from ..memory.service import PostgresMemoryService
-from ..memory.uri import MEMORY_VARIABLES, memory_arguments, memory_settings_from_uri
+from ..memory.service.uri import MEMORY_VARIABLES, memory_arguments, memory_settings_from_uri
 from ..sessions.service import PostgresSessionService
 from ..sessions.uri import SESSION_VARIABLES, session_arguments
 from ..settings.database import DatabaseSettings

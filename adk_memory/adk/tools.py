@@ -32,13 +32,12 @@ from google.genai import types
 from typing_extensions import override
 
 from ..config import CustomizationConfig, MemoryBankConfig, MemoryTopic
-from ..errors import InputValidationError, OptedOutError
+from ..errors import InputValidationError, MemoryRejectedError, OptedOutError
 from ..memory.checks import MAX_TOP_K
 from ..memory.generation.topics import render_topics, topic_label, unique_topics
 from ..memory.models import MemoryAction, SourceType
 from ..memory.rendering import neutralise
 from ..memory.scope import Scope
-from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
 from .callbacks import ContextMemory, MemoryContextCallback, bound_service
 

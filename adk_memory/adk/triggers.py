@@ -27,7 +27,7 @@ from typing_extensions import override
 
 from ..errors import InputValidationError
 from ..memory.models import GenerateMemoriesOperation
-from ..memory.opt_out import OPT_OUT_STATE_KEY as OPT_OUT_STATE_KEY
+from ..memory.policy.opt_out import OPT_OUT_STATE_KEY as OPT_OUT_STATE_KEY
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService

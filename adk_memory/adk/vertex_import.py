@@ -42,10 +42,10 @@ from .._retry import Backoff, RetryPolicy, retry_call
 from ..errors import InputValidationError, OptedOutError
 from ..memory.entries import keyed_ids
 from ..memory.models import Memory
+from ..memory.policy.screen import MemoryRejectedError
 from ..memory.scope import Scope, scope_key
-from ..memory.screen import MemoryRejectedError
 from ..memory.service import PostgresMemoryService
-from ..memory.tombstones import Kind
+from ..memory.store.tombstones import Kind
 from ..sessions.service import PostgresSessionService
 from .vertex_records import (
     VertexMemory,

@@ -41,7 +41,7 @@ from ..memory.entries import keyed_ids
 from ..memory.models import MemoryFact, SourceType
 from ..memory.scope import Scope, validate_scope
 from ..memory.service import PostgresMemoryService
-from ..memory.tombstones import Kind
+from ..memory.store.tombstones import Kind
 from ..settings.variables import parse_redact
 from .options import (
     Overrides,

@@ -2,9 +2,12 @@
 
 Owns: the memory service (`PostgresMemoryService`), what it takes and returns (memories, facts,
 revisions, filters, pages, generation operations, quarantined facts, profiles, stored app
-configurations), the embedders, scopes, and the rooms behind the service: the store (memories,
-revisions, retrieval), the generation pipeline (`generation/`: the model-facing half), the guard
-and screen policy (`guard/`, `screen.py`), and the job queue. Its names below resolve on first
+configurations), the embedders, scopes, and the rooms behind the service, each with its own
+face: `service/` (the service composed of its components) over the pipeline room
+(`pipeline/`: the typed job and its generator; `generation/`: the model calls; `jobs/`: the
+queue and worker), over `store/` (every statement on the memory tables) and `policy/` (the
+screen, trust, the anonymiser) over `guard/`; the flat modules are the vocabulary they share.
+The arrows point that way only (`tests/test_architecture.py`). Its names below resolve on first
 use, so importing one module of this package never loads the service (and with it ADK).
 
 It never imports `adk_memory.sessions` or `adk_memory.adk` (arrows point from `adk/` to here and
@@ -37,10 +40,10 @@ if TYPE_CHECKING:
         RetrievedMemory,
         SourceType,
     )
-    from .profiles import MemoryProfile, ProfileRevision
     from .rendering import neutralise
     from .scope import Scope, user_scope
-    from .service import PostgresMemoryService
+    from .service.profiles import MemoryProfile, ProfileRevision
+    from .service.service import PostgresMemoryService
 
 __getattr__, __dir__ = lazy_face(__name__, __file__, globals())
 

@@ -1,63 +1,28 @@
 """Each app's memory configuration, stored once and shared by every process that serves the app.
 
-Owns: the `memory_app_configs` table's statements (publish a version, read one), the rule that
-makes publishing replay-safe (a configuration equal to the app's latest version is that version;
-any other becomes the next one, and history is kept), validation on the way in (ADK's
-`InputValidationError`) and on the way out (`AppConfigError`: never a raw pydantic error), what
-the guard names of an `AppMemoryConfig` mean (the redactor's are `adk_memory.env.parse_redact`'s,
-as in every setting) and which guard and redactor objects have a name. It never edits or deletes
-a stored version (a queued job may still name it) and never reads the job queue's table.
+Owns: what a stored version is (`AppConfigVersion`), validation on the way in (ADK's
+`InputValidationError`) and the wording of a stored document's problems (`problems`, which
+`store.app_configs` raises as `AppConfigError`: never a raw pydantic error). What its guard
+and redactor names mean is `policy.names`'s; the `memory_app_configs` table's statements are
+`store.app_configs`'s. It never touches SQL.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from .._json import dump_json
-from ..config import AppMemoryConfig, GuardChoice, RedactChoice
-from ..db.engine import Database
-from ..errors import AppConfigError, InputValidationError
-from ..redaction import PiiRedactor, Redactor
-from .guard import DefaultMemoryGuard, MemoryGuard, NoGuard
+from ..config import AppMemoryConfig
+from ..errors import AppConfigError as AppConfigError  # its home before errors.py
+from ..errors import InputValidationError
 from .scope import validate_scope
 
 UNSHARED = AppMemoryConfig(guard="default", redact="none")
 """What a service with no configuration of its own would share: the defaults, which it does not
 publish (its jobs name the app's latest stored version instead)."""
-
-# Serialised per app (two replicas starting at once publish one version), in one transaction
-# with the write, so the latest version read below is the latest there is.
-_LOCK = "SELECT pg_advisory_xact_lock(hashtext($1))"
-
-# The app's latest version if it equals $2, else a new version after it: (version, created).
-_PUBLISH = """
-WITH latest AS (
-    SELECT version, config FROM {schema}.memory_app_configs
-     WHERE app_name = $1 ORDER BY version DESC LIMIT 1
-), inserted AS (
-    INSERT INTO {schema}.memory_app_configs (app_name, version, config)
-    SELECT $1, coalesce((SELECT version FROM latest), 0) + 1, $2::jsonb
-     WHERE NOT EXISTS (SELECT 1 FROM latest WHERE config = $2::jsonb)
-    RETURNING version
-)
-SELECT version, true FROM inserted
-UNION ALL
-SELECT version, false FROM latest WHERE config = $2::jsonb
-"""
-
-# Version $2 of app $1, or its latest when $2 is null.
-_GET = """
-SELECT version, config::text, create_time FROM {schema}.memory_app_configs
- WHERE app_name = $1 AND ($2::integer IS NULL OR version = $2)
- ORDER BY version DESC LIMIT 1
-"""
-
-_LATEST_VERSION = "SELECT max(version) FROM {schema}.memory_app_configs WHERE app_name = $1"
 
 
 @dataclass(frozen=True)
@@ -75,7 +40,7 @@ def check_app_name(app_name: object) -> str:
     return validate_scope({"app_name": app_name})["app_name"]
 
 
-def _problems(exc: ValidationError) -> str:
+def problems(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(part) for part in error['loc']) or 'config'}: {error['msg']}"
         for error in exc.errors()[:5]
@@ -95,79 +60,4 @@ def parse_app_config(document: Any) -> AppMemoryConfig:
     try:
         return AppMemoryConfig.model_validate(document)
     except ValidationError as exc:
-        raise InputValidationError(f"Invalid memory configuration: {_problems(exc)}.") from exc
-
-
-def guard_name(guard: MemoryGuard) -> GuardChoice | None:
-    """The name `guard` is stored under, if it has one: `DefaultMemoryGuard()` with its default
-    settings, or `NoGuard`; None for a guard of one's own (code is never stored)."""
-    if isinstance(guard, NoGuard):
-        return "none"
-    default = DefaultMemoryGuard()
-    if type(guard) is DefaultMemoryGuard and (
-        guard.max_chars,
-        guard.delimiters,
-        guard.quarantine_suspicious,
-    ) == (default.max_chars, default.delimiters, default.quarantine_suspicious):
-        return "default"
-    return None
-
-
-def redactor_name(redactor: Redactor | None) -> RedactChoice | None:
-    """The name `redactor` is stored under: `none` for no redactor, `pii` for a `PiiRedactor`
-    redacting every kind; None for a redactor of one's own."""
-    if redactor is None:
-        return "none"
-    if type(redactor) is PiiRedactor and repr(redactor) == repr(PiiRedactor()):
-        return "pii"
-    return None
-
-
-def named_guard(name: GuardChoice) -> MemoryGuard:
-    """The guard a stored name means."""
-    return NoGuard() if name == "none" else DefaultMemoryGuard()
-
-
-class AppConfigStore:
-    """The app configurations' statements against one `Database`."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-        self._publish = _PUBLISH.format(schema=db.schema)
-        self._get = _GET.format(schema=db.schema)
-        self._latest_version = _LATEST_VERSION.format(schema=db.schema)
-
-    async def publish(self, app_name: str, config: AppMemoryConfig) -> tuple[int, bool]:
-        """Store `config` as the app's configuration: (its version, whether this call created
-        it). Equal to the latest version: that version, nothing written (a replay after a lost
-        reply, or every replica of an agent starting); else the next version."""
-        document = dump_json(config.model_dump(mode="json"))
-        lock_key = f"adk_memory.app_config:{self._db.schema}:{app_name}"
-
-        async def publish(conn: Any) -> tuple[int, bool]:
-            async with conn.transaction():
-                await conn.execute(_LOCK, lock_key)
-                row = await conn.fetchrow(self._publish, app_name, document)
-            return int(row[0]), bool(row[1])
-
-        return await self._db.run(publish)
-
-    async def get(self, app_name: str, version: int | None = None) -> AppConfigVersion | None:
-        """Version `version` of the app's configuration (its latest when None), or None if
-        there is none. A stored document this adk-memory cannot read is `AppConfigError`."""
-        row = await self._db.run(lambda conn: conn.fetchrow(self._get, app_name, version))
-        if row is None:
-            return None
-        try:
-            config = AppMemoryConfig.model_validate(json.loads(row[1]))
-        except ValidationError as exc:
-            raise AppConfigError(
-                f"The stored memory configuration of app {app_name!r}, version {row[0]}, is not "
-                f"valid for this adk-memory ({_problems(exc)}): upgrade it, or push a valid "
-                "configuration with `adk-memory config push`."
-            ) from exc
-        return AppConfigVersion(app_name, int(row[0]), config, row[2])
-
-    async def latest_version(self, app_name: str) -> int | None:
-        """The app's latest version; None if it has none."""
-        return await self._db.run(lambda conn: conn.fetchval(self._latest_version, app_name))
+        raise InputValidationError(f"Invalid memory configuration: {problems(exc)}.") from exc

@@ -20,8 +20,7 @@ from google import genai
 from google.genai import types
 
 from .._retry import Backoff, RetryPolicy, retry_call
-from ..errors import InputTypeError, InputValidationError
-from .generation.llm import GenerationOutputError
+from ..errors import GenerationOutputError, InputTypeError, InputValidationError
 
 EmbeddingTask = Literal["document", "query"]
 

@@ -266,3 +266,13 @@ class ScopePage(BaseModel):
 
     scopes: list[dict[str, str]]
     next_page_token: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One profile field to set to `value`, or to clear (`clear`)."""
+
+    schema_id: str
+    field: str
+    value: Any = None
+    clear: bool = False

@@ -2,7 +2,7 @@
 
 Owns: the grammar of a session or memory service URI (the schemes, where a URI points: a
 driver URL or the embedded server's data directory), splitting its query into the service's
-options (parsed by the tables `sessions/uri.py` and `memory/uri.py` give) and the driver's
+options (parsed by the tables `sessions/uri.py` and `memory/service/uri.py` give) and the driver's
 parameters, filling the options a URI leaves out from the `ADK_MEMORY_*` environment, the
 password taken from the environment, the pool settings, what ADK's factories pass besides the
 URI, and gathering the services built from URIs for `collect_services()`.

@@ -25,8 +25,8 @@ from ...memory.models import (
     RetrievedMemory,
     ScopePage,
 )
-from ...memory.profiles import MemoryProfile
 from ...memory.scope import scope_key, user_scope
+from ...memory.service.profiles import MemoryProfile
 from .markup import (
     TOKEN_FIELD,
     Html,

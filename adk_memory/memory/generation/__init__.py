@@ -6,10 +6,11 @@ Owns: prompts, topics, the structured model call and the validation of what the 
 It never touches the database or the job queue; those call in here and apply the result.
 """
 
+from ..models import FieldChange
 from .consolidate import MemoryOperation, consolidate, plain_creates
 from .extract import ExtractedFact, conversation_contents, extract_facts, extraction_instruction
 from .llm import GenerationOutputError, generate_structured, resolve_llm
-from .profiles import FieldChange, update_profiles
+from .profiles import update_profiles
 from .topics import MANAGED_TOPIC_DESCRIPTIONS, render_topics, topic_description, topic_label
 
 __all__ = [

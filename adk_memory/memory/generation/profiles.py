@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +23,7 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, Field
 
 from ...config import StructuredMemorySchemaConfig
+from ..models import FieldChange
 from ..rendering import neutralise
 from .consolidate import app_instructions
 from .llm import generate_structured
@@ -38,16 +38,6 @@ _CLOSING_NOTE = (
 
 Profiles = Mapping[str, Mapping[str, Any]]
 """Profiles by schema id: {field: value}."""
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    """One profile field to set to `value`, or to clear (`clear`)."""
-
-    schema_id: str
-    field: str
-    value: Any = None
-    clear: bool = False
 
 
 class _FieldUpdate(BaseModel):

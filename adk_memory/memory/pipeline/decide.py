@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import MemoryBankConfig, StructuredMemorySchemaConfig
-from .. import trust
 from ..generation import ExtractedFact, FieldChange, MemoryOperation
 from ..generation.profiles import field_error
 from ..guard import GuardVerdict
 from ..models import Memory, MemoryAction, SourceType
+from ..policy import trust
+from ..policy.screen import FactScreen, Screened, guard_labels
 from ..scope import quarantine_key
-from ..screen import FactScreen, Screened, guard_labels
 from ..store import GenerationWrites, MemoryChange, MemoryDeletion, MemoryUpdate, NewMemory
 from .kinds import Learner, Material, SupportWrite
 

@@ -43,9 +43,9 @@ from ..generation import (
 from ..generation.procedure import PROCEDURE_CONSOLIDATION, extract_playbooks
 from ..generation.sources import source_type_of
 from ..models import Memory, SourceType
+from ..policy.screen import FactScreen
 from ..procedure_rule import Support
 from ..scope import app_scope, procedure_key, scope_key
-from ..screen import FactScreen
 from ..store import Watermark
 from .payload import (
     ContentsPayload,

@@ -23,9 +23,9 @@ from google.adk.events.event import Event
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ..anonymise import Anonymiser
 from ..generation.sources import FactSource
-from ..screen import FactScreen
+from ..policy.anonymise import Anonymiser
+from ..policy.screen import FactScreen
 
 PROCEDURE_SOURCE = "procedure"
 """The `source` of a procedure job's payload."""

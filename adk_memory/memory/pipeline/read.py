@@ -25,13 +25,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ...config import MemoryBankConfig
-from .. import trust
 from ..generation import ExtractedFact
 from ..models import Memory
+from ..policy import trust
 from ..procedure_rule import Support
-from ..procedure_support import SupportStore
-from ..profile_store import ProfileStore
 from ..store import MemoryStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
 
 Embed = Callable[[Sequence[str], str], Awaitable[list[list[float]] | None]]
 """The service's embedder: texts and a task ("query" or "document") -> vectors, or None

@@ -27,14 +27,14 @@ from google.adk.models.base_llm import BaseLlm
 
 from ...config import MemoryBankConfig
 from ...telemetry import traced
-from .. import trust
 from ..generation import ExtractedFact, FieldChange, MemoryOperation, plain_creates, update_profiles
 from ..jobs import ClaimedJob, JobQueue
 from ..models import Memory
-from ..procedure_support import SupportStore
-from ..profile_store import ProfileStore
-from ..screen import FactScreen
+from ..policy import trust
+from ..policy.screen import FactScreen
 from ..store import MemoryStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
 from . import decide
 from .kinds import Learner, Material, handler_for
 from .payload import JobPayload

@@ -19,9 +19,9 @@ import asyncpg
 from ...telemetry import count_actions, traced
 from ..jobs import ClaimedJob, JobQueue
 from ..models import Memory, MemoryAction
-from ..procedure_support import SupportStore
-from ..profile_store import ProfileStore
 from ..store import MemoryStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
 from .decide import Plan, result
 from .kinds import Target
 from .payload import JobPayload

@@ -13,6 +13,13 @@ their builders), `maintenance` (watermarks, purge and erasure, re-indexing, swee
 `sql` (shared fragments, typed bind parameters) and `rows` (values in, rows out); `changes`
 holds the typed write requests. `MemoryStore` composes them over one database and exposes
 their methods as its own, so callers hold one store.
+
+The room's other stores, one table each: `profiles` (`ProfileStore`: profiles and their
+revisions), `support` (`SupportStore`: who supports an app's procedures, their audiences),
+`tombstones` (`Tombstones`: what stays erased), `opt_outs` (`OptOutStore`) and `app_configs`
+(`AppConfigStore`: each app's stored configuration). Arrows: the store imports only the shared
+vocabulary of `memory/` (models, scope, text, the procedure rule) and `db/`; never the service,
+the pipeline, the policy, the guard or the jobs.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from ...db.migrations import MEMORY_MIGRATIONS
 from ...errors import InputValidationError
 from .. import scope as _scope
 from ..text import AUTO, search_text
+from .app_configs import AppConfigStore
 from .changes import (
     GenerationWrites,
     MemoryChange,
@@ -36,18 +44,28 @@ from .changes import (
 )
 from .maintenance import Maintenance
 from .memories import MemoryWrites
+from .opt_outs import OptOutStore
+from .profiles import ProfileStore
 from .reads import MemoryReads
 from .retrieval import RERANKED_MIN, Retrieval, Search
+from .support import SupportStore
+from .tombstones import Kind, Tombstones
 
 __all__ = [
     "RERANKED_MIN",
+    "AppConfigStore",
     "GenerationWrites",
+    "Kind",
     "MemoryChange",
     "MemoryDeletion",
     "MemoryStore",
     "MemoryUpdate",
     "NewMemory",
+    "OptOutStore",
+    "ProfileStore",
     "Search",
+    "SupportStore",
+    "Tombstones",
     "Watermark",
 ]
 
@@ -118,9 +136,6 @@ class MemoryStore:
         state = await self._db.ensure_vectors(dimensions)
         self._retrieval.use_vectors(state.strategy)
 
-
-# `_expiry` above: `profile_store` imports it from here; once it imports `sql.expiry` itself the
-# alias goes (it is not this store's face: not in `__all__`).
 
 _MOVED_TO_SCOPE = frozenset(
     {"QUARANTINE_PREFIX", "PROCEDURE_PREFIX", "quarantine_key", "procedure_key", "kind_key"}

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..redaction import PiiRedactor, Redactor
+from ...redaction import PiiRedactor, Redactor
 
 USER_PLACEHOLDER = "the user"
 """What an identifier of the user becomes (plain words: a bracketed `[USER]` reads as a chat

@@ -19,10 +19,10 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from ..config import TrustConfig, TtlConfig
-from ..errors import InputValidationError, NotFoundError
-from ..telemetry import traced
-from .checks import (
+from ...config import TrustConfig, TtlConfig
+from ...errors import InputValidationError, NotFoundError
+from ...telemetry import traced
+from ..checks import (
     check_count,
     check_fact,
     check_filter,
@@ -38,8 +38,7 @@ from .checks import (
     scope_of,
     seconds,
 )
-from .core import Embedding, Gate, Readiness, believed
-from .models import (
+from ..models import (
     GenerateMemoriesOperation,
     Memory,
     MemoryFilter,
@@ -47,10 +46,11 @@ from .models import (
     MemoryRevision,
     PastRevision,
 )
+from ..policy.screen import FactScreen, MemoryRejectedError
+from ..scope import kind_key, read_for, scope_key, validate_scope
+from ..store import MemoryChange, MemoryStore
+from .core import Embedding, Gate, Readiness, believed
 from .modes import Mode
-from .scope import kind_key, read_for, scope_key, validate_scope
-from .screen import FactScreen, MemoryRejectedError
-from .store import MemoryChange, MemoryStore
 
 logger = logging.getLogger(__name__)
 

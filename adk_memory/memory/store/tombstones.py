@@ -25,7 +25,7 @@ from enum import Enum
 
 import asyncpg
 
-from ..db.engine import Database
+from ...db.engine import Database
 
 
 class Kind(str, Enum):

@@ -16,19 +16,19 @@ from datetime import datetime, timezone
 
 from google.adk.memory.base_memory_service import SearchMemoryResponse
 
-from ..config import RetrievalConfig, TrustConfig
-from ..db.batches import in_batches
-from ..errors import InputValidationError, OptedOutError
-from ..telemetry import annotate, traced
-from .checks import MAX_TOP_K, check_count, check_filter, check_query, check_time, seconds
+from ...config import RetrievalConfig, TrustConfig
+from ...db.batches import in_batches
+from ...errors import InputValidationError, OptedOutError
+from ...telemetry import annotate, traced
+from ..checks import MAX_TOP_K, check_count, check_filter, check_query, check_time, seconds
+from ..entries import to_memory_entry
+from ..models import Memory, MemoryFilter, RetrievedMemory
+from ..policy.screen import FactScreen
+from ..scope import Scope, kind_key, read_for, scope_key, user_scope, validate_scope
+from ..store import Search
+from ..temporal import find_window
 from .core import Embedding, Gate, Readiness, believed
-from .entries import to_memory_entry
 from .memories import Memories
-from .models import Memory, MemoryFilter, RetrievedMemory
-from .scope import Scope, kind_key, read_for, scope_key, user_scope, validate_scope
-from .screen import FactScreen
-from .store import Search
-from .temporal import find_window
 
 logger = logging.getLogger(__name__)
 

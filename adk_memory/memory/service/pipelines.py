@@ -13,21 +13,22 @@ from __future__ import annotations
 
 from google.adk.models.base_llm import BaseLlm
 
-from .._cache import LruCache
-from ..config import AppMemoryConfig, MemoryBankConfig
-from ..errors import ServiceConfigurationError
-from ..settings.variables import parse_redact
-from .app_config import AppConfigError, AppConfigStore, named_guard
-from .checks import seconds
+from ..._cache import LruCache
+from ...config import AppMemoryConfig, MemoryBankConfig
+from ...errors import AppConfigError, ServiceConfigurationError
+from ...settings.variables import parse_redact
+from ..checks import seconds
+from ..jobs import ClaimedJob, JobQueue, Worker
+from ..models import GenerateMemoriesOperation
+from ..pipeline import Generator, JobPayload
+from ..policy.names import named_guard
+from ..policy.screen import FactScreen
+from ..scope import Scope, scope_key
+from ..store import MemoryStore
+from ..store.app_configs import AppConfigStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
 from .core import Embedding, Gate, Readiness
-from .jobs import ClaimedJob, JobQueue, Worker
-from .models import GenerateMemoriesOperation
-from .pipeline import Generator, JobPayload
-from .procedure_support import SupportStore
-from .profile_store import ProfileStore
-from .scope import Scope, scope_key
-from .screen import FactScreen
-from .store import MemoryStore
 
 
 class ConfigVersions:

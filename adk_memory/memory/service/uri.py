@@ -19,11 +19,11 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 from pydantic import ValidationError
 
-from ..config import MemoryBankConfig, RetrievalConfig, TtlConfig
-from ..errors import InputValidationError
-from ..redaction import Redactor
-from ..settings.database import DatabaseSettings, database_from
-from ..settings.uri import (
+from ...config import MemoryBankConfig, RetrievalConfig, TtlConfig
+from ...errors import InputValidationError
+from ...redaction import Redactor
+from ...settings.database import DatabaseSettings, database_from
+from ...settings.uri import (
     COMMON_OPTIONS,
     REPLICA_VARIABLES,
     TIMEOUT_VARIABLES,
@@ -37,7 +37,7 @@ from ..settings.uri import (
     uri_connection_arguments,
     without_agents_dir,
 )
-from ..settings.variables import (
+from ...settings.variables import (
     EMBEDDING_MODEL_ENV,
     MEMORY_TTL_ENV,
     MODEL_ENV,
@@ -46,8 +46,8 @@ from ..settings.variables import (
     parse_duration,
     parse_embedding_model,
 )
-from .embeddings import Embedder, GeminiEmbedder
-from .generation import resolve_llm
+from ..embeddings import Embedder, GeminiEmbedder
+from ..generation import resolve_llm
 
 
 def _model(raw: str) -> BaseLlm:

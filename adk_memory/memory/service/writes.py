@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..errors import InputValidationError
-from .checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
+from ...errors import InputValidationError
+from ..checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
+from ..models import Memory, SourceType
+from ..policy.screen import FactScreen, MemoryRejectedError, Screened, guard_labels
+from ..scope import Scope, quarantine_key, scope_key
+from ..store import NewMemory
 from .core import Embedding, Readiness
-from .models import Memory, SourceType
-from .scope import Scope, quarantine_key, scope_key
-from .screen import FactScreen, MemoryRejectedError, Screened, guard_labels
-from .store import NewMemory
 
 
 @contextmanager

@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ..errors import InputValidationError
-from ..telemetry import traced
-from .checks import check_count, check_id
+from ...errors import InputValidationError
+from ...telemetry import traced
+from ..checks import check_count, check_id
+from ..jobs import JobQueue
+from ..models import GenerationJob, ScopePage
+from ..scope import scope_key, validate_scope
 from .core import Readiness
-from .jobs import JobQueue
-from .models import GenerationJob, ScopePage
-from .scope import scope_key, validate_scope
 
 
 def _token_key(page_token: str) -> str:

@@ -21,10 +21,10 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from ..config import TtlConfig
-from ..errors import InputValidationError
-from ..telemetry import traced
-from .checks import (
+from ...config import TtlConfig
+from ...errors import InputValidationError
+from ...telemetry import traced
+from ..checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
     check_mapping,
@@ -32,15 +32,15 @@ from .checks import (
     check_timestamp,
     check_topics,
 )
+from ..entries import event_text, raw_event_memory_id
+from ..models import GenerateMemoriesOperation, SourceType
+from ..pipeline import JobPayload, contents_payload, facts_payload, session_payload
+from ..policy.screen import FactScreen
+from ..policy.trust import fact_source
+from ..scope import Scope, scope_key, user_scope, validate_scope
 from .core import Gate
-from .entries import event_text, raw_event_memory_id
-from .models import GenerateMemoriesOperation, SourceType
 from .operations import Operations
-from .pipeline import JobPayload, contents_payload, facts_payload, session_payload
 from .pipelines import Submitter
-from .scope import Scope, scope_key, user_scope, validate_scope
-from .screen import FactScreen
-from .trust import fact_source
 from .writes import Draft, Writer
 
 

@@ -19,22 +19,28 @@ from collections.abc import Mapping, Sequence
 
 from google.adk.sessions.session import Session
 
-from ..config import GenerationConfig
-from ..errors import InputValidationError
-from ..telemetry import traced
-from .anonymise import identity_values
-from .checks import check_id
+from ...config import GenerationConfig
+from ...errors import InputValidationError
+from ...telemetry import traced
+from ..checks import check_id
+from ..models import (
+    GenerateMemoriesOperation,
+    Memory,
+    MemoryFilter,
+    MemoryRevision,
+    RetrievedMemory,
+)
+from ..pipeline import procedure_payload
+from ..policy.anonymise import identity_values
+from ..policy.screen import FactScreen
+from ..procedure_rule import PUBLIC, masked, public, viewer_key
+from ..scope import app_scope, procedure_key, scope_key, user_scope
+from ..store import MemoryStore
+from ..store.support import AUDIENCE, SupportStore
 from .core import Gate, Readiness
-from .models import GenerateMemoriesOperation, Memory, MemoryFilter, MemoryRevision, RetrievedMemory
 from .modes import Mode
 from .operations import Operations
-from .pipeline import procedure_payload
-from .procedure_rule import PUBLIC, masked, public, viewer_key
-from .procedure_support import AUDIENCE, SupportStore
 from .retrieval import Retrieval
-from .scope import app_scope, procedure_key, scope_key, user_scope
-from .screen import FactScreen
-from .store import MemoryStore
 
 
 def _identifiers(session: Session, given: Sequence[str]) -> list[str]:

@@ -18,18 +18,18 @@ from typing import TypeVar
 from google.adk.events.event import Event
 from google.genai import types
 
-from ..config import TrustConfig
-from ..errors import ErasedError, InputValidationError, OptedOutError
-from ..telemetry import traced
-from .checks import check_session_id
-from .embeddings import Embedder
-from .generation.llm import GenerationOutputError
-from .models import Memory
-from .opt_out import OptOutStore, UserState, stated_wish
-from .scope import Scope, user_scope
-from .store import MemoryStore
-from .tombstones import Kind, Tombstones
-from .trust import with_effective
+from ...config import TrustConfig
+from ...errors import ErasedError, GenerationOutputError, InputValidationError, OptedOutError
+from ...telemetry import traced
+from ..checks import check_session_id
+from ..embeddings import Embedder
+from ..models import Memory
+from ..policy.opt_out import UserState, stated_wish
+from ..policy.trust import with_effective
+from ..scope import Scope, user_scope
+from ..store import MemoryStore
+from ..store.opt_outs import OptOutStore
+from ..store.tombstones import Kind, Tombstones
 
 logger = logging.getLogger(__name__)
 

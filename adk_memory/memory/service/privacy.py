@@ -16,20 +16,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ..config import MemoryBankConfig
-from ..db.batches import in_batches
-from ..db.engine import Database
-from ..errors import InputValidationError, NotFoundError
-from ..telemetry import traced
-from .app_config import AppConfigStore, check_app_name
-from .checks import check_count, check_id, check_unit, seconds
+from ...config import MemoryBankConfig
+from ...db.batches import in_batches
+from ...db.engine import Database
+from ...errors import InputValidationError, NotFoundError
+from ...telemetry import traced
+from ..app_config import check_app_name
+from ..checks import check_count, check_id, check_unit, seconds
+from ..jobs import JobQueue
+from ..models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
+from ..scope import kind_key, procedure_key, quarantine_key, scope_key, user_scope, validate_scope
+from ..store.app_configs import AppConfigStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
+from ..store.tombstones import Kind, Tombstones
 from .core import Gate, Readiness
-from .jobs import JobQueue
-from .models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
-from .procedure_support import SupportStore
-from .profile_store import ProfileStore
-from .scope import kind_key, procedure_key, quarantine_key, scope_key, user_scope, validate_scope
-from .tombstones import Kind, Tombstones
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,17 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..config import AppMemoryConfig, MemoryBankConfig
-from ..errors import NotFoundError
-from ..telemetry import traced
-from .app_config import AppConfigStore, AppConfigVersion, check_app_name, parse_app_config
-from .checks import check_count, check_id, check_session_id
+from ...config import AppMemoryConfig, MemoryBankConfig
+from ...errors import NotFoundError
+from ...telemetry import traced
+from ..app_config import AppConfigVersion, check_app_name, parse_app_config
+from ..checks import check_count, check_id, check_session_id
+from ..jobs import JobQueue, JobRecord
+from ..models import GeneratedMemory, GenerateMemoriesOperation, GuardedFact, MemoryAction
+from ..scope import scope_key, validate_scope
+from ..store import MemoryStore
+from ..store.app_configs import AppConfigStore
 from .core import Readiness
-from .jobs import JobQueue, JobRecord
-from .models import GeneratedMemory, GenerateMemoriesOperation, GuardedFact, MemoryAction
-from .scope import scope_key, validate_scope
-from .store import MemoryStore
 
 
 class Operations:

@@ -17,14 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import SCHEMA_ID_PATTERN
-from ..errors import InputValidationError
-from ..telemetry import traced
-from .checks import scope_of
+from ...config import SCHEMA_ID_PATTERN
+from ...errors import InputValidationError
+from ...telemetry import traced
+from ..checks import scope_of
+from ..models import MemoryAction, SourceType
+from ..scope import scope_key, validate_scope
+from ..store.profiles import ProfileStore
 from .core import Readiness
-from .models import MemoryAction, SourceType
-from .profile_store import ProfileStore
-from .scope import scope_key, validate_scope
 
 _FIELD_PATTERN = r"[^\x00]{1,256}"
 """A field name: a JSON schema property name, any text (bounded)."""

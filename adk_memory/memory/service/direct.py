@@ -20,16 +20,16 @@ from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 
-from ..config import TrustConfig, TtlConfig
-from ..errors import InputValidationError, NotFoundError
-from ..telemetry import traced
-from .checks import MAX_DIRECT_FACTS, check_key, check_mapping
+from ...config import TrustConfig, TtlConfig
+from ...errors import InputValidationError, NotFoundError
+from ...telemetry import traced
+from ..checks import MAX_DIRECT_FACTS, check_key, check_mapping
+from ..entries import entry_memory_id, entry_text, entry_time, keyed_ids
+from ..models import Memory, MemoryFact, SourceType
+from ..policy.screen import Screened
+from ..scope import Scope, user_scope, validate_scope
 from .core import Gate, believed
-from .entries import entry_memory_id, entry_text, entry_time, keyed_ids
-from .models import Memory, MemoryFact, SourceType
 from .modes import Mode
-from .scope import Scope, user_scope, validate_scope
-from .screen import Screened
 from .writes import Draft, Writer, about_item
 
 

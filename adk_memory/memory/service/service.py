@@ -21,20 +21,22 @@ from google.adk.models.base_llm import BaseLlm
 from sqlalchemy.ext.asyncio import AsyncEngine
 from typing_extensions import Self, override
 
-from ..config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
-from ..db.engine import DEFAULT_SCHEMA
-from ..redaction import Redactor
-from ..settings.database import database_settings
-from ..settings.uri import announce, check_uri_alone
-from .app_config import UNSHARED, guard_name, redactor_name
+from ...config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
+from ...db.engine import DEFAULT_SCHEMA
+from ...redaction import Redactor
+from ...settings.database import database_settings
+from ...settings.uri import announce, check_uri_alone
+from ..app_config import UNSHARED
+from ..embeddings import Embedder
+from ..generation import resolve_llm
+from ..guard import MemoryGuard
+from ..jobs import Worker
+from ..policy.names import guard_name, redactor_name
+from ..policy.screen import FactScreen
 from .building import components, parts
 from .core import Embedding, Gate
 from .direct import DirectWrites
-from .embeddings import Embedder
-from .generation import resolve_llm
-from .guard import MemoryGuard
 from .inspection import Inspection
-from .jobs import Worker
 from .memories import Memories
 from .modes import Generation
 from .operations import Operations
@@ -42,7 +44,6 @@ from .privacy import Privacy
 from .procedures import Procedures
 from .profiles import Profiles
 from .retrieval import Retrieval
-from .screen import FactScreen
 from .uri import memory_settings_from_uri
 
 _P = ParamSpec("_P")

@@ -33,11 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..config import TrustConfig
-from .generation import MemoryOperation
-from .generation.sources import RANK, source_type_of
-from .generation.sources import fact_source as fact_source
-from .models import Memory, SourceType
+from ...config import TrustConfig
+from ..generation import MemoryOperation
+from ..generation.sources import RANK, source_type_of
+from ..generation.sources import fact_source as fact_source
+from ..models import Memory, SourceType
 
 History = tuple[frozenset[str], frozenset[str]]
 """What the rule knows of a memory's past (`store.trust_history`): the sources that wrote or

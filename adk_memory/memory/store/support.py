@@ -17,10 +17,10 @@ from collections.abc import Collection, Sequence
 
 import asyncpg
 
-from ..config import GenerationConfig
-from ..db.engine import Database
-from .procedure_rule import PUBLIC, Support, audience, material, unsafe, viewer_key
-from .scope import Scope, app_scope, procedure_key, quarantine_key, scope_key
+from ...config import GenerationConfig
+from ...db.engine import Database
+from ..procedure_rule import PUBLIC, Support, audience, material, unsafe, viewer_key
+from ..scope import Scope, app_scope, procedure_key, quarantine_key, scope_key
 
 AUDIENCE = "audience"
 """The metadata key a procedure's audience is kept under."""

@@ -19,12 +19,11 @@ from typing import Any
 
 import asyncpg
 
-from .._json import dump_json
-from ..db.engine import Database
-from ..db.replies import FIRST_ATTEMPT, recorded
-from .generation.profiles import FieldChange
-from .models import MemoryAction, SourceType
-from .store.sql import expiry as _expiry
+from ..._json import dump_json
+from ...db.engine import Database
+from ...db.replies import FIRST_ATTEMPT, recorded
+from ..models import FieldChange, MemoryAction, SourceType
+from .sql import expiry as _expiry
 
 _LIVE = "(expire_time IS NULL OR expire_time > now())"
 

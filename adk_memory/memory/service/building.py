@@ -16,29 +16,29 @@ from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
 
-from ..config import AppMemoryConfig, MemoryBankConfig
-from ..db.engine import Database
-from .app_config import AppConfigStore
-from .checks import seconds
+from ...config import AppMemoryConfig, MemoryBankConfig
+from ...db.engine import Database
+from ..checks import seconds
+from ..jobs import ClaimedJob, JobQueue, Worker
+from ..pipeline import JOB_PAYLOADS
+from ..policy.screen import FactScreen
+from ..store import MemoryStore
+from ..store.app_configs import AppConfigStore
+from ..store.opt_outs import OptOutStore
+from ..store.profiles import ProfileStore
+from ..store.support import SupportStore
+from ..store.tombstones import Tombstones
 from .core import Embedding, Gate, Readiness
 from .direct import DirectWrites
 from .inspection import Inspection
-from .jobs import ClaimedJob, JobQueue, Worker
 from .memories import Memories
 from .modes import Generation, Mode, NoGeneration
 from .operations import Operations
-from .opt_out import OptOutStore
-from .pipeline import JOB_PAYLOADS
 from .pipelines import ConfigVersions, Pipelines, Submitter, no_model
 from .privacy import Privacy, UserStores
-from .procedure_support import SupportStore
 from .procedures import Procedures
-from .profile_store import ProfileStore
 from .profiles import Profiles
 from .retrieval import Retrieval
-from .screen import FactScreen
-from .store import MemoryStore
-from .tombstones import Tombstones
 from .writes import Writer
 
 

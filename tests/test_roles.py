@@ -86,17 +86,14 @@ async def agent(urls: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
 async def test_every_table_the_migrations_create_has_a_grant_entry(urls, database_url):
     conn = await asyncpg.connect(dsn(database_url))
     try:
-        tables = {
-            r[0]
-            for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", SCHEMA)
-        }
-        owners = {
-            r[0] for r in await conn.fetch("SELECT tableowner FROM pg_tables WHERE schemaname = $1", SCHEMA)
-        }
+        rows = await conn.fetch(
+            "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = $1", SCHEMA
+        )
     finally:
         await conn.close()
+    tables = {r[0] for r in rows}
     assert tables == set(GRANTS), "a table without a grant entry (or an entry without a table)"
-    assert owners == {f"{PREFIX}maintenance"}
+    assert {r[1] for r in rows} == {f"{PREFIX}maintenance"}
     for entry in GRANTS.values():
         assert set(entry) <= {"agent", "worker", "operator"}
         assert all(set(letters) <= set("SIUD") for letters in entry.values())
@@ -184,7 +181,7 @@ async def test_the_agent_role_is_refused_in_raw_sql(urls, statement):
 
 
 async def test_the_worker_runs_a_generation_job(agent, urls, database_url):
-    sessions, memory = agent
+    _, memory = agent
     conn = await asyncpg.connect(dsn(database_url))  # an empty queue: other tests enqueue too
     try:
         await conn.execute(f"DELETE FROM {SCHEMA}.memory_jobs")
@@ -263,8 +260,8 @@ def test_dry_run_prints_the_sql_and_masks_passwords(urls, database_url):
     )  # fmt: skip
     assert shown.exit_code == 0, shown.output
     assert "secret-" not in shown.output
-    assert 'ALTER ROLE "t26_agent_user" LOGIN PASSWORD \'********\';' in shown.stdout
-    assert f'GRANT SELECT, INSERT ON {SCHEMA}.' not in shown.stdout  # schema is quoted
+    assert "ALTER ROLE \"t26_agent_user\" LOGIN PASSWORD '********';" in shown.stdout
+    assert f"GRANT SELECT, INSERT ON {SCHEMA}." not in shown.stdout  # schema is quoted
     assert f'GRANT SELECT ON "{SCHEMA}"."erasures" TO "t26_operator";' in shown.stdout
     assert "TRUNCATE" not in shown.stdout
 

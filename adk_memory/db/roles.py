@@ -248,6 +248,14 @@ async def apply_roles(
     return plan
 
 
+async def roles_present(conn: asyncpg.Connection, prefix: str = DEFAULT_PREFIX) -> bool:
+    """Whether `prefix`'s group roles were created (a deployment that uses them re-applies the
+    grants after each migration; one that does not is left alone)."""
+    names = [role_name(prefix, role) for role in ROLES]
+    found = await conn.fetchval("SELECT count(*) FROM pg_roles WHERE rolname = ANY($1)", names)
+    return int(found) == len(names)
+
+
 def denied(exc: asyncpg.exceptions.InsufficientPrivilegeError, user: str | None) -> Exception:
     """The typed error for a statement the database refused for lack of a privilege: which
     role was refused what, and which of adk-memory's roles may do it."""

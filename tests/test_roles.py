@@ -5,6 +5,7 @@ own; the whole grant table is checked against the tables the migrations actually
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -63,7 +64,15 @@ def urls(database_url: str) -> Iterator[dict[str, str]]:
     )  # fmt: skip
     assert made.exit_code == 0, made.output
     assert "agent: t26_agent (login: t26_agent_user)" in made.stdout
-    yield {role: login_url(database_url, role) for role in ROLES}
+    urls = {role: login_url(database_url, role) for role in ROLES}
+    asyncio.run(seed(urls["maintenance"]))
+    yield urls
+
+
+async def seed(url: str) -> None:
+    """One memory every test may find, whatever runs first."""
+    async with memory_service(url) as memory:
+        await memory.create_memory("The user prefers window seats.", SCOPE)
 
 
 def memory_service(url: str, **options: Any) -> PostgresMemoryService:
@@ -101,7 +110,7 @@ async def test_every_table_the_migrations_create_has_a_grant_entry(urls, databas
 
 async def test_the_agent_runs_a_turn_searches_and_enqueues(agent, urls):
     sessions, memory = agent
-    await memory.create_memory("The user prefers window seats.", SCOPE)
+    await memory.create_memory("The user sits by the aisle on trains.", SCOPE)
     llm = ScriptedLlm(["Noted: window seat."])
     runner = Runner(
         app_name=APP,
@@ -117,7 +126,7 @@ async def test_the_agent_runs_a_turn_searches_and_enqueues(agent, urls):
     assert replies[-1].content.parts[0].text == "Noted: window seat."
     assert "window seats" in str(llm.requests[0].contents)  # preloaded by the memory tool
     found = await memory.search_memory(app_name=APP, user_id=USER, query="seats")
-    assert [m.content.parts[0].text for m in found.memories] == ["The user prefers window seats."]
+    assert "The user prefers window seats." in [m.content.parts[0].text for m in found.memories]
     stored = await sessions.get_session(app_name=APP, user_id=USER, session_id=session.id)
     operation = await memory.generate_memories(session=stored)
     assert not operation.done  # queued for the worker
@@ -274,3 +283,13 @@ def test_passwords_never_come_from_the_command_line(urls, database_url):
     assert missing.exit_code == 1 and "ADK_MEMORY_AGENT_PASSWORD" in missing.output
     bad = cli("db", "roles", "--database-url", database_url, "--user", "root=x", "--dry-run")
     assert bad.exit_code == 1 and "ROLE=NAME" in bad.output
+
+
+def test_the_operator_lists_and_exports(urls):
+    where = ("--database-url", urls["operator"], "--schema", SCHEMA)
+    listed = cli("memories", "list", *where, "--app", APP, "--user", USER)
+    assert listed.exit_code == 0 and "window seats" in listed.stdout, listed.output
+    exported = cli("export", "vertex-jsonl", *where, "--app", APP, "--all-users", "--sessions")
+    assert exported.exit_code == 0 and "window seats" in exported.stdout, exported.output
+    erased = cli("erase", *where, "--app", APP, "--user", USER, "--yes")
+    assert erased.exit_code == 1 and "t26_operator_user" in erased.output

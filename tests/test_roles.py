@@ -293,3 +293,33 @@ def test_the_operator_lists_and_exports(urls):
     assert exported.exit_code == 0 and "window seats" in exported.stdout, exported.output
     erased = cli("erase", *where, "--app", APP, "--user", USER, "--yes")
     assert erased.exit_code == 1 and "t26_operator_user" in erased.output
+
+
+async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, database_url):
+    """A user made by `gcloud sql users create` is a cloudsqlsuperuser with CREATEROLE and
+    CREATEDB: made a member of a role with --user, it keeps only that role."""
+    conn = await asyncpg.connect(dsn(database_url))
+    try:
+        await conn.execute("DROP ROLE IF EXISTS t26_wide")
+        await conn.execute(
+            "CREATE ROLE t26_wide LOGIN CREATEDB CREATEROLE IN ROLE pg_read_all_data"
+        )
+        where = ("--database-url", database_url, "--schema", SCHEMA, "--prefix", PREFIX)
+        shown = await asyncio.to_thread(
+            cli, "db", "roles", *where, "--user", "agent=t26_wide", "--dry-run"
+        )
+        assert 'REVOKE "pg_read_all_data" FROM "t26_wide";' in shown.stdout, shown.output
+        done = await asyncio.to_thread(cli, "db", "roles", *where, "--user", "agent=t26_wide")
+        assert done.exit_code == 0, done.output
+        row = await conn.fetchrow(
+            "SELECT rolcreatedb, rolcreaterole, array(SELECT g.rolname FROM pg_auth_members m "
+            "JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid) AS groups "
+            "FROM pg_roles r WHERE rolname = 't26_wide'"
+        )
+        assert (row[0], row[1], row[2]) == (False, False, ["t26_agent"])
+        await conn.execute("ALTER ROLE t26_wide SUPERUSER")
+        refused = await asyncio.to_thread(cli, "db", "roles", *where, "--user", "agent=t26_wide")
+        assert refused.exit_code == 1 and "superuser" in refused.output
+    finally:
+        await conn.execute("DROP OWNED BY t26_wide; DROP ROLE IF EXISTS t26_wide")
+        await conn.close()

@@ -139,6 +139,10 @@ class _Catalog:
     """Function signature (`name(args)`) -> its owner."""
     is_superuser: bool
     member_of_maintenance: bool
+    widened: dict[str, list[str]] = field(default_factory=dict)
+    """An existing LOGIN user -> what makes it wider than its group: its other role
+    memberships, and the attributes CREATEROLE / CREATEDB / SUPERUSER it holds. A user made by
+    `gcloud sql users create` is a cloudsqlsuperuser with CREATEROLE and CREATEDB."""
 
 
 _CATALOG = """
@@ -157,11 +161,27 @@ SELECT
           AND pg_has_role(current_user, $2, 'MEMBER'))
 """
 
+_WIDENED = """
+SELECT u.rolname, array_remove(ARRAY[
+         CASE WHEN u.rolsuper THEN 'SUPERUSER' END,
+         CASE WHEN u.rolcreaterole THEN 'CREATEROLE' END,
+         CASE WHEN u.rolcreatedb THEN 'CREATEDB' END], NULL),
+       coalesce((SELECT array_agg(g.rolname) FROM pg_auth_members m
+                   JOIN pg_roles g ON g.oid = m.roleid
+                  WHERE m.member = u.oid AND g.rolname <> ALL($2::text[])), '{}')
+  FROM pg_roles u WHERE u.rolname = ANY($1::text[])
+"""
 
-async def _catalog(conn: asyncpg.Connection, schema: str, prefix: str) -> _Catalog:
+
+async def _catalog(
+    conn: asyncpg.Connection, schema: str, prefix: str, logins: Sequence[Login]
+) -> _Catalog:
     row = await conn.fetchrow(_CATALOG, schema, role_name(prefix, "maintenance"))
     roles, schema_exists, tables, functions, superuser, member = row
+    groups = [role_name(prefix, role) for role in ROLES]
+    wide = await conn.fetch(_WIDENED, [login.name for login in logins], groups)
     return _Catalog(
+        widened={r[0]: [*r[1], *r[2]] for r in wide if r[1] or r[2]},
         existing_roles=frozenset(roles),
         schema_exists=bool(schema_exists),
         tables={t: owner for t, owner in tables},
@@ -219,6 +239,17 @@ def _plan_login(plan: Plan, login: Login, group: str, catalog: _Catalog) -> None
     else:
         plan.add(f"{verb} ROLE {user} LOGIN")
     plan.add(f'GRANT "{group}" TO {user}')
+    attributes = {"SUPERUSER", "CREATEROLE", "CREATEDB"}
+    wider = catalog.widened.get(login.name, [])
+    if "SUPERUSER" in wider:
+        raise InputValidationError(
+            f"{login.name!r} is a superuser: no grant narrows it. Use another user for the "
+            f"{login.role} role."
+        )
+    if stripped := [a for a in wider if a in attributes]:
+        plan.add(f"ALTER ROLE {user} {' '.join(f'NO{a}' for a in stripped)}")
+    for other in (r for r in wider if r not in attributes):
+        plan.add(f'REVOKE "{other.replace(chr(34), chr(34) * 2)}" FROM {user}')
     if login.role == "maintenance":
         # A maintenance user's sessions act as the group role, so the tables a later migration
         # creates are the group's (every maintenance user may alter them) and not the user's.
@@ -239,7 +270,7 @@ async def apply_roles(
     for login in logins:
         role_name(prefix, login.role)
     async with conn.transaction():
-        plan = _plan(schema, prefix, logins, await _catalog(conn, schema, prefix))
+        plan = _plan(schema, prefix, logins, await _catalog(conn, schema, prefix, logins))
         if not dry_run:
             for sql, arguments in plan.statements:
                 if arguments:

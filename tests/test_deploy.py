@@ -134,6 +134,24 @@ def test_each_process_connects_as_its_own_role(deploy):
         settings.Deployment.from_env(cloud_sql, "operator")
 
 
+def test_the_runbook_creates_the_roles_and_runs_each_process_as_its_own():
+    readme = (Path(__file__).parent.parent / "deploy" / "README.md").read_text()
+    assert "--args=db,roles,--create-users" in readme
+    commands = re.findall(
+        r"gcloud run (?:deploy|jobs deploy|worker-pools deploy)[^`]*?(?=\n\s*\n|```)", readme
+    )
+    expected = {
+        "deploy.migrate": "maintenance",
+        "deploy.sweep": "maintenance",
+        "deploy.worker": "worker",
+        "adk-agent --image": "agent",
+    }
+    for marker, role in expected.items():
+        found = [c for c in commands if marker in c]
+        assert found, marker
+        assert all(f"$(as {role})" in c for c in found), (marker, found)
+
+
 def test_sessions_memory_and_the_worker_redact_alike(deploy):
     """`ADK_MEMORY_REDACT`, or `redact=` in either option string, gives the app's session and
     memory services and the worker (which builds its service from `memory_uri()`) one

@@ -19,8 +19,8 @@ from .output import note
 
 
 def _users(pairs: tuple[str, ...], prefix: str, create: bool) -> dict[str, str]:
-    """ROLE -> LOGIN user name: `--user ROLE=NAME`, and with `--create-users` every other role's
-    `<prefix><role>_user`."""
+    """ROLE -> LOGIN user name: `--user ROLE=NAME`; with `--create-users` and no `--user`,
+    every role's `<prefix><role>_user`."""
     users: dict[str, str] = {}
     for pair in pairs:
         role, _, name = pair.partition("=")
@@ -29,9 +29,8 @@ def _users(pairs: tuple[str, ...], prefix: str, create: bool) -> dict[str, str]:
                 f"--user takes ROLE=NAME with ROLE one of {', '.join(ROLES)}, not {pair!r}."
             )
         users[role] = name
-    if create:
-        for role in ROLES:
-            users.setdefault(role, f"{prefix}{role}_user")
+    if create and not users:
+        users = {role: f"{prefix}{role}_user" for role in ROLES}
     return users
 
 
@@ -102,8 +101,9 @@ async def _apply(target: Target, prefix: str, logins: list[Login], dry_run: bool
     "--create-users",
     is_flag=True,
     help=(
-        "Create (or update) a LOGIN user per role: --user's name, else PREFIX + ROLE + _user; "
-        "the password from $ADK_MEMORY_<ROLE>_PASSWORD or --passwords-from-stdin."
+        "Create (or update the password of) the --user users; without --user, one per role "
+        "named PREFIX + ROLE + _user. Passwords from $ADK_MEMORY_<ROLE>_PASSWORD or "
+        "--passwords-from-stdin."
     ),
 )
 @click.option(

@@ -77,9 +77,8 @@ async def seed(url: str) -> None:
 
 def memory_service(url: str, **options: Any) -> PostgresMemoryService:
     options.setdefault("llm", ScriptedLlm([]))
-    return PostgresMemoryService(
-        url, schema=SCHEMA, embedder=HashEmbedder(), run_worker=False, **options
-    )
+    options.setdefault("run_worker", False)
+    return PostgresMemoryService(url, schema=SCHEMA, embedder=HashEmbedder(), **options)
 
 
 @pytest.fixture
@@ -323,3 +322,15 @@ async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, database_url)
     finally:
         await conn.execute("DROP OWNED BY t26_wide; DROP ROLE IF EXISTS t26_wide")
         await conn.close()
+
+
+async def test_an_in_process_worker_under_the_agent_role_stops_and_says_why(urls, caplog):
+    memory = memory_service(urls["agent"], run_worker=True)
+    async with memory:
+        session = Session(id="s-bg", app_name=APP, user_id="u-bg", events=[said("Hi")])
+        await memory.generate_memories(session=session)  # starts the in-process worker
+        deadline = asyncio.get_running_loop().time() + 60
+        while "Memory worker stopped" not in caplog.text:
+            assert asyncio.get_running_loop().time() < deadline, caplog.text
+            await asyncio.sleep(0.05)
+    assert "t26_agent_user" in caplog.text and "adk-memory worker" in caplog.text

@@ -11,9 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 from conftest import said
+from fastapi import FastAPI
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
@@ -23,6 +25,7 @@ from sqlalchemy.engine import make_url
 
 from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.erasure import erase_user
+from adk_memory.adk.inspector import inspector_router
 from adk_memory.cli import main
 from adk_memory.db.roles import GRANTS, ROLES
 from adk_memory.errors import DatabasePermissionError
@@ -334,3 +337,17 @@ async def test_an_in_process_worker_under_the_agent_role_stops_and_says_why(urls
             assert asyncio.get_running_loop().time() < deadline, caplog.text
             await asyncio.sleep(0.05)
     assert "t26_agent_user" in caplog.text and "adk-memory worker" in caplog.text
+
+
+async def test_the_operator_browses_the_read_only_inspector(urls):
+    sessions = PostgresSessionService(urls["operator"], schema=SCHEMA, auto_migrate=False)
+    memory = memory_service(urls["operator"], auto_migrate=False)
+    async with sessions, memory:
+        app = FastAPI()
+        app.include_router(inspector_router(memory, session_service=sessions))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            home = await client.get("/memory-inspector/", params={"app": APP})
+            assert home.status_code == 200, home.text
+            page = await client.get("/memory-inspector/user", params={"app": APP, "user": USER})
+            assert page.status_code == 200 and "window seats" in page.text, page.text

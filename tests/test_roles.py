@@ -351,3 +351,19 @@ async def test_the_operator_browses_the_read_only_inspector(urls):
             assert home.status_code == 200, home.text
             page = await client.get("/memory-inspector/user", params={"app": APP, "user": USER})
             assert page.status_code == 200 and "window seats" in page.text, page.text
+
+
+async def test_the_agents_writable_inspector_cannot_erase(agent):
+    sessions, memory = agent
+    await sessions.create_session(app_name=APP, user_id="kept")
+    app = FastAPI()
+    app.include_router(inspector_router(memory, session_service=sessions, writable=True, token="t"))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        with pytest.raises(DatabasePermissionError, match="t26_agent_user"):
+            await client.post(
+                "/memory-inspector/erase",
+                data={"app": APP, "user": "kept", "confirm": "kept", "token": "t"},
+                headers={"origin": "http://testserver", "sec-fetch-site": "same-origin"},
+            )
+    assert (await sessions.list_sessions(app_name=APP, user_id="kept")).sessions

@@ -16,16 +16,17 @@ from collections.abc import Mapping
 
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
 from adk_memory.db.migrations import MIGRATIONS
-from adk_memory.db.roles import GRANTS, apply_roles, roles_present
+from adk_memory.db.roles import DEFAULT_PREFIX, GRANTS, apply_roles, roles_present
 from adk_memory.env import environment
 
 from .failures import run_job
 from .settings import Deployment
 
 
-async def migrate(deployment: Deployment) -> dict[str, int]:
-    """Apply what is missing; return each component's version now (and, with an embedding
-    model, how many of the vectors' steps are in place)."""
+async def migrate(deployment: Deployment, roles_prefix: str = DEFAULT_PREFIX) -> dict[str, int]:
+    """Apply what is missing, then the grants of the roles named with `roles_prefix` when they
+    exist; return each component's version now (with an embedding model, how many of the
+    vectors' steps are in place; with roles, how many tables the grant table covers)."""
     sessions = session_service_from_uri(deployment.session_uri(auto_migrate="true"))
     memory = memory_service_from_uri(deployment.memory_uri(auto_migrate="true"))
     versions: dict[str, int] = {}
@@ -38,8 +39,8 @@ async def migrate(deployment: Deployment) -> dict[str, int]:
             versions["vectors"] = state.done
         # A table a migration added gets its grants now, before the new version serves.
         async with memory.database.connection() as conn:
-            if await roles_present(conn):
-                await apply_roles(conn, memory.database.schema)
+            if await roles_present(conn, roles_prefix):
+                await apply_roles(conn, memory.database.schema, prefix=roles_prefix)
                 versions["roles"] = len(GRANTS)
     return versions
 

@@ -6,8 +6,10 @@ own; the whole grant table is checked against the tables the migrations actually
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -162,6 +164,27 @@ def test_only_maintenance_migrates(urls):
     assert migrated.exit_code == 1 and "t26_agent_user" in migrated.output
     again = cli("migrate", "--database-url", urls["maintenance"], "--schema", SCHEMA)
     assert again.exit_code == 0, again.output
+    where = ("--database-url", urls["maintenance"], "--schema", SCHEMA, "--prefix", PREFIX)
+    regrant = cli("db", "roles", *where)  # the re-run after a migration, by maintenance itself
+    assert regrant.exit_code == 0, regrant.output
+
+
+async def test_the_deployments_migration_job_runs_as_maintenance_and_regrants(
+    urls, database_url, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent))
+    settings = importlib.import_module("deploy.settings")
+    migrate = importlib.import_module("deploy.migrate")
+    environ = {
+        "ADK_MEMORY_DATABASE_URL": database_url.replace("+asyncpg", ""),
+        "ADK_MEMORY_MAINTENANCE_DATABASE_USER": f"{PREFIX}maintenance_user",
+        "ADK_MEMORY_SCHEMA": SCHEMA,
+        "AGENTS_DIR": ".",
+    }
+    deployment = settings.Deployment.from_env(environ, "maintenance")
+    assert f"{PREFIX}maintenance_user@" in deployment.database_url
+    versions = await migrate.migrate(deployment, roles_prefix=PREFIX)
+    assert versions["roles"] == len(GRANTS)
 
 
 @pytest.mark.parametrize(

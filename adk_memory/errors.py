@@ -71,6 +71,13 @@ class DatabaseTimeoutError(AdkMemoryError, TimeoutError):
     """
 
 
+class DatabasePermissionError(AdkMemoryError, PermissionError):
+    """The database refused a statement for lack of a privilege: the process connects with a
+    role too narrow for what it asked (the agent's role erasing, a worker migrating). The
+    message names the role, what was refused and which of adk-memory's roles may
+    (`adk-memory db roles`)."""
+
+
 class DatabaseUnavailableError(AdkMemoryError, ConnectionError):
     """The database could not be reached or refused the connection (down, wrong host or port,
     wrong role or password, missing database). The message says which; nothing was written."""

@@ -35,6 +35,13 @@ CLOUD_SQL_READ_INSTANCE_ENV = "CLOUD_SQL_READ_INSTANCE"
 session reads go there. Or set ADK_MEMORY_READ_DATABASE_URL (AlloyDB read pools, private IPs)."""
 
 DATABASE_USER_ENV = "ADK_MEMORY_DATABASE_USER"
+PROCESS_USER_ENV = "ADK_MEMORY_{process}_DATABASE_USER"
+"""The database user of one kind of process (PROCESS: AGENT for the app, WORKER for the worker,
+MAINTENANCE for the migration and sweep jobs), each a member of its least-privilege role
+(`adk-memory db roles`); unset: ADK_MEMORY_DATABASE_USER (one user for all, as before roles).
+With ADK_MEMORY_DATABASE_URL it replaces the URL's user; the password is the process's own
+ADK_MEMORY_DATABASE_PASSWORD (each service mounts its user's secret)."""
+PROCESSES = ("agent", "worker", "maintenance")
 DATABASE_NAME_ENV = "ADK_MEMORY_DATABASE_NAME"
 OPTIONS_ENV = "ADK_MEMORY_OPTIONS"
 """Any other URI options for both services, as a query string: `pool_size=5`."""
@@ -118,31 +125,48 @@ def _one_redactor(session: dict[str, str], memory: dict[str, str]) -> None:
         session["redact"] = memory["redact"] = chosen.pop()
 
 
-def _database_url(environ: Mapping[str, str]) -> str:
+def _process_user(environ: Mapping[str, str], process: str) -> str | None:
+    """The user `PROCESS_USER_ENV` names for `process`, if set."""
+    if process not in PROCESSES:
+        raise InputValidationError(f"Unknown process {process!r}: one of {', '.join(PROCESSES)}.")
+    return environ.get(PROCESS_USER_ENV.format(process=process.upper())) or None
+
+
+def _with_user(url: str, user: str | None) -> str:
+    """`url` with its user replaced by `user` (unchanged when None)."""
+    if user is None:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{user}@{host}").geturl()
+
+
+def _database_url(environ: Mapping[str, str], process: str) -> str:
     url = environ.get(DATABASE_URL_ENV)
     instance = environ.get(CLOUD_SQL_INSTANCE_ENV)
     if url and instance:
         raise InputValidationError(f"Set {DATABASE_URL_ENV} or {CLOUD_SQL_INSTANCE_ENV}, not both.")
     if url:
-        return url
+        return _with_user(url, _process_user(environ, process))
     if instance:
-        return _cloud_sql_url(environ, CLOUD_SQL_INSTANCE_ENV, instance)
+        return _cloud_sql_url(environ, CLOUD_SQL_INSTANCE_ENV, instance, process)
     raise InputValidationError(
         f"No database: set {DATABASE_URL_ENV} (postgresql://USER@HOST/DB) or "
         f"{CLOUD_SQL_INSTANCE_ENV} (PROJECT:REGION:INSTANCE)."
     )
 
 
-def _cloud_sql_url(environ: Mapping[str, str], variable: str, instance: str) -> str:
-    """The Unix-socket URL of Cloud SQL instance `instance` (named by `variable`)."""
+def _cloud_sql_url(environ: Mapping[str, str], variable: str, instance: str, process: str) -> str:
+    """The Unix-socket URL of Cloud SQL instance `instance` (named by `variable`), as
+    `process`'s user."""
     if instance.count(":") != 2:
         raise InputValidationError(f"{variable} must be PROJECT:REGION:INSTANCE, not {instance!r}.")
-    user = environ.get(DATABASE_USER_ENV, "adk")
+    user = _process_user(environ, process) or environ.get(DATABASE_USER_ENV, "adk")
     name = environ.get(DATABASE_NAME_ENV, "adk")
     return f"postgresql://{user}@/{name}?host=/cloudsql/{instance}"
 
 
-def _read_replica(environ: Mapping[str, str], *layers: dict[str, str]) -> None:
+def _read_replica(environ: Mapping[str, str], process: str, *layers: dict[str, str]) -> None:
     """Point both services at the Cloud SQL read replica `CLOUD_SQL_READ_INSTANCE` names, if
     any (`read_url`); a read URL also set another way is ambiguous."""
     instance = environ.get(CLOUD_SQL_READ_INSTANCE_ENV)
@@ -152,7 +176,7 @@ def _read_replica(environ: Mapping[str, str], *layers: dict[str, str]) -> None:
         raise InputValidationError(
             f"Set {CLOUD_SQL_READ_INSTANCE_ENV} or {READ_DATABASE_URL_ENV} (read_url), not both."
         )
-    url = _cloud_sql_url(environ, CLOUD_SQL_READ_INSTANCE_ENV, instance)
+    url = _cloud_sql_url(environ, CLOUD_SQL_READ_INSTANCE_ENV, instance, process)
     for layer in layers:
         layer["read_url"] = url
 
@@ -192,9 +216,10 @@ class Deployment:
     inspector_token: str | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> Deployment:
-        """Read the settings; a missing database or a malformed or ambiguous option is an
-        error here, at start-up, rather than on the first request."""
+    def from_env(cls, environ: Mapping[str, str], process: str = "agent") -> Deployment:
+        """Read the settings for `process` (one of `PROCESSES`: its database user); a missing
+        database or a malformed or ambiguous option is an error here, at start-up, rather than
+        on the first request."""
         common = {f"${OPTIONS_ENV}": _options(environ, OPTIONS_ENV)}
         session = _disjoint(
             **_named(environ, SESSION_VARIABLES),
@@ -207,13 +232,13 @@ class Deployment:
             **{f"${MEMORY_OPTIONS_ENV}": _options(environ, MEMORY_OPTIONS_ENV)},
         )
         _one_redactor(session, memory)
-        _read_replica(environ, session, memory)
+        _read_replica(environ, process, session, memory)
         web_ui = environ.get(WEB_UI_ENV, "false").lower()
         if web_ui not in ("true", "false"):
             raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")
         inspector, inspector_token = _inspector(environ)
         return cls(
-            database_url=_database_url(environ),
+            database_url=_database_url(environ, process),
             agents_dir=environ.get(AGENTS_DIR_ENV, str(DEFAULT_AGENTS_DIR)),
             session_options={**_SESSION_DEFAULTS, **session},
             memory_options={**_MEMORY_DEFAULTS, **memory},

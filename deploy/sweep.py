@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = parser.parse_args(argv)
 
     def body() -> int:
-        deployment = Deployment.from_env(environment(environ))
+        deployment = Deployment.from_env(environment(environ), "maintenance")
         counts = asyncio.run(sweep(deployment, job_retention=args.job_retention))
         for kind, count in counts.items():
             done = "not swept (no session TTL)" if count is None else f"{count} deleted"

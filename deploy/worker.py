@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     def body() -> int:
         stats = asyncio.run(
             run(
-                Deployment.from_env(env),
+                Deployment.from_env(env, "worker"),
                 concurrency=args.concurrency,
                 until_idle=args.until_idle,
                 environ=env,

@@ -111,6 +111,47 @@ def test_settings_for_cloud_sql_use_the_unix_socket(deploy):
     assert service.database.schema == "adk_memory"
 
 
+def test_each_process_connects_as_its_own_role(deploy):
+    """The app as the agent's user, the worker as the worker's, the migration and sweep jobs as
+    maintenance's (`adk-memory db roles`); unset, the one ADK_MEMORY_DATABASE_USER."""
+    settings = importlib.import_module("deploy.settings")
+    users = {
+        "ADK_MEMORY_AGENT_DATABASE_USER": "adk_agent",
+        "ADK_MEMORY_WORKER_DATABASE_USER": "adk_worker",
+        "ADK_MEMORY_MAINTENANCE_DATABASE_USER": "adk_maintenance",
+    }
+    cloud_sql = {"CLOUD_SQL_INSTANCE": "p:r:i", "CLOUD_SQL_READ_INSTANCE": "p:r:ro", **users}
+    url = {"ADK_MEMORY_DATABASE_URL": "postgresql://adk:pw@db.internal:5432/adk", **users}
+    for process in settings.PROCESSES:
+        on_sql = settings.Deployment.from_env(cloud_sql, process)
+        assert on_sql.database_url == f"postgresql://adk_{process}@/adk?host=/cloudsql/p:r:i"
+        assert f"read_url=postgresql%3A%2F%2Fadk_{process}%40" in on_sql.memory_uri()
+        by_url = settings.Deployment.from_env(url, process).database_url
+        assert by_url == f"postgresql://adk_{process}@db.internal:5432/adk"
+    one = settings.Deployment.from_env({"CLOUD_SQL_INSTANCE": "p:r:i"}, "worker")
+    assert one.database_url.startswith("postgresql://adk@/")
+    with pytest.raises(InputValidationError, match="Unknown process"):
+        settings.Deployment.from_env(cloud_sql, "operator")
+
+
+def test_the_runbook_creates_the_roles_and_runs_each_process_as_its_own():
+    readme = (Path(__file__).parent.parent / "deploy" / "README.md").read_text()
+    assert "--args=db,roles,--create-users" in readme
+    commands = re.findall(
+        r"gcloud run (?:deploy|jobs deploy|worker-pools deploy)[^`]*?(?=\n\s*\n|```)", readme
+    )
+    expected = {
+        "deploy.migrate": "maintenance",
+        "deploy.sweep": "maintenance",
+        "deploy.worker": "worker",
+        "adk-agent --image": "agent",
+    }
+    for marker, role in expected.items():
+        found = [c for c in commands if marker in c]
+        assert found, marker
+        assert all(f"$(as {role})" in c for c in found), (marker, found)
+
+
 def test_sessions_memory_and_the_worker_redact_alike(deploy):
     """`ADK_MEMORY_REDACT`, or `redact=` in either option string, gives the app's session and
     memory services and the worker (which builds its service from `memory_uri()`) one

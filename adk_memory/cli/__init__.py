@@ -37,7 +37,12 @@ _COMMANDS: dict[str, _Entry] = {
         "config",
         "An app's memory configuration, shared by its agents and every worker.",
     ),
-    "db": _Entry(".db", "db", "The embedded PostgreSQL (no server to install)."),
+    "db": _Entry(
+        ".db",
+        "db",
+        "The embedded PostgreSQL (no server to install).",
+        children=((".roles", "roles"),),
+    ),
     "erase": _Entry(
         ".erase",
         "erase",

@@ -234,11 +234,12 @@ class Database:
         """
         engine, proxied, _ = await self._checkout(replica)
         failure: BaseException | None = None
+        conn = raw_connection(proxied)
         try:
-            yield raw_connection(proxied)
+            yield conn
         except BaseException as exc:
             failure = exc
-            raise_typed(exc)
+            raise_typed(exc, conn)
         finally:
             await give_back(engine, proxied, failure)
 
@@ -259,7 +260,7 @@ class Database:
             return await statement(conn)
         except BaseException as exc:
             failure = exc
-            raise_typed(exc)
+            raise_typed(exc, conn)
         finally:
             await give_back(engine, proxied, failure)
 

@@ -26,6 +26,7 @@ from ..errors import (
 )
 from .driver import CONNECT_FAILURES, driver_error
 from .loops import loop_pool, renew_loop_pool
+from .roles import denied
 
 _CONNECTION_LOST = (
     asyncpg.exceptions.ConnectionDoesNotExistError,
@@ -172,8 +173,12 @@ async def give_back(
     await _uncancellable(clean())
 
 
-def raise_typed(exc: BaseException) -> NoReturn:
-    """Raise `exc`, a timeout as a `DatabaseTimeoutError`."""
+def raise_typed(exc: BaseException, conn: asyncpg.Connection | None = None) -> NoReturn:
+    """Raise `exc`, a timeout as a `DatabaseTimeoutError`, a refused privilege as a
+    `DatabasePermissionError` naming `conn`'s role (`roles.denied`)."""
+    if isinstance(exc, asyncpg.exceptions.InsufficientPrivilegeError):
+        user = getattr(conn.get_settings(), "session_authorization", None) if conn else None
+        raise denied(exc, user) from exc
     timeout = _as_timeout(exc, connecting=False)
     if timeout is None:
         raise exc

@@ -433,6 +433,8 @@ async def migrate(
             try:
                 await conn.execute(step.format(schema=schema), timeout=SCHEMA_CHANGE_TIMEOUT)
             except asyncpg.exceptions.InsufficientPrivilegeError as exc:
+                if "extension" not in str(exc):
+                    raise  # a role too narrow to migrate: `db.roles.denied` names it
                 raise MigrationError(
                     f"Migration {number} of {component!r} needs a privilege this database role "
                     f"lacks ({exc}). If it is the pgvector extension, have an administrator run "

@@ -46,6 +46,11 @@ DATABASE_PASSWORD_FILE_ENV = "ADK_MEMORY_DATABASE_PASSWORD_FILE"
 """A file holding the database password (e.g. a secret mounted as a volume); one trailing
 newline is ignored."""
 
+ROLE_PASSWORD_ENV = "ADK_MEMORY_{role}_PASSWORD"
+"""The password `adk-memory db roles --create-users` gives the LOGIN user of a role (ROLE in
+upper case: AGENT, WORKER, MAINTENANCE, OPERATOR); or `--passwords-from-stdin`. Never an
+option: a command line is visible to every user of the machine."""
+
 DATA_DIR_ENV = "ADK_MEMORY_DATA_DIR"
 """The embedded server's data directory (default `DEFAULT_DATA_DIR`)."""
 
@@ -299,6 +304,11 @@ def database_password(environ: Mapping[str, str]) -> str | None:
             ) from exc
         return text.removesuffix("\n").removesuffix("\r")
     return direct or None
+
+
+def role_password(environ: Mapping[str, str], role: str) -> str | None:
+    """The password for `role`'s LOGIN user from `ROLE_PASSWORD_ENV`; None when unset."""
+    return environ.get(ROLE_PASSWORD_ENV.format(role=role.upper())) or None
 
 
 def with_database_password(url: str, environ: Mapping[str, str]) -> str:

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..._retry import describe, is_permanent
-from ...errors import JobPayloadError
+from ...errors import DatabasePermissionError, JobPayloadError
 from ...telemetry import QueueDepth, job_failed, traced_job
 from .queue import ClaimedJob, JobQueue, JobStatus, backoff
 
@@ -171,6 +171,13 @@ class Worker:
             try:
                 if await self.run_once():
                     continue
+            except DatabasePermissionError:  # no retry grants a privilege: say so, once
+                logger.exception(
+                    "Memory worker stopped: this process's database role may not run "
+                    "generation jobs. Run them in `adk-memory worker` as the worker role "
+                    "(run_worker=False here), or grant that role to this process's user."
+                )
+                return
             except Exception:  # the database may be briefly away: keep the worker alive
                 logger.exception("Memory worker could not claim a job; retrying.")
             await self._idle()

@@ -25,10 +25,10 @@ from .policy import IdentityPolicy
 from .principal import PRINCIPAL_KEY, Principal
 from .resolvers import Resolver, resolver_for
 from .routes import (
+    BODY_USERS,
     DEV_PATH,
     PUBLIC_PATHS,
     RUN_LIVE_PATH,
-    RUN_PATHS,
     body_user,
     is_under,
     live_users,
@@ -91,10 +91,10 @@ class IdentityGuard:
         users = [user for user in (path_user(path),) if user is not None]
         if scope["type"] == "websocket":
             return users + live_users(scope) if path == RUN_LIVE_PATH else users
-        if scope.get("method") != "POST" or path not in RUN_PATHS:
+        if scope.get("method") != "POST" or path not in BODY_USERS:
             return users
         body, cut_short = await read_body(receive)
-        named = body_user(body)
+        named = body_user(path, body)
         return users + ([named] if named is not None else []), replaying(body, cut_short, receive)
 
     def _authorise(self, principal: Principal, path: str, users: list[str]) -> None:

@@ -1,9 +1,10 @@
 """Which user an HTTP request of ADK's API names, read before ADK sees it.
 
 Owns: where ADK's routes carry a user id (a path `/apps/{app}/users/{user}/...`, under `/dev/`
-too: sessions, artifacts, memory, event graphs; the `RunAgentRequest` body of `/run` and
-`/run_sse`; the query of the `/run_live` websocket) and which paths are operators' (ADK's dev
-tools under `/dev/`: builder, evals, traces by session id across users) or open to anyone
+too: sessions, artifacts, memory, event graphs; the body of `/run`, `/run_sse` and
+`/agent-identity/finalize`; the query of the `/run_live` websocket) and which paths are
+operators' (ADK's dev tools under `/dev/`: builder, evals, traces by session id across users)
+or open to anyone
 (`/health`). tests/test_identity_routes.py lists every route of ADK's own app against these
 rules, so a new ADK route naming a user fails a test until it is covered. It never decides
 who may do what (`policy`) and never changes a request.
@@ -15,13 +16,20 @@ import json
 import re
 from urllib.parse import parse_qs
 
-from google.adk.cli.api_server import RunAgentRequest
-from pydantic import ValidationError
+from google.adk.cli.api_server import FinalizeAgentIdentityCredentialsRequest, RunAgentRequest
+from pydantic import BaseModel, ValidationError
 
 from .._asgi import Scope
 
 RUN_PATHS = frozenset({"/run", "/run_sse"})
 """ADK's routes whose body is a `RunAgentRequest` (its `user_id`)."""
+
+BODY_USERS: dict[str, type[BaseModel]] = {
+    **dict.fromkeys(RUN_PATHS, RunAgentRequest),
+    "/agent-identity/finalize": FinalizeAgentIdentityCredentialsRequest,
+}
+"""ADK's POST routes whose JSON body names the user (`user_id`), with the body's model: a run,
+and storing an Agent Identity credential for a user."""
 
 RUN_LIVE_PATH = "/run_live"
 """ADK's websocket route; the user is its `user_id` query parameter."""
@@ -48,13 +56,14 @@ def live_users(scope: Scope) -> list[str]:
     return query.get("user_id", [])
 
 
-def body_user(body: bytes) -> str | None:
-    """The `user_id` of a `/run` or `/run_sse` body, or None when it is no valid run request
-    (ADK answers 422 for it and runs nothing)."""
+def body_user(path: str, body: bytes) -> str | None:
+    """The `user_id` of the body of a `BODY_USERS` route, read with ADK's own model of it, or
+    None when it is no valid request (ADK answers 422 for it and runs nothing)."""
     try:
-        return RunAgentRequest.model_validate(json.loads(body)).user_id
+        user = BODY_USERS[path].model_validate(json.loads(body)).user_id  # type: ignore[attr-defined]
     except (ValueError, ValidationError):
         return None
+    return user if isinstance(user, str) else None
 
 
 def is_under(path: str, prefix: str) -> bool:

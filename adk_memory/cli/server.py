@@ -258,8 +258,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
             check_exposure(sub.params.get("host"), identity, inspector)
             starting(name, sub.params, inspector, demo)
-            dev_ui = DEV_UI_PATH if name == "web" else None
-            with serving_inspector(inspector, dev_ui, identity):
+            with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None, identity):
                 adk.invoke(sub)
 
     return command

@@ -7,13 +7,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 from token_issuer import AUDIENCE, Issuer, serving_issuer
 
 from adk_memory.errors import AuthenticationError, InputValidationError
 from adk_memory.identity import (
     CallableResolver,
+    IdentityGuard,
     IdentityPolicy,
     JwtResolver,
     KeySet,
@@ -217,3 +222,37 @@ def test_current_principal_reads_what_the_guard_kept() -> None:
     assert current_principal({PRINCIPAL_KEY: alice}) is alice
     assert current_principal({}) is None
     assert current_principal(Request({"type": "http", PRINCIPAL_KEY: alice})) is alice
+
+
+def _guarded() -> IdentityGuard:
+    """The guard (callers named by an `x-user` header) around an app that echoes the path."""
+
+    async def echo(request):
+        return PlainTextResponse(request.url.path)
+
+    app = Starlette(routes=[Route("/{rest:path}", echo, methods=["GET", "POST"])])
+
+    def by_header(headers):
+        user = headers.get("x-user")
+        return (
+            Principal(subject=user, claims={"email": user}, verified_by="header") if user else None
+        )
+
+    return IdentityGuard(app, CallableResolver(by_header))
+
+
+async def test_a_url_prefix_does_not_hide_a_route_from_the_guard() -> None:
+    """Behind ADK's --url_prefix (or a proxy's root path) `/adk/run` is `/run`: its body is
+    read, and `/adk/health` stays open."""
+    transport = httpx.ASGITransport(app=_guarded(), root_path="/adk")
+    alice = {"x-user": "alice"}
+    body = {"app_name": "a", "user_id": "bob", "session_id": "s", "new_message": {"parts": []}}
+    async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
+        assert (await client.post("/adk/run", json=body, headers=alice)).status_code == 403
+        own = await client.post("/adk/run", json={**body, "user_id": "alice"}, headers=alice)
+        assert own.status_code == 200
+        assert (
+            await client.get("/adk/apps/a/users/bob/sessions", headers=alice)
+        ).status_code == 403
+        assert (await client.get("/adk/health")).status_code == 200
+        assert (await client.get("/adk/list-apps")).status_code == 401

@@ -33,6 +33,7 @@ from .routes import (
     is_under,
     live_users,
     path_user,
+    route_path,
 )
 
 _WEBSOCKET_POLICY_VIOLATION = 1008
@@ -65,7 +66,7 @@ class IdentityGuard:
         if (
             self.resolver is None
             or scope["type"] not in ("http", "websocket")
-            or scope["path"] in PUBLIC_PATHS
+            or route_path(scope) in PUBLIC_PATHS
         ):
             await self.app(scope, receive, send)
             return
@@ -77,7 +78,7 @@ class IdentityGuard:
             users = await self._named_users(scope, receive)
             if isinstance(users, tuple):  # a body was read: the app gets it replayed
                 users, receive = users
-            self._authorise(principal, scope["path"], users)
+            self._authorise(principal, route_path(scope), users)
         except (AuthenticationError, ForbiddenError) as error:
             await _refuse(scope, receive, send, error)
             return
@@ -87,7 +88,7 @@ class IdentityGuard:
         self, scope: Scope, receive: Receive
     ) -> list[str] | tuple[list[str], Receive]:
         """The users the request names (its path, its run body, its live query)."""
-        path = scope["path"]
+        path = route_path(scope)
         users = [user for user in (path_user(path),) if user is not None]
         if scope["type"] == "websocket":
             return users + live_users(scope) if path == RUN_LIVE_PATH else users

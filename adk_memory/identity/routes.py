@@ -43,6 +43,16 @@ PUBLIC_PATHS = frozenset({"/health"})
 _USER_PATH = re.compile(r"(?:^|/)apps/[^/]+/users/([^/]+)(?:/|$)")
 
 
+def route_path(scope: Scope) -> str:
+    """The path the app routes on: the request's, less the `root_path` a proxy or ADK's
+    `--url_prefix` put before it (as Starlette's router strips it), so `/adk/run` is `/run`."""
+    path: str = scope["path"]
+    root = str(scope.get("root_path", "")).rstrip("/")
+    if root and (path == root or path.startswith(root + "/")):
+        return path[len(root) :] or "/"
+    return path
+
+
 def path_user(path: str) -> str | None:
     """The user id a path names (`.../apps/APP/users/USER/...`), or None."""
     found = _USER_PATH.search(path)

@@ -28,8 +28,8 @@ from ..settings.identity import IdentitySettings
 from .keys import KeySet
 from .principal import Principal
 
-CLOCK_SKEW_SECONDS = 60
-"""Leeway on a token's `exp` and `iat` for clocks that disagree a little."""
+CLOCK_SKEW_SECONDS = 30
+"""Leeway on a token's `exp` and `iat` for clocks that disagree a little (IAP's documented 30 s)."""
 
 IAP_HEADER = "x-goog-iap-jwt-assertion"
 IAP_ISSUERS = ("https://cloud.google.com/iap",)

@@ -256,3 +256,10 @@ async def test_a_url_prefix_does_not_hide_a_route_from_the_guard() -> None:
         ).status_code == 403
         assert (await client.get("/adk/health")).status_code == 200
         assert (await client.get("/adk/list-apps")).status_code == 401
+
+
+async def test_an_unreachable_issuer_is_said_and_never_lets_a_token_through(issuer: Issuer) -> None:
+    resolver = _oidc(issuer)
+    resolver.keys = KeySet(f"{issuer.url}/nowhere", min_refresh=0.0)  # the server answers 404
+    with pytest.raises(AuthenticationError, match="could not be fetched"):
+        await resolver.resolve(_scope(issuer.token(ALICE)))

@@ -91,6 +91,7 @@ class KeySet:
         self._fetch = fetch
         self._keys: dict[str, str] = {}
         self._fetched_at: float | None = None
+        self._unreachable = False
         self._lock = asyncio.Lock()
 
     async def key(self, kid: str | None) -> Mapping[str, str]:
@@ -101,9 +102,11 @@ class KeySet:
             await self._refresh()
         if kid is None:
             if not self._keys:
-                raise AuthenticationError("The issuer publishes no signing keys.")
+                raise AuthenticationError("No signing keys of the issuer to check the token with.")
             return dict(self._keys)
         if kid not in self._keys:
+            if self._unreachable:  # say so: the token may be fine
+                raise AuthenticationError("The issuer's signing keys could not be fetched.")
             raise AuthenticationError("The token is signed with a key the issuer does not publish.")
         return {kid: self._keys[kid]}
 
@@ -115,6 +118,7 @@ class KeySet:
             self._fetched_at = now
             try:
                 document = await asyncio.to_thread(self._fetch, self.url)
-                self._keys = parse_jwks(document)
+                self._keys, self._unreachable = parse_jwks(document), False
             except (OSError, ValueError) as exc:  # keep the keys we had: the issuer may be back
+                self._unreachable = True
                 logger.warning("Could not fetch the signing keys at %s: %s", self.url, exc)

@@ -235,3 +235,15 @@ def test_serving_beyond_localhost_without_auth_warns_and_keeps_the_inspector_loc
     assert "WARNING: serving on 0.0.0.0 without --auth" in capsys.readouterr().err
     with pytest.raises(click.UsageError, match="needs an operator"):
         check_exposure("0.0.0.0", none, "read-only")
+
+
+def test_the_commands_take_the_auth_options() -> None:
+    from click.testing import CliRunner
+
+    from adk_memory.cli import main
+
+    for command in ("web", "api_server"):
+        result = CliRunner().invoke(main, [command, "--auth", "iap", "."])
+        assert result.exit_code == 1 and "needs an audience" in result.stderr
+        result = CliRunner().invoke(main, [command, "--auth", "kerberos", "."])
+        assert result.exit_code == 2 and "'iap'" in result.stderr

@@ -228,7 +228,8 @@ def _guarded() -> IdentityGuard:
     """The guard (callers named by an `x-user` header) around an app that echoes the path."""
 
     async def echo(request):
-        return PlainTextResponse(request.url.path)
+        principal = current_principal(request)
+        return PlainTextResponse(principal.subject if principal else "nobody")
 
     app = Starlette(routes=[Route("/{rest:path}", echo, methods=["GET", "POST"])])
 
@@ -250,11 +251,14 @@ async def test_a_url_prefix_does_not_hide_a_route_from_the_guard() -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
         assert (await client.post("/adk/run", json=body, headers=alice)).status_code == 403
         own = await client.post("/adk/run", json={**body, "user_id": "alice"}, headers=alice)
-        assert own.status_code == 200
+        assert (own.status_code, own.text) == (200, "alice")  # current_principal behind it
         assert (
             await client.get("/adk/apps/a/users/bob/sessions", headers=alice)
         ).status_code == 403
-        assert (await client.get("/adk/health")).status_code == 200
+        assert (await client.get("/adk/health")).text == "nobody"
+        preflight = {"Origin": "http://ui", "Access-Control-Request-Method": "POST"}
+        assert (await client.options("/adk/run", headers=preflight)).status_code != 401
+        assert (await client.options("/adk/run")).status_code == 401
         assert (await client.get("/adk/list-apps")).status_code == 401
 
 

@@ -67,6 +67,7 @@ class IdentityGuard:
             self.resolver is None
             or scope["type"] not in ("http", "websocket")
             or route_path(scope) in PUBLIC_PATHS
+            or _is_preflight(scope)
         ):
             await self.app(scope, receive, send)
             return
@@ -105,6 +106,19 @@ class IdentityGuard:
         for user in users:
             if not self.policy.may_act_as(principal, user):
                 raise ForbiddenError("The caller may not act as the user this request names.")
+
+
+def _is_preflight(scope: Scope) -> bool:
+    """A browser's CORS preflight (`OPTIONS` with `Access-Control-Request-Method`): it never
+    carries credentials, and only the app's CORS middleware answers it (no route runs), so a
+    401 would only stop browsers from sending the credentialed request that follows."""
+    return (
+        scope["type"] == "http"
+        and scope.get("method") == "OPTIONS"
+        and any(
+            key.lower() == b"access-control-request-method" for key, _ in scope.get("headers", ())
+        )
+    )
 
 
 async def _refuse(

@@ -76,25 +76,22 @@ class IdentityGuard:
             if principal is None:
                 raise AuthenticationError("This server needs credentials (identity binding is on).")
             scope = {**scope, PRINCIPAL_KEY: principal}
-            users = await self._named_users(scope, receive)
-            if isinstance(users, tuple):  # a body was read: the app gets it replayed
-                users, receive = users
+            users, receive = await self._named_users(scope, receive)
             self._authorise(principal, route_path(scope), users)
         except (AuthenticationError, ForbiddenError) as error:
             await _refuse(scope, receive, send, error)
             return
         await self.app(scope, receive, send)
 
-    async def _named_users(
-        self, scope: Scope, receive: Receive
-    ) -> list[str] | tuple[list[str], Receive]:
-        """The users the request names (its path, its run body, its live query)."""
+    async def _named_users(self, scope: Scope, receive: Receive) -> tuple[list[str], Receive]:
+        """The users the request names (its path, its body, its live query), and the `receive`
+        the app is to read the request with (the body replayed when it was read here)."""
         path = route_path(scope)
         users = [user for user in (path_user(path),) if user is not None]
-        if scope["type"] == "websocket":
-            return users + live_users(scope) if path == RUN_LIVE_PATH else users
-        if scope.get("method") != "POST" or path not in BODY_USERS:
-            return users
+        if scope["type"] == "websocket" and path == RUN_LIVE_PATH:
+            users += live_users(scope)
+        if scope["type"] != "http" or scope.get("method") != "POST" or path not in BODY_USERS:
+            return users, receive
         body, cut_short = await read_body(receive)
         named = body_user(path, body)
         return users + ([named] if named is not None else []), replaying(body, cut_short, receive)

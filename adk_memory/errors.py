@@ -61,6 +61,20 @@ class ErasedError(AdkMemoryError, PermissionError):
     back, except by an operator's import with `allow_erased`."""
 
 
+class AuthenticationError(AdkMemoryError, PermissionError):
+    """A request to a server with identity binding on carried no credentials, or credentials
+    that do not verify (a bad signature, an unknown key, another audience or issuer, expired,
+    an algorithm not allowed). Answered 401 before anything runs; the message says which
+    check failed, never the token."""
+
+
+class ForbiddenError(AdkMemoryError, PermissionError):
+    """The request's verified principal may not act as the user it names (another user's
+    sessions, runs, artifacts or memories), or may not reach an operator's page (the memory
+    inspector, ADK's dev tools) without being an operator. Answered 403 before anything
+    runs."""
+
+
 class DatabaseTimeoutError(AdkMemoryError, TimeoutError):
     """The database did not answer in time: no connection within the connect or pool timeout,
     or a statement that outran the statement timeout (cancelled by the server, or given up by

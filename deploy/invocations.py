@@ -22,37 +22,18 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from google.adk.cli.api_server import RunAgentRequest
 from google.adk.sessions.base_session_service import BaseSessionService
 from pydantic import ValidationError
 
+from adk_memory._asgi import ASGIApp, Receive, Scope, Send, read_body, replaying
+from adk_memory.identity.routes import RUN_PATHS
+
 logger = logging.getLogger(__name__)
-
-RUN_PATHS = frozenset({"/run", "/run_sse"})
-"""ADK's routes whose body is a `RunAgentRequest`."""
-
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 _ID_KEYS = ("invocation_id", "invocationId")
 """The field's name and its camelCase alias: ADK's request model accepts both."""
-
-
-async def _read_body(receive: Receive) -> tuple[bytes, Message | None]:
-    """The whole request body, and the message that cut it short (a disconnect), if any."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks), message
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks), None
 
 
 class ResumeOnlyInvocationIds:
@@ -69,7 +50,7 @@ class ResumeOnlyInvocationIds:
         self.app = app
         self.session_service = session_service
 
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] != "http"
             or scope.get("method") != "POST"
@@ -77,21 +58,13 @@ class ResumeOnlyInvocationIds:
         ):
             await self.app(scope, receive, send)
             return
-        body, cut_short = await _read_body(receive)
+        body, cut_short = await read_body(receive)
         checked = body if cut_short is not None else await self._checked(body)
         if checked is not body:
             headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(checked)).encode()))
             scope = {**scope, "headers": headers}
-        pending: list[Message] = [{"type": "http.request", "body": checked, "more_body": False}]
-        if cut_short is not None:
-            pending.append(cut_short)
-
-        async def replay() -> Message:
-            # The body once, then the client's own messages (ADK's /run waits for a disconnect).
-            return pending.pop(0) if pending else await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(checked, cut_short, receive), send)
 
     async def _checked(self, body: bytes) -> bytes:
         """`body` as given when it resumes an invocation of its own session (or is no valid run

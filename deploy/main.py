@@ -4,9 +4,10 @@ memory on PostgreSQL (`python -m deploy.main`).
 Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
 services built by ADK from those URIs, their pools released at shutdown, client-chosen invocation
 ids honoured only to resume, see `invocations.py`, the memory inspector when configured, on
-the same services and behind the same front as the API) and serving it on $PORT, with the
-deployment's database and options in the environment the agents' own `configure()` reads. It
-holds no agent code and never sees the database password.
+the same services and behind the same front as the API, and identity binding in front of all
+of it: `ADK_MEMORY_AUTH`, IAP's signed header by default, see `adk_memory.identity`) and
+serving it on $PORT, with the deployment's database and options in the environment the
+agents' own `configure()` reads. It holds no agent code and never sees the database password.
 """
 
 from __future__ import annotations
@@ -19,19 +20,23 @@ from fastapi import FastAPI
 from google.adk.cli.fast_api import get_fast_api_app
 
 from adk_memory.adk.http_errors import add_error_responses
-from adk_memory.adk.inspector import inspector_router
+from adk_memory.adk.inspector import INSPECTOR_PATH, inspector_router
 from adk_memory.adk.services import collect_services, register
 from adk_memory.env import environment, export
+from adk_memory.identity import DEV_PATH, add_identity_guard
 from adk_memory.memory.service import PostgresMemoryService
 from adk_memory.sessions.service import PostgresSessionService
+from adk_memory.settings import identity_settings
 
 from .invocations import ResumeOnlyInvocationIds
-from .settings import PORT_ENV, Deployment
+from .settings import DEFAULT_AUTH, PORT_ENV, Deployment
 
 
 def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
     """The ASGI app for the deployment described by `environ` (default: the process's)."""
-    deployment = Deployment.from_env(environment(environ))
+    environ = environment(environ)
+    deployment = Deployment.from_env(environ)
+    identity = identity_settings(environ, default_mode=DEFAULT_AUTH)  # refused here, not later
     register()
 
     @asynccontextmanager
@@ -64,6 +69,9 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
             token=deployment.inspector_token,
         )
         app.include_router(inspector)
+    # Outermost: a request for another user is refused before the invocation-id guard looks
+    # its session up, and before ADK runs.
+    add_identity_guard(app, identity, operator_paths=(INSPECTOR_PATH, DEV_PATH))
     return app
 
 

@@ -24,6 +24,7 @@ from google.adk.errors.input_validation_error import InputValidationError
 from adk_memory.adk.inspector import INSPECTOR_MODES, InspectorMode
 from adk_memory.adk.services import MEMORY_VARIABLES, SESSION_VARIABLES
 from adk_memory.env import DATABASE_URL_ENV, READ_DATABASE_URL_ENV, REDACT_ENV
+from adk_memory.settings.identity import AuthMode
 
 CLOUD_SQL_INSTANCE_ENV = "CLOUD_SQL_INSTANCE"
 """`PROJECT:REGION:INSTANCE`: connect through the Unix socket Cloud Run mounts under /cloudsql
@@ -63,6 +64,11 @@ front as the API (IAM/IAP); unset or `off`: not served."""
 INSPECTOR_TOKEN_ENV = "ADK_MEMORY_INSPECTOR_TOKEN"
 """The inspector's form token (a secret), shared by every instance, so a form one instance
 renders is accepted by whichever instance receives it; required when it is `writable`."""
+
+DEFAULT_AUTH: AuthMode = "iap"
+"""Identity binding when `ADK_MEMORY_AUTH` is unset: the deployed API sits behind IAP, whose
+signed header names the caller (`ADK_MEMORY_AUTH_AUDIENCE` is then required). `none` opts out
+(a local run, or a front of one's own that binds users itself)."""
 
 DEFAULT_AGENTS_DIR = Path(__file__).resolve().parent.parent / "agents"
 """Where the image puts the agents (`/app/agents`)."""

@@ -44,6 +44,7 @@ FORBIDDEN = {
     "memory": ("sessions", "adk", "cli"),
     "sessions": ("memory", "adk", "cli"),
     "db": ("memory", "sessions", "adk", "cli"),
+    "identity": ("memory", "sessions", "adk", "cli"),
 }
 """Subpackage -> the subpackages it must never import (the arrows run cli -> adk -> memory,
 sessions -> db)."""

@@ -53,6 +53,7 @@ def environ(database_url: str, session_service, tmp_path: Path) -> dict[str, str
         "ADK_MEMORY_OPTIONS": "pool_size=2",
         "ADK_MEMORY_MEMORY_OPTIONS": "retrieval_mode=text",
         "AGENTS_DIR": str(agents),
+        "ADK_MEMORY_AUTH": "none",  # identity binding: tests/test_identity_http.py
     }
 
 

@@ -15,7 +15,13 @@ from sqlalchemy.engine import make_url
 
 from adk_memory.adk.http_errors import add_error_responses, status_of
 from adk_memory.adk.services import collect_services, register
-from adk_memory.errors import DatabaseUnavailableError, OptedOutError, SessionNotFoundError
+from adk_memory.errors import (
+    AuthenticationError,
+    DatabaseUnavailableError,
+    ForbiddenError,
+    OptedOutError,
+    SessionNotFoundError,
+)
 
 
 @pytest.fixture
@@ -65,3 +71,5 @@ def test_each_error_has_its_status() -> None:
     assert status_of(OptedOutError("x")) == 400
     assert status_of(SessionNotFoundError("x")) == 404
     assert status_of(DatabaseUnavailableError("x")) == 503
+    assert status_of(AuthenticationError("x")) == 401
+    assert status_of(ForbiddenError("x")) == 403

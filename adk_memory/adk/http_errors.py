@@ -1,8 +1,9 @@
 """How adk-memory's typed errors answer over HTTP, on any FastAPI app that serves its services
 (ADK's API server and dev UI as `adk-memory web` / `api_server` and the deploy serve them).
 
-Owns: the status code of each `AdkMemoryError` (bad input 400, not found 404, a conflict 409,
-the database away 503 or too slow 504) and the handler that answers with it. Without it, ADK's
+Owns: the status code of each `AdkMemoryError` (bad input 400, no or bad credentials 401,
+another user's data 403, not found 404, a conflict 409, the database away 503 or too slow 504)
+and the handler that answers with it. Without it, ADK's
 routes turn every error a service raises into a 500 (a NUL or a 300-character user id in a
 URL, a session id that cannot be one). It handles only adk-memory's errors: anything else keeps
 the app's own handling. A 5xx names only the kind of failure, never its message.
@@ -16,8 +17,10 @@ from fastapi.responses import JSONResponse, Response
 from ..errors import (
     AdkMemoryError,
     AlreadyExistsError,
+    AuthenticationError,
     DatabaseTimeoutError,
     DatabaseUnavailableError,
+    ForbiddenError,
     InputValidationError,
     NotFoundError,
     SessionNotFoundError,
@@ -30,6 +33,8 @@ _STATUS: tuple[tuple[type[AdkMemoryError], int], ...] = (
     (AlreadyExistsError, 409),
     (StaleSessionError, 409),
     (InputValidationError, 400),
+    (AuthenticationError, 401),
+    (ForbiddenError, 403),
     (DatabaseUnavailableError, 503),
     (DatabaseTimeoutError, 504),
 )

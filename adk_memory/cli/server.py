@@ -37,8 +37,10 @@ from ..adk.inspector import (
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
+from ..identity import DEV_PATH, add_identity_guard
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
+from ..settings.identity import IdentitySettings
 from ..settings.variables import (
     DATA_DIR_ENV,
     DATABASE_URL_ENV,
@@ -49,6 +51,7 @@ from ..settings.variables import (
     SCHEMA_ENV,
     export,
 )
+from .auth import check_exposure, identity_options
 from .options import (
     Target,
     database_options,
@@ -140,21 +143,24 @@ def adk_arguments(passed: Sequence[str], session_uri: str, memory_uri: str) -> l
 
 
 @contextmanager
-def serving_inspector(mode: InspectorMode, dev_ui: str | None = None) -> Iterator[None]:
+def serving_inspector(
+    mode: InspectorMode,
+    dev_ui: str | None = None,
+    identity: IdentitySettings | None = None,
+) -> Iterator[None]:
     """Inside the block, the app ADK builds answers adk-memory's errors with their HTTP status
     codes (`add_error_responses`), and gets the memory inspector at `INSPECTOR_PATH` (unless
     `mode` is off), reading and writing through the services ADK built for the app (the same
     pools as the agents' runners); with `dev_ui` (its path), session ids link to the
-    conversations there."""
+    conversations there. With `identity` on, the identity guard stands in front of it all
+    (the inspector and ADK's `/dev/` tools for operators only)."""
     with collect_services() as services:
 
         def mount(app: Any) -> None:
             add_error_responses(app)
-            if mode == "off":
-                return
             memory = [s for s in services if isinstance(s, PostgresMemoryService)]
             sessions = [s for s in services if isinstance(s, PostgresSessionService)]
-            if memory:
+            if memory and mode != "off":
                 router = inspector_router(
                     memory[0],
                     session_service=sessions[0] if sessions else None,
@@ -162,6 +168,8 @@ def serving_inspector(mode: InspectorMode, dev_ui: str | None = None) -> Iterato
                     dev_ui=dev_ui,
                 )
                 app.include_router(router)
+            guarded = identity or IdentitySettings()
+            add_identity_guard(app, guarded, operator_paths=(INSPECTOR_PATH, DEV_PATH))
 
         with fast_api_app_built(mount):
             yield
@@ -207,7 +215,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         help=(
             f"Serve the memory inspector at {INSPECTOR_PATH}: read-only, writable (approve / "
             "reject quarantined memories, retry failed generations, erase a user) or off. "
-            "Like ADK's own endpoints it has no authentication: serve it on a trusted network."
+            "Beyond localhost it needs --auth and an operator."
         ),
     )
     @click.option(
@@ -219,6 +227,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
             "a quarantined fact and a failed generation is written first."
         ),
     )
+    @identity_options
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(
@@ -230,6 +239,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         inspector: InspectorMode,
         demo: bool,
         adk_args: tuple[str, ...],
+        identity: IdentitySettings,
     ) -> None:
         if demo:
             given = ctx.get_parameter_source("memory_model") == ParameterSource.COMMANDLINE
@@ -246,8 +256,9 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         # Named as this command, under the group: ADK's usage line then reads
         # `adk-memory web [OPTIONS] [AGENTS_DIR]`, not this command's usage and ADK's run together.
         with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
+            check_exposure(sub.params.get("host"), identity, inspector)
             starting(name, sub.params, inspector, demo)
-            with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None):
+            with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None, identity):
                 adk.invoke(sub)
 
     return command

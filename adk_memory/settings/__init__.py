@@ -11,7 +11,8 @@ constructor, ADK's spellings and registry factories, the service URIs, `configur
 - `database`: `DatabaseSettings`, and `database_settings` resolving a service's database
   arguments (ADK's `db_url` / `db_engine` / engine options included);
 - `sessions`: `SessionSettings`, the session service's;
-- `stack`: `StackSettings`, what `configure()` reads (its database, TTLs, redactor, models).
+- `stack`: `StackSettings`, what `configure()` reads (its database, TTLs, redactor, models);
+- `identity`: `IdentitySettings`, what the HTTP front ends verify (`ADK_MEMORY_AUTH*`).
 
 It sits beside `db/` and below `memory/`, `sessions/` and `adk/` (which build from it), so the
 services users construct directly resolve exactly as `configure()` does. It never connects,
@@ -27,6 +28,7 @@ from .._faces import lazy_face
 
 if TYPE_CHECKING:
     from .database import DatabaseSettings, command_database, database_settings, embedded_url
+    from .identity import IdentitySettings, identity_settings
     from .sessions import SessionSettings, session_settings
     from .stack import StackSettings, stack_settings
     from .uri import collect_services, parse_service_uri
@@ -36,6 +38,7 @@ __getattr__, __dir__ = lazy_face(__name__, __file__, globals())
 
 __all__ = [
     "DatabaseSettings",
+    "IdentitySettings",
     "SessionSettings",
     "StackSettings",
     "chosen",
@@ -44,6 +47,7 @@ __all__ = [
     "database_settings",
     "embedded_url",
     "environment",
+    "identity_settings",
     "parse_service_uri",
     "session_settings",
     "stack_settings",

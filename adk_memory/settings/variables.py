@@ -98,6 +98,33 @@ DEMO_ENV = "ADK_MEMORY_DEMO"
 """`1`: the samples' agents and memory generation run on the keyless demo model
 (`adk_memory.adk.demo`; `adk-memory web --demo` sets it); unset: on their Gemini models."""
 
+AUTH_ENV = "ADK_MEMORY_AUTH"
+"""Identity binding on the HTTP front ends (`adk_memory.identity`): `iap` (Cloud Run / IAP's
+signed header), `google` (Google ID tokens), `oidc` (any OIDC or Firebase JWT) or `none`.
+Default: `none` for `adk-memory web` / `api_server`, `iap` for the deploy app."""
+
+AUTH_AUDIENCE_ENV = "ADK_MEMORY_AUTH_AUDIENCE"
+"""The audiences a token must be for, comma-separated (IAP: `/projects/NUMBER/global/
+backendServices/ID` or `/projects/NUMBER/apps/PROJECT`; Google: the OAuth client id or the
+service URL; Firebase: the project id). Required unless `ADK_MEMORY_AUTH=none`."""
+
+AUTH_ISSUER_ENV = "ADK_MEMORY_AUTH_ISSUER"
+"""The issuers a token may come from, comma-separated (required for `oidc`, e.g.
+`https://securetoken.google.com/PROJECT`; `iap` and `google` have Google's)."""
+
+AUTH_JWKS_URL_ENV = "ADK_MEMORY_AUTH_JWKS_URL"
+"""Where the issuer publishes its signing keys as a JWKS (required for `oidc`; `iap` and
+`google` have Google's)."""
+
+AUTH_USER_CLAIM_ENV = "ADK_MEMORY_AUTH_USER_CLAIM"
+"""The token claim that is the user id a principal acts as (default `email`; `sub` is the
+issuer's stable id)."""
+
+AUTH_OPERATORS_ENV = "ADK_MEMORY_AUTH_OPERATORS"
+"""Who may act as any user and open the memory inspector: comma-separated `CLAIM=VALUE`
+(`email=ops@example.com`, `groups=memory-operators`; a list claim matches when it holds the
+value). Unset: nobody."""
+
 GEMINI_CREDENTIAL_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 """google-genai's own variables (read by it, not here): a Gemini API key, or Vertex AI (with
 GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION and Application Default Credentials)."""
@@ -115,6 +142,12 @@ GOOGLE_CLOUD_LOCATION, defaults to `global`)."""
 
 __all__ = [
     "APPLICATION_CREDENTIALS_ENV",
+    "AUTH_AUDIENCE_ENV",
+    "AUTH_ENV",
+    "AUTH_ISSUER_ENV",
+    "AUTH_JWKS_URL_ENV",
+    "AUTH_OPERATORS_ENV",
+    "AUTH_USER_CLAIM_ENV",
     "CONNECT_TIMEOUT_ENV",
     "DATABASE_PASSWORD_ENV",
     "DATABASE_PASSWORD_FILE_ENV",

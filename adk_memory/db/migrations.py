@@ -368,6 +368,28 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         create_time timestamptz NOT NULL DEFAULT now()
     );
     """,
+    # 13: the audit of operator access (`memory.store.audit`): who (the operator's principal,
+    # or the process's identity for a command), what (the kind, the scope's canonical key, its
+    # app and user, the memory a page showed, counts) and when; never content. Rows are only
+    # ever added, except that an erasure removes the erased user from them (`user_id` and
+    # `memory_id` NULL, `scope_key` the erasure's marker), keeping the kind and the counts.
+    # Listed newest first, by keyset.
+    """
+    CREATE TABLE {schema}.operator_audit (
+        id          uuid        PRIMARY KEY,
+        create_time timestamptz NOT NULL DEFAULT clock_timestamp(),
+        principal   text        NOT NULL,
+        kind        text        NOT NULL,
+        app_name    text,
+        user_id     text,
+        scope_key   text,
+        memory_id   text,
+        counts      jsonb       NOT NULL DEFAULT '{{}}'
+    );
+    CREATE INDEX operator_audit_newest ON {schema}.operator_audit (create_time DESC, id DESC);
+    CREATE INDEX operator_audit_by_user ON {schema}.operator_audit (app_name, user_id)
+        WHERE user_id IS NOT NULL;
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -130,16 +130,35 @@ class Audit:
         kind: AuditKind | None = None,
         since: datetime | None = None,
         principal: str | None = None,
-        before: tuple[datetime, uuid.UUID] | None = None,
+        page_token: str | None = None,
         limit: int = 50,
     ) -> list[AuditRecord]:
         """Audit records newest first: of one `kind`, from `since`, by one `principal` (a
-        subject, or `local:<user>`); `before`: the time and id of the last record of the page
-        before (None: the first page). At most `limit` (<= 1000) per call."""
+        subject, or `local:<user>`); `page_token`: `next_page_token` of the page before (None:
+        the first page). At most `limit` (<= 1000) per call: one bounded query."""
         if kind is not None and kind not in KINDS:
             raise InputValidationError(f"Unknown audit kind {kind!r}; one of {', '.join(KINDS)}.")
         check_count("limit", limit, 1000)
+        before = _parse_token(page_token) if page_token else None
         await self._ready()
         return await self._store.page(
             kind=kind, since=since, principal=principal, before=before, limit=limit
         )
+
+
+def next_page_token(records: list[AuditRecord], limit: int) -> str | None:
+    """The token of the page after `records` (a full page of `limit`), else None: the time and
+    id of its last record, the keyset the next query starts below."""
+    if len(records) < limit or not records:
+        return None
+    last = records[-1]
+    return f"{last.time.isoformat()}_{last.id}"
+
+
+def _parse_token(token: str) -> tuple[datetime, uuid.UUID]:
+    """A page token back into its keyset (a bad one is the caller's error, said plainly)."""
+    at, _, last = token.rpartition("_")
+    try:
+        return datetime.fromisoformat(at), uuid.UUID(last)
+    except ValueError as exc:
+        raise InputValidationError(f"Not an audit page token: {token!r}.") from exc

@@ -8,6 +8,8 @@ their session ids and each memory id they had. It holds no text and cannot be li
 into ids: only someone who already has an id (an import file, a replayed session) and the
 database can tell that it was erased. The user's tombstone keeps the time of their latest
 erasure and names the erasure record, so a run after a crash goes on with the same record.
+The erasure's first transaction also removes the user from the operators' audit
+(`store.audit`), and its last adds the erasure's own audit record, with its counts.
 
 It never deletes anything but the tombstones an operator lifts, and never decides what is
 refused: the callers (the importers, `add_session_to_memory`) do, and say so.

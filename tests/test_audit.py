@@ -264,3 +264,26 @@ async def test_a_record_of_no_one_scope_names_no_user(
     await service.record_access("export", None, counts={"memories": 0})
     [row] = await audit_rows()
     assert (row["scope_key"], row["app_name"], row["user_id"]) == (None, None, None)
+
+
+async def test_the_table_is_append_only(make_memory_service: Any, database_url: str) -> None:
+    """The database itself refuses to delete a record or to change one other than by an
+    erasure's scrub."""
+    service = make_memory_service()
+    await service.record_access("export", ALICE, counts={"memories": 3})
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    table = f"{TEST_SCHEMA}.operator_audit"
+    try:
+        for statement in [
+            f"DELETE FROM {table}",
+            f"UPDATE {table} SET counts = '{{}}'",
+            f"UPDATE {table} SET principal = 'someone else'",
+            f"UPDATE {table} SET user_id = 'bob'",
+            f"UPDATE {table} SET user_id = NULL, scope_key = 'x'",
+        ]:
+            with pytest.raises(asyncpg.RaiseError, match="append-only"):
+                await conn.execute(statement)
+        await conn.execute(f"UPDATE {table} SET user_id = NULL, scope_key = 'erased:1'")
+        assert await conn.fetchval(f"SELECT counts::text FROM {table}") == '{"memories": 3}'
+    finally:
+        await conn.close()

@@ -21,6 +21,7 @@ from datetime import datetime
 import asyncpg
 
 from ...db.engine import Database
+from ..scope import read_for
 
 
 def erased_key(erasure_id: uuid.UUID) -> str:
@@ -147,7 +148,10 @@ class AuditStore:
         last record of the page before (None: the first page)."""
         at, last = before if before is not None else (None, None)
         args = (kind, since, principal, at, last, limit)
-        rows = await self._db.run(lambda conn: conn.fetch(self._page, *args), replica=True)
+        # Every user's records: a replica serves only once it has replayed this process's
+        # latest erasure (its scrub), so an erased user's name is never listed back.
+        fenced = read_for(None)
+        rows = await self._db.run(lambda conn: conn.fetch(self._page, *args), replica=fenced)
         return [
             AuditRecord(
                 id=row[0],

@@ -92,9 +92,9 @@ async def test_approvals_and_rejections_each_write_one_record_and_no_content(
     assert (first["kind"], first["principal"]) == ("approval", "op-7f3a")
     assert (second["kind"], second["principal"]) == ("rejection", process_principal())
     assert process_principal().startswith("local:")
-    for row in (first, second):
+    for row, memory in [(first, approved), (second, rejected)]:
         assert row["scope_key"] == scope_key(ALICE)
-        assert (row["app_name"], row["user_id"], row["memory_id"]) == (APP, "alice", None)
+        assert (row["app_name"], row["user_id"], row["memory_id"]) == (APP, "alice", memory.id)
         assert row["counts"] == {"memories": 1}
     no_content(await audit_rows(), SECRET, "flowerpot")
 

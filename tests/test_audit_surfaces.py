@@ -214,8 +214,8 @@ async def test_inspector_pages_and_forms_are_audited_and_listed(
         ("page_view", None, None),
         ("page_view", key, None),
         ("page_view", key, memory.id),
-        ("approval", key, None),
-        ("rejection", key, None),
+        ("approval", key, held.id),
+        ("rejection", key, rejected.id),
         ("dead_letter_retry", key, None),
     ]
     assert all(r["principal"] == "op-ann" for r in rows)

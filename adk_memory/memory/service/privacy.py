@@ -288,10 +288,10 @@ class Privacy:
         store = await self._ready()
         labels = {"guard": "approved"}
         key = _kind_key(scope_key(checked), memory_type)
-        record = entry("approval", checked, {"memories": 1}, principal)
-        memory = await store.release(
-            check_id(memory_id), key, labels, self._revision_ttl, self._audit.alongside(record)
-        )
+        memory_id = check_id(memory_id)
+        record = entry("approval", checked, {"memories": 1}, principal, memory_id=memory_id)
+        also = self._audit.alongside(record)
+        memory = await store.release(memory_id, key, labels, self._revision_ttl, also)
         if memory is None:
             raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
@@ -313,9 +313,10 @@ class Privacy:
         store = await self._ready()
         key = quarantine_key(_kind_key(scope_key(checked), memory_type))
         labels = {"reason": "guard_rejected"}
-        record = entry("rejection", checked, {"memories": 1}, principal)
+        memory_id = check_id(memory_id)
+        record = entry("rejection", checked, {"memories": 1}, principal, memory_id=memory_id)
         also = self._audit.alongside(record)
-        return await store.delete(key, check_id(memory_id), labels, self._revision_ttl, also) > 0
+        return await store.delete(key, memory_id, labels, self._revision_ttl, also) > 0
 
     @traced("memory.prune_memories")
     async def prune_memories(

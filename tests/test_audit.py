@@ -287,3 +287,19 @@ async def test_the_table_is_append_only(make_memory_service: Any, database_url: 
         assert await conn.fetchval(f"SELECT counts::text FROM {table}") == '{"memories": 3}'
     finally:
         await conn.close()
+
+
+async def test_a_record_added_while_an_erasure_runs_loses_the_user_too(
+    make_memory_service: Any, audit_rows: Rows
+) -> None:
+    service = make_memory_service()
+    await service.create_memory(SECRET, ALICE)
+    start = datetime.now(timezone.utc)
+    erasure, _ = await service.begin_erasure(APP, "alice", [], start)
+    await service.record_access("page_view", ALICE, counts={"memories": 1}, principal=OPERATOR)
+    await service.count_erasure(erasure, await service.erase_user(APP, "alice", erasure_id=erasure))
+    await service.finish_erasure(erasure, app_name=APP, user_id="alice", principal=OPERATOR)
+    view, record = await audit_rows()
+    assert (view["user_id"], view["scope_key"]) == (None, f"erased:{erasure}")
+    assert view["counts"] == {"memories": 1}
+    assert record["kind"] == "erasure" and record["counts"]["memories"] == 1

@@ -84,7 +84,9 @@ async def erase_user(
         app_name=app_name, user_id=user_id, request_id=uuid.uuid5(erasure, "sessions")
     )
     await memory_service.count_erasure(erasure, sessions)
-    await memory_service.finish_erasure(erasure, app_name=app_name, principal=principal)
+    await memory_service.finish_erasure(
+        erasure, app_name=app_name, user_id=user_id, principal=principal
+    )
     # Reads of the user go to the primary until each replica has replayed all of this.
     for database in (memory_service.database, session_service.database):
         await database.fence_replica(app_name, user_id)

@@ -127,7 +127,9 @@ class Privacy:
             erasure, _ = await self.begin_erasure(app_name, user_id, [], start)
             counts = await self.erase_user(app_name, user_id, erasure_id=erasure)
             await self.count_erasure(erasure, counts)
-            await self.finish_erasure(erasure, app_name=app_name, principal=principal)
+            await self.finish_erasure(
+                erasure, app_name=app_name, user_id=user_id, principal=principal
+            )
             await self._database.fence_replica(app_name, user_id)
             return counts
         store = await self._ready()
@@ -176,16 +178,21 @@ class Privacy:
         erasure_id: uuid.UUID,
         *,
         app_name: str | None = None,
+        user_id: str | None = None,
         principal: Principal | None = None,
     ) -> None:
         """The erasure is complete: its record gets its finish time (it holds the app, the
         counts and the times, nothing that says who), and in the same transaction the
         operators' audit records it: `principal` (None: this process) erased someone of
-        `app_name`, with the counts; its scope is the erasure's marker, never the user."""
+        `app_name`, with the counts; its scope is the erasure's marker, never the user. With
+        `app_name` and `user_id`, the audit's records naming the user are scrubbed again (as
+        `begin_erasure` did), so one written while the erasure ran loses the name too."""
         await self._ready()
         scope = {"app_name": check_app_name(app_name)} if app_name is not None else None
+        erased = user_scope(app_name, user_id) if app_name and user_id is not None else None
         record = entry("erasure", scope, None, principal, id=uuid.uuid5(erasure_id, "audit"))
-        await self._tombstones.finish(erasure_id, replace(record, scope_key=erased_key(erasure_id)))
+        record = replace(record, scope_key=erased_key(erasure_id))
+        await self._tombstones.finish(erasure_id, record, erased)
 
     @traced("memory.erased_among")
     async def erased_among(

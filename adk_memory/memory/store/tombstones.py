@@ -9,7 +9,8 @@ into ids: only someone who already has an id (an import file, a replayed session
 database can tell that it was erased. The user's tombstone keeps the time of their latest
 erasure and names the erasure record, so a run after a crash goes on with the same record.
 The erasure's first transaction also removes the user from the operators' audit
-(`store.audit`), and its last adds the erasure's own audit record, with its counts.
+(`store.audit`), and its last adds the erasure's own audit record, with its counts (and
+removes the user from any record added while it ran).
 
 It never deletes anything but the tombstones an operator lifts, and never decides what is
 refused: the callers (the importers, `add_session_to_memory`) do, and say so.
@@ -173,13 +174,19 @@ class Tombstones:
         args = (erasure_id, json.dumps(dict(counts)))
         await self._db.run(lambda c: c.execute(self._sql["count"], *args))
 
-    async def finish(self, erasure_id: uuid.UUID, audit: AuditEntry) -> None:
+    async def finish(
+        self, erasure_id: uuid.UUID, audit: AuditEntry, erased: Mapping[str, str] | None
+    ) -> None:
         """The erasure is complete: its record gets its finish time and, in the same
         transaction, the operators' audit gets `audit` with the record's counts (once: a
-        replay, or a second call, finds the erasure finished and adds nothing)."""
+        replay, or a second call, finds the erasure finished and adds nothing) and loses the
+        `erased` user (their scope; None: not known here) from any record added meanwhile."""
 
         async def finish(conn: asyncpg.Connection) -> None:
             async with conn.transaction():
+                if erased is not None:
+                    app_name, user_id = erased["app_name"], erased["user_id"]
+                    await self._audit.scrub_in(conn, app_name, user_id, erasure_id)
                 counts = await conn.fetchval(self._sql["finish"], erasure_id)
                 if counts is not None:
                     tally = {k: int(v) for k, v in json.loads(counts).items()}

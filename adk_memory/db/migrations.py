@@ -389,14 +389,12 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX operator_audit_newest ON {schema}.operator_audit (create_time DESC, id DESC);
     CREATE INDEX operator_audit_by_user ON {schema}.operator_audit (app_name, user_id)
         WHERE user_id IS NOT NULL;
-    -- Append-only, held by the database: no record is deleted, and the only change a record
-    -- takes is an erasure's scrub (its user and memory cleared, its scope key the marker).
+    -- Append-only, held by the database: the only change a record takes is an erasure's
+    -- scrub (its user and memory cleared, its scope key the marker). Deleting is left to the
+    -- roles (only the table's owner may; the package never does).
     CREATE FUNCTION {schema}.operator_audit_append_only() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
-        IF TG_OP = 'DELETE' THEN
-            RAISE EXCEPTION 'operator_audit is append-only: records are never deleted';
-        END IF;
         IF NEW.id <> OLD.id OR NEW.create_time <> OLD.create_time
            OR NEW.principal <> OLD.principal OR NEW.kind <> OLD.kind
            OR NEW.counts <> OLD.counts OR NEW.app_name IS DISTINCT FROM OLD.app_name
@@ -407,7 +405,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         RETURN NEW;
     END
     $$;
-    CREATE TRIGGER operator_audit_append_only BEFORE UPDATE OR DELETE ON {schema}.operator_audit
+    CREATE TRIGGER operator_audit_append_only BEFORE UPDATE ON {schema}.operator_audit
         FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
     """,
 )

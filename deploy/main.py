@@ -23,7 +23,7 @@ from adk_memory.adk.http_errors import add_error_responses
 from adk_memory.adk.inspector import INSPECTOR_PATH, inspector_router
 from adk_memory.adk.services import collect_services, register
 from adk_memory.env import environment, export
-from adk_memory.identity import DEV_PATH, add_identity_guard
+from adk_memory.identity import DEV_PATH, add_identity_guard, current_principal
 from adk_memory.memory.service import PostgresMemoryService
 from adk_memory.sessions.service import PostgresSessionService
 from adk_memory.settings import identity_settings
@@ -67,6 +67,7 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
             session_service=sessions,
             writable=deployment.inspector == "writable",
             token=deployment.inspector_token,
+            principal=current_principal,
         )
         app.include_router(inspector)
     # Outermost: a request for another user is refused before the invocation-id guard looks

@@ -12,7 +12,9 @@ finished by running it again, under the same record, and its counts are those of
 deleted by both runs; an erasure run again after it finished is a new one and counts zeros.
 Last, each service's database sends the user's reads to the primary until its replica has
 replayed the erasure (`Database.fence_replica`). The record holds the app, the counts and the
-times: never who was erased (the user's tombstone names it, so a re-run finds it).
+times: never who was erased (the user's tombstone names it, so a re-run finds it). The
+operators' audit (`memory.service.audit`) gets one record of it, with who asked and the counts,
+and loses the user's name from its earlier records.
 
 It never decides what a service stores: each service erases its own tables.
 """
@@ -26,6 +28,7 @@ from google.adk.artifacts.base_artifact_service import BaseArtifactService
 
 from ..memory.scope import user_scope
 from ..memory.service import PostgresMemoryService
+from ..memory.service.audit import Principal
 from ..sessions.service import PostgresSessionService
 
 
@@ -56,10 +59,12 @@ async def erase_user(
     session_service: PostgresSessionService,
     memory_service: PostgresMemoryService,
     artifact_service: BaseArtifactService | None = None,
+    principal: Principal | None = None,
 ) -> dict[str, int]:
     """Erase one user of one app from sessions, memory and (when given) artifacts, tombstone
     what went, record the erasure (counts only) and return the counts per kind (see the module
-    docstring)."""
+    docstring). The operators' audit records it as `principal`'s (None: this process's), with
+    the counts, in the transaction that finishes it."""
     start = datetime.now(timezone.utc)
     # Both services check the ids (listing the sessions is the session side's check) before
     # anything is deleted: an id one of them refuses must not leave a half-done erasure.
@@ -79,7 +84,9 @@ async def erase_user(
         app_name=app_name, user_id=user_id, request_id=uuid.uuid5(erasure, "sessions")
     )
     await memory_service.count_erasure(erasure, sessions)
-    await memory_service.finish_erasure(erasure)
+    await memory_service.finish_erasure(
+        erasure, app_name=app_name, user_id=user_id, principal=principal
+    )
     # Reads of the user go to the primary until each replica has replayed all of this.
     for database in (memory_service.database, session_service.database):
         await database.fence_replica(app_name, user_id)

@@ -46,6 +46,7 @@ from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.guard import MemoryGuard
 from ..memory.service import PostgresMemoryService
+from ..memory.service.audit import Principal
 from ..redaction import Redactor
 from ..sessions.service import PostgresSessionService
 from ..settings.database import DatabaseSettings
@@ -184,21 +185,27 @@ class MemoryStack:
         )
 
     async def erase_user(
-        self, app_name: str, user_id: str, *, artifact_service: BaseArtifactService | None = None
+        self,
+        app_name: str,
+        user_id: str,
+        *,
+        artifact_service: BaseArtifactService | None = None,
+        principal: Principal | None = None,
     ) -> dict[str, int]:
         """Forget one user of one app everywhere: archived tool results (in `artifact_service`,
         default the stack's), generation jobs with their payloads and results, memories
         (quarantined ones too), revisions, watermarks, sessions, events, compaction summaries
         and user state, for every scope naming the user. Idempotent and resumable (run it again
         after an interruption); returns counts per kind, and records the erasure with counts
-        and times only; tombstones what went, so no import or replay brings it back. See
-        `adk_memory.adk.erasure`."""
+        and times only; tombstones what went, so no import or replay brings it back. Audited as
+        `principal`'s (None: this process's). See `adk_memory.adk.erasure`."""
         return await erase_user(
             app_name=app_name,
             user_id=user_id,
             session_service=self.session_service,
             memory_service=self.memory_service,
             artifact_service=artifact_service or self.artifact_service,
+            principal=principal,
         )
 
     async def close(self) -> None:

@@ -31,6 +31,12 @@ _COMMANDS: dict[str, _Entry] = {
     "api_server": _Entry(
         ".server", "api_server", "ADK's API server on adk-memory's sessions and memory."
     ),
+    "audit": _Entry(
+        ".audit",
+        "audit",
+        "The audit of operator access: inspector page views, exports, erasures, approvals and "
+        "rejections of quarantined memories, dead-letter retries and opt-out changes.",
+    ),
     "backfill": _Entry(".backfill", "backfill", "Generate memories from stored sessions."),
     "config": _Entry(
         ".app_config",

@@ -347,6 +347,7 @@ async def _export(
                 record["revisions"] = [r.model_dump(mode="json") for r in history]
             out.write(to_json(record) + "\n")
             count += 1
+        await service.record_access("export", scope or within, counts={"memories": count})
     return count
 
 
@@ -371,6 +372,7 @@ def export(
     include_quarantined: bool,
 ) -> None:
     """Export a scope's (or with --all-users an app's) live memories as JSON lines (with
-    --include-quarantined the held ones too, each `"quarantined": true`)."""
+    --include-quarantined the held ones too, each `"quarantined": true`). The export is
+    audited (`adk-memory audit list`): this process's user, the scope, the count."""
     count = run(_export(target, scope, within, with_revisions, output, include_quarantined))
     note(f"Exported {plural(count, 'memory', 'memories')}.")

@@ -18,6 +18,8 @@ from .output import note
 async def _set(target: Target, app: str, user: str, opted_out: bool) -> None:
     async with target.memory(run_worker=False) as memory:
         await memory.set_opt_out(app, user, opted_out)
+        counts = {"opted_out": int(opted_out)}
+        await memory.record_access("opt_out", user_scope(app, user), counts=counts)
 
 
 @click.command("opt-out")
@@ -30,7 +32,7 @@ def opt_out(target: Target, app: str, user: str, undo: bool) -> None:
     any path (tools, generation, procedures, imports; queued generations are refused when they
     run). What was remembered before stays until `adk-memory erase`. --undo opts them back in.
     An app's own opt-out state key, when it sets one, wins the next time the app's agent sees
-    that user."""
+    that user. The change is audited (`adk-memory audit list`)."""
     with user_errors():
         user_scope(app, user)
     run(_set(target, app, user, not undo))

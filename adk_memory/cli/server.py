@@ -37,7 +37,7 @@ from ..adk.inspector import (
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
-from ..identity import DEV_PATH, add_identity_guard
+from ..identity import DEV_PATH, add_identity_guard, current_principal
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
 from ..settings.identity import IdentitySettings
@@ -166,6 +166,7 @@ def serving_inspector(
                     session_service=sessions[0] if sessions else None,
                     writable=mode == "writable",
                     dev_ui=dev_ui,
+                    principal=current_principal,
                 )
                 app.include_router(router)
             guarded = identity or IdentitySettings()

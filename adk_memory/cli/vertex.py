@@ -305,7 +305,7 @@ async def _export(
 ) -> tuple[int, int]:
     named = scope if scope is not None else within or {}
     async with target.memory() as memory, target.sessions() as sessions:
-        return await export_jsonl(
+        memories, sessions_out = await export_jsonl(
             out,
             _memories(memory, scope, within, None),
             memory,
@@ -313,6 +313,9 @@ async def _export(
             app_name=named.get("app_name"),
             user_id=scope.get("user_id") if scope is not None else None,
         )
+        counts = {"memories": memories, "sessions": sessions_out}
+        await memory.record_access("export", scope or within, counts=counts)
+        return memories, sessions_out
 
 
 @export_group.command("vertex-jsonl")
@@ -339,7 +342,8 @@ def export_vertex_jsonl(
     with --sessions the sessions with their events, as JSON lines of Memory Bank's and Agent
     Engine Sessions' resources: what `import vertex-jsonl` reads. Memories the guard
     quarantined are never exported here: Memory Bank has no quarantine, so an imported one would
-    be live (`memories export --include-quarantined` exports them, marked)."""
+    be live (`memories export --include-quarantined` exports them, marked). The export is
+    audited (`adk-memory audit list`): this process's user, the scope, the counts."""
     named = scope if scope is not None else within or {}
     if with_sessions and "app_name" not in named:
         raise click.UsageError("--sessions needs --app.")

@@ -368,6 +368,46 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         create_time timestamptz NOT NULL DEFAULT now()
     );
     """,
+    # 13: the audit of operator access (`memory.store.audit`): who (the operator's principal,
+    # or the process's identity for a command), what (the kind, the scope's canonical key, its
+    # app and user, the memory a page showed, counts) and when; never content. Rows are only
+    # ever added, except that an erasure removes the erased user from them (`user_id` and
+    # `memory_id` NULL, `scope_key` the erasure's marker), keeping the kind and the counts.
+    # Listed newest first, by keyset.
+    """
+    CREATE TABLE {schema}.operator_audit (
+        id          uuid        PRIMARY KEY,
+        create_time timestamptz NOT NULL DEFAULT clock_timestamp(),
+        principal   text        NOT NULL,
+        kind        text        NOT NULL,
+        app_name    text,
+        user_id     text,
+        scope_key   text,
+        memory_id   text,
+        counts      jsonb       NOT NULL DEFAULT '{{}}'
+    );
+    CREATE INDEX operator_audit_newest ON {schema}.operator_audit (create_time DESC, id DESC);
+    CREATE INDEX operator_audit_by_user ON {schema}.operator_audit (app_name, user_id)
+        WHERE user_id IS NOT NULL;
+    -- Append-only, held by the database: the only change a record takes is an erasure's
+    -- scrub (its user and memory cleared, its scope key the marker). Deleting is left to the
+    -- roles (only the table's owner may; the package never does).
+    CREATE FUNCTION {schema}.operator_audit_append_only() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.id <> OLD.id OR NEW.create_time <> OLD.create_time
+           OR NEW.principal <> OLD.principal OR NEW.kind <> OLD.kind
+           OR NEW.counts <> OLD.counts OR NEW.app_name IS DISTINCT FROM OLD.app_name
+           OR NEW.user_id IS NOT NULL OR NEW.memory_id IS NOT NULL
+           OR NEW.scope_key NOT LIKE 'erased:%' THEN
+            RAISE EXCEPTION 'operator_audit is append-only: a record only loses an erased user';
+        END IF;
+        RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER operator_audit_append_only BEFORE UPDATE ON {schema}.operator_audit
+        FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -65,6 +65,10 @@ GRANTS: Mapping[str, Mapping[str, str]] = {
     "memory_tombstone_key": {"agent": "S", "worker": "S"},
     "memory_tombstones": {"agent": "S", "worker": "S", "operator": "S"},
     "vector_steps": {"agent": "S", "worker": "S", "operator": "S"},
+    # the audit of operator access: appended by whoever serves the inspector (the agent in the
+    # deployment) or runs an export (an operator); an erasure's scrub is maintenance's; nobody
+    # but the owner deletes.
+    "operator_audit": {"agent": "SI", "operator": "SI"},
 }
 """Which role may do what to each table: S(ELECT), I(NSERT), U(PDATE), D(ELETE). No role but
 maintenance gets TRUNCATE, REFERENCES, TRIGGER or any DDL (owners only). A table the

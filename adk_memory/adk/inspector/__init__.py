@@ -1,13 +1,16 @@
 """The memory inspector: a small server-rendered web page for operators, as a FastAPI router.
 
 Owns: the routes (pick an app and a user; a user's memories, search with scores, structured
-profiles, quarantine, generation operations, a memory's revision timeline, erasure), reading
-what they show through the memory service's public API (every read names its scope), and the
-rules for writes: refused (403) unless the router was built `writable`, and then only as a POST
-form from the inspector's own origin carrying the router's form token (a cross-site page can
-neither read the token nor send it), each naming the user it acts on, so an id alone never
-approves, retries or erases another user's data. It never writes SQL and keeps no state but
-the token. Pages are plain HTML (`views`, escaped by `markup`): no JavaScript, no CDN.
+profiles, quarantine, generation operations, a memory's revision timeline, erasure, the audit
+of operator access), reading what they show through the memory service's public API (every
+read names its scope), and the rules for writes: refused (403) unless the router was built
+`writable`, and then only as a POST form from the inspector's own origin carrying the router's
+form token (a cross-site page can neither read the token nor send it), each naming the user it
+acts on, so an id alone never approves, retries or erases another user's data. Every page that
+shows users' data, and every write, is audited (`PostgresMemoryService.record_access`;
+approvals, rejections and erasures in their own transactions) as the request's principal
+(`principal`; None: this process). It never writes SQL and keeps no state but the token. Pages
+are plain HTML (`views`, escaped by `markup`): no JavaScript, no CDN.
 
     from adk_memory.adk.inspector import inspector_router
     app.include_router(inspector_router(memory_service, writable=False))   # /memory-inspector
@@ -21,9 +24,9 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from fastapi import APIRouter, Request
@@ -36,9 +39,10 @@ from google.adk.errors.input_validation_error import (
 from ...errors import InputValidationError, NotFoundError, _Refused
 from ...memory.scope import Scope, parse_scope, user_scope
 from ...memory.service import PostgresMemoryService
+from ...memory.service.audit import AuditKind, Principal, next_page_token
 from ...sessions.service import PostgresSessionService
 from ..erasure import erase_user
-from . import views
+from . import audit_view, views
 from .markup import TOKEN_FIELD
 
 logger = logging.getLogger(__name__)
@@ -85,6 +89,7 @@ def inspector_router(
     prefix: str = INSPECTOR_PATH,
     dependencies: Sequence[Depends] | None = None,
     dev_ui: str | None = None,
+    principal: Callable[[Request], Principal | None] | None = None,
 ) -> APIRouter:
     """The inspector's routes under `prefix`, for `app.include_router(...)`.
 
@@ -101,6 +106,8 @@ def inspector_router(
       dependencies: FastAPI dependencies for every route, e.g. the host app's authentication.
       dev_ui: the path of ADK's dev UI on the same server (`DEV_UI_PATH` under `adk web`):
         the session a memory came from links to that conversation there; None: shown as text.
+      principal: who a request is from (the front end's identity resolver), for the audit of
+        operator access; None (or it returns None): the records name this process.
     """
     pages = _Pages(
         memory_service,
@@ -109,6 +116,7 @@ def inspector_router(
         form_token=token or secrets.token_urlsafe(32),
         base=prefix,
         dev_ui=dev_ui,
+        principal=principal or _no_principal,
     )
     router = APIRouter(prefix=prefix, dependencies=list(dependencies or ()))
     for path, page in (
@@ -117,6 +125,7 @@ def inspector_router(
         ("/user", pages.user_page),
         ("/memory", pages.memory_page),
         ("/erase", pages.erase_page),
+        ("/audit", pages.audit_page),
     ):
         router.add_api_route(path, page, methods=["GET"], include_in_schema=False)
     for path, act in (
@@ -138,8 +147,14 @@ def _back(v: views.View, scope: Scope, note: str) -> Response:
     return RedirectResponse(v.user_url(scope, note=note), 303)
 
 
-Act = Callable[[views.View, dict[str, str]], Awaitable[Response]]
-"""A write: what a checked form (`_Pages.checked_form`) does, and the page it answers with."""
+Act = Callable[[views.View, dict[str, str], "Principal | None"], Awaitable[Response]]
+"""A write: what a checked form (`_Pages.checked_form`) does as the request's principal, and
+the page it answers with."""
+
+
+def _no_principal(request: Request) -> Principal | None:
+    """No identity resolver: every record names this process."""
+    return None
 
 
 class _Pages:
@@ -156,6 +171,7 @@ class _Pages:
         form_token: str,
         base: str,
         dev_ui: str | None,
+        principal: Callable[[Request], Principal | None],
     ) -> None:
         self.memory = memory_service
         self.sessions = session_service
@@ -163,6 +179,7 @@ class _Pages:
         self.form_token = form_token
         self.base = base
         self.dev_ui = dev_ui
+        self.principal = principal
 
     def view(self, request: Request) -> views.View:
         root = request.scope.get("root_path", "")
@@ -207,7 +224,7 @@ class _Pages:
         async def endpoint(request: Request) -> Response:
             v = self.view(request)
             try:
-                return await act(v, await self.checked_form(request))
+                return await act(v, await self.checked_form(request), self.principal(request))
             except _Refused as refused:
                 return _html(views.problem(v, str(refused)), refused.status)
             except AdkInputValidationError as error:  # ours subclass ADK's
@@ -237,6 +254,12 @@ class _Pages:
             )
             quarantined = await self.memory.list_quarantined(None, limit=_LISTED)
             dead = await self.memory.dead_letters(_LISTED)
+            counts = {
+                "scopes": len(scopes.scopes),
+                "quarantined": len(quarantined),
+                "dead_letters": len(dead),
+            }
+            await self.viewed(request, {"app_name": app} if app else None, counts)
             return views.home(v, app, scopes, quarantined, dead)
 
         return await self.shown(request, build)
@@ -261,15 +284,26 @@ class _Pages:
                 results = await self.memory.retrieve_memories(
                     chosen, search_query=q, top_k=self.memory.config.retrieval.top_k
                 )
+            profiles = await self.memory.retrieve_profiles(app_name=app, user_id=user)
+            quarantined = await self.memory.list_quarantined(chosen, limit=_LISTED)
+            operations = await self.memory.list_operations(chosen, limit=_LISTED)
+            counts = {
+                "memories": len(memories.memories),
+                "results": len(results or ()),
+                "profiles": len(profiles),
+                "quarantined": len(quarantined),
+                "operations": len(operations),
+            }
+            await self.viewed(request, chosen, counts)  # the query itself is never recorded
             return views.user_page(
                 v,
                 chosen,
                 memories=memories,
                 query=q,
                 results=results,
-                profiles=await self.memory.retrieve_profiles(app_name=app, user_id=user),
-                quarantined=await self.memory.list_quarantined(chosen, limit=_LISTED),
-                operations=await self.memory.list_operations(chosen, limit=_LISTED),
+                profiles=profiles,
+                quarantined=quarantined,
+                operations=operations,
                 note=note,
                 erasable=self.sessions is not None,
             )
@@ -283,6 +317,8 @@ class _Pages:
             chosen = scope_of(app, user, scope)
             memory = await self.memory.get_memory(id, chosen)
             revisions = await self.memory.list_revisions(id, chosen)
+            counts = {"memories": int(memory is not None), "revisions": len(revisions)}
+            await self.viewed(request, chosen, counts, memory_id=id)
             return views.memory_page(v, chosen, memory, revisions)
 
         return await self.shown(request, build)
@@ -298,26 +334,74 @@ class _Pages:
 
         return await self.shown(request, build)
 
+    async def audit_page(
+        self,
+        request: Request,
+        kind: str | None = None,
+        principal: str | None = None,
+        page: str | None = None,
+    ) -> Response:
+        async def build(v: views.View) -> str:
+            records = await self.memory.list_access(
+                kind=cast(AuditKind, kind or None),
+                principal=principal or None,
+                page_token=page or None,
+                limit=_PAGE_SIZE,
+            )
+            return audit_view.audit_page(
+                v,
+                records,
+                kind=kind or None,
+                principal=principal or None,
+                next_page=next_page_token(records, _PAGE_SIZE),
+            )
+
+        return await self.shown(request, build)
+
+    async def viewed(
+        self,
+        request: Request,
+        scope: Mapping[str, str] | None,
+        counts: Mapping[str, int],
+        *,
+        memory_id: str | None = None,
+    ) -> None:
+        """Audit a page that showed users' data: who, whose (the scope), how much; never
+        what (no fact, no query)."""
+        await self.memory.record_access(
+            "page_view",
+            scope,
+            counts=counts,
+            principal=self.principal(request),
+            memory_id=memory_id,
+        )
+
     # ----------------------------------------------------------------------------- writes
 
-    async def approve(self, v: views.View, fields: dict[str, str]) -> Response:
+    async def approve(
+        self, v: views.View, fields: dict[str, str], who: Principal | None
+    ) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         try:
-            await self.memory.approve_quarantined(fields.get("id", ""), scope)
+            await self.memory.approve_quarantined(fields.get("id", ""), scope, principal=who)
         except NotFoundError:
             return _back(v, scope, "not-found")
         return _back(v, scope, "approved")
 
-    async def reject(self, v: views.View, fields: dict[str, str]) -> Response:
+    async def reject(
+        self, v: views.View, fields: dict[str, str], who: Principal | None
+    ) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
-        done = await self.memory.reject_quarantined(fields.get("id", ""), scope)
+        done = await self.memory.reject_quarantined(fields.get("id", ""), scope, principal=who)
         return _back(v, scope, "rejected" if done else "not-found")
 
-    async def retry(self, v: views.View, fields: dict[str, str]) -> Response:
+    async def retry(self, v: views.View, fields: dict[str, str], who: Principal | None) -> Response:
         scope = scope_of(fields["app"], fields["user"], fields.get("scope"))
         done = await self.memory.retry_operation(fields.get("id", ""), scope)
         if not done:
             return _back(v, scope, "not-found")
+        counts = {"operations": 1}
+        await self.memory.record_access("dead_letter_retry", scope, counts=counts, principal=who)
         if self.memory.llm is None:
             # Queued for whichever worker has a model (a standalone one may); this process
             # cannot run it, so say so where the operator looks, not only on the page.
@@ -330,7 +414,7 @@ class _Pages:
             return _back(v, scope, "retried-no-model")
         return _back(v, scope, "retried")
 
-    async def erase(self, v: views.View, fields: dict[str, str]) -> Response:
+    async def erase(self, v: views.View, fields: dict[str, str], who: Principal | None) -> Response:
         app, user = fields["app"], fields["user"]
         if self.sessions is None:
             raise _Refused(403, "Erasure is not enabled in this inspector.")
@@ -342,6 +426,7 @@ class _Pages:
             user_id=user,
             session_service=self.sessions,
             memory_service=self.memory,
+            principal=who,
         )
         return _html(views.erased(v, app, user, counts))
 

@@ -62,11 +62,13 @@ def page(title: str, body: Html, *, base: str, writable: bool) -> str:
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"
         "<title>{} · memory inspector</title><style>{}</style></head><body>"
-        "<header><a href='{}'>Memory inspector</a><span class=mode>{}</span></header>"
+        "<header><a href='{}'>Memory inspector</a> <a href='{}'>Audit</a>"
+        "<span class=mode>{}</span></header>"
         "<main>{}</main></body></html>",
         title,
         Html(_stylesheet()),
         f"{base}/",
+        f"{base}/audit",
         mode,
         body,
     )

@@ -5,7 +5,8 @@ method delegating to one component), the components, each built with only what i
 (`building.py`): `Memories` (CRUD), `Retrieval` (search), `DirectWrites` (facts and ADK's
 direct writes), `Generation`/`NoGeneration` (the two modes), `Operations` (generation
 operations and app configurations), `Pipelines` (one generator per app configuration),
-`Privacy` (erasure, purge, opt-out, quarantine), `Procedures`, `Profiles`, `Inspection`; the
+`Privacy` (erasure, purge, opt-out, quarantine), `Procedures`, `Profiles`, `Inspection`,
+`Audit` (the audit of operator access); the
 shared write path (`writes.Writer`), the gate every write passes (`core.Gate`), and the memory
 URI table (`uri.py`). Its names resolve on first use (an eager face would load ADK for a
 module of this room that needs none of it).
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..._faces import lazy_face
 
 if TYPE_CHECKING:
+    from .audit import Audit
     from .direct import DirectWrites
     from .inspection import Inspection
     from .memories import Memories
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_face(__name__, __file__, globals())
 
 __all__ = [
+    "Audit",
     "DirectWrites",
     "Generation",
     "Inspection",

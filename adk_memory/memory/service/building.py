@@ -24,10 +24,12 @@ from ..pipeline import JOB_PAYLOADS
 from ..policy.screen import FactScreen
 from ..store import MemoryStore
 from ..store.app_configs import AppConfigStore
+from ..store.audit import AuditStore
 from ..store.opt_outs import OptOutStore
 from ..store.profiles import ProfileStore
 from ..store.support import SupportStore
 from ..store.tombstones import Tombstones
+from .audit import Audit
 from .core import Embedding, Gate, Readiness
 from .direct import DirectWrites
 from .inspection import Inspection
@@ -80,11 +82,13 @@ def parts(
     worker runs each job on the pipeline of the app configuration it names (`shared`: this
     service's own as an app's)."""
     store = MemoryStore(database, text_search_language=config.retrieval.text_search_language)
+    audit = AuditStore(database)
     users = UserStores(
         jobs=JobQueue(database, JOB_PAYLOADS),
         support=SupportStore(database),
         profiles=ProfileStore(database),
-        tombstones=Tombstones(database),
+        tombstones=Tombstones(database, audit),
+        audit=audit,
     )
     app_configs = AppConfigStore(database)
     ready = Readiness(store, embedding)
@@ -121,6 +125,7 @@ class Components:
     privacy: Privacy
     profiles: Profiles
     inspection: Inspection
+    audit: Audit
 
 
 def components(
@@ -180,6 +185,7 @@ def components(
         privacy=Privacy(built.users, built.app_configs, database, gate, ready, config),
         profiles=Profiles(built.users.profiles, ready),
         inspection=Inspection(jobs, ready),
+        audit=Audit(built.users.audit, ready),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from ...config import MemoryBankConfig
@@ -27,21 +27,24 @@ from ..jobs import JobQueue
 from ..models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from ..scope import kind_key, procedure_key, quarantine_key, scope_key, user_scope, validate_scope
 from ..store.app_configs import AppConfigStore
+from ..store.audit import AuditStore, erased_key
 from ..store.profiles import ProfileStore
 from ..store.support import SupportStore
 from ..store.tombstones import Kind, Tombstones
+from .audit import Principal, entry
 from .core import Gate, Readiness
 
 
 @dataclass(frozen=True)
 class UserStores:
     """The stores besides the memories' that keep something of a user, which forgetting
-    empties (the memory store is readiness's)."""
+    empties (the memory store is readiness's; the operators' audit loses the user's name)."""
 
     jobs: JobQueue
     support: SupportStore
     profiles: ProfileStore
     tombstones: Tombstones
+    audit: AuditStore
 
 
 def _kind_key(key: str, memory_type: MemoryType) -> str:
@@ -70,6 +73,7 @@ class Privacy:
         self._support = stores.support
         self._profiles = stores.profiles
         self._tombstones = stores.tombstones
+        self._audit = stores.audit
         self._app_configs = app_configs
         self._database = database
         self._gate = gate
@@ -97,7 +101,12 @@ class Privacy:
 
     @traced("memory.erase_user")
     async def erase_user(
-        self, app_name: str, user_id: str, *, erasure_id: uuid.UUID | None = None
+        self,
+        app_name: str,
+        user_id: str,
+        *,
+        erasure_id: uuid.UUID | None = None,
+        principal: Principal | None = None,
     ) -> dict[str, int]:
         """Forget one user of one app everywhere in memory: for every scope that contains
         `{"app_name": app_name, "user_id": user_id}` (ADK's scope, and any narrower one such as
@@ -110,14 +119,17 @@ class Privacy:
         artifacts). Without an `erasure_id` (an app whose sessions live elsewhere), this call
         is the whole erasure: it tombstones the user and their memory ids first, records the
         counts and fences the read replica, as the stack's does, so no import brings them
-        back."""
+        back. The erasure is audited when it finishes (`principal`: who asked; None: this
+        process), and the user's name leaves the audit's earlier records."""
         containing = user_scope(app_name, user_id)
         if erasure_id is None:
             start = datetime.now(timezone.utc)
             erasure, _ = await self.begin_erasure(app_name, user_id, [], start)
             counts = await self.erase_user(app_name, user_id, erasure_id=erasure)
             await self.count_erasure(erasure, counts)
-            await self.finish_erasure(erasure)
+            await self.finish_erasure(
+                erasure, app_name=app_name, user_id=user_id, principal=principal
+            )
             await self._database.fence_replica(app_name, user_id)
             return counts
         store = await self._ready()
@@ -161,11 +173,26 @@ class Privacy:
         await self._tombstones.count(erasure_id, counts)
 
     @traced("memory.finish_erasure")
-    async def finish_erasure(self, erasure_id: uuid.UUID) -> None:
+    async def finish_erasure(
+        self,
+        erasure_id: uuid.UUID,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        principal: Principal | None = None,
+    ) -> None:
         """The erasure is complete: its record gets its finish time (it holds the app, the
-        counts and the times, nothing that says who)."""
+        counts and the times, nothing that says who), and in the same transaction the
+        operators' audit records it: `principal` (None: this process) erased someone of
+        `app_name`, with the counts; its scope is the erasure's marker, never the user. With
+        `app_name` and `user_id`, the audit's records naming the user are scrubbed again (as
+        `begin_erasure` did), so one written while the erasure ran loses the name too."""
         await self._ready()
-        await self._tombstones.finish(erasure_id)
+        scope = {"app_name": check_app_name(app_name)} if app_name is not None else None
+        erased = user_scope(app_name, user_id) if app_name and user_id is not None else None
+        record = entry("erasure", scope, None, principal, id=uuid.uuid5(erasure_id, "audit"))
+        record = replace(record, scope_key=erased_key(erasure_id))
+        await self._tombstones.finish(erasure_id, record, erased)
 
     @traced("memory.erased_among")
     async def erased_among(
@@ -248,10 +275,16 @@ class Privacy:
 
     @traced("memory.approve_quarantined")
     async def approve_quarantined(
-        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+        self,
+        memory_id: str,
+        scope: Mapping[str, str],
+        *,
+        memory_type: MemoryType = "fact",
+        principal: Principal | None = None,
     ) -> Memory:
         """An operator's approval: the quarantined memory becomes live in its scope (an UPDATED
         revision labelled `guard: approved`); a procedure's with `memory_type="procedure"`.
+        Audited in the same transaction (`principal`: the operator; None: this process).
 
         Raises:
           LookupError: no quarantined memory with this id in this scope.
@@ -262,23 +295,35 @@ class Privacy:
         store = await self._ready()
         labels = {"guard": "approved"}
         key = _kind_key(scope_key(checked), memory_type)
-        memory = await store.release(check_id(memory_id), key, labels, self._revision_ttl)
+        memory_id = check_id(memory_id)
+        record = entry("approval", checked, {"memories": 1}, principal, memory_id=memory_id)
+        also = self._audit.alongside(record)
+        memory = await store.release(memory_id, key, labels, self._revision_ttl, also)
         if memory is None:
             raise NotFoundError(f"No quarantined memory {memory_id} in scope {checked}.")
         return memory
 
     @traced("memory.reject_quarantined")
     async def reject_quarantined(
-        self, memory_id: str, scope: Mapping[str, str], *, memory_type: MemoryType = "fact"
+        self,
+        memory_id: str,
+        scope: Mapping[str, str],
+        *,
+        memory_type: MemoryType = "fact",
+        principal: Principal | None = None,
     ) -> bool:
         """An operator's rejection: the quarantined memory is deleted (a DELETED revision
         labelled `guard_rejected`); a procedure's with `memory_type="procedure"`. False if there
-        was no such quarantined memory."""
+        was no such quarantined memory. Audited in the same transaction (`principal`: the
+        operator; None: this process)."""
         checked = validate_scope(scope)
         store = await self._ready()
         key = quarantine_key(_kind_key(scope_key(checked), memory_type))
         labels = {"reason": "guard_rejected"}
-        return await store.delete(key, check_id(memory_id), labels, self._revision_ttl) > 0
+        memory_id = check_id(memory_id)
+        record = entry("rejection", checked, {"memories": 1}, principal, memory_id=memory_id)
+        also = self._audit.alongside(record)
+        return await store.delete(key, memory_id, labels, self._revision_ttl, also) > 0
 
     @traced("memory.prune_memories")
     async def prune_memories(

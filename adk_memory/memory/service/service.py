@@ -33,6 +33,7 @@ from ..guard import MemoryGuard
 from ..jobs import Worker
 from ..policy.names import guard_name, redactor_name
 from ..policy.screen import FactScreen
+from .audit import Audit
 from .building import components, parts
 from .core import Embedding, Gate
 from .direct import DirectWrites
@@ -120,6 +121,7 @@ class PostgresMemoryService(BaseMemoryService):
       consent: the user's opt-out and the refusals every write takes (`core.Gate`).
       profiles: structured profiles (`profiles.Profiles`).
       inspection: an operator's read-outs (`inspection.Inspection`).
+      audit: the audit of operator access (`audit.Audit`): `record_access`, `list_access`.
     """
 
     def __init__(
@@ -217,6 +219,7 @@ class PostgresMemoryService(BaseMemoryService):
         self.consent = self._parts.gate
         self.profiles = built.profiles
         self.inspection = built.inspection
+        self.audit = built.audit
 
     @property
     def embedder(self) -> Embedder | None:
@@ -312,3 +315,7 @@ class PostgresMemoryService(BaseMemoryService):
     list_scopes = delegate("inspection", Inspection.list_scopes)
     list_operations = delegate("inspection", Inspection.list_operations)
     retry_operation = delegate("inspection", Inspection.retry_operation)
+
+    # the audit of operator access
+    record_access = delegate("audit", Audit.record_access)
+    list_access = delegate("audit", Audit.list_access)

@@ -16,8 +16,9 @@ their methods as its own, so callers hold one store.
 
 The room's other stores, one table each: `profiles` (`ProfileStore`: profiles and their
 revisions), `support` (`SupportStore`: who supports an app's procedures, their audiences),
-`tombstones` (`Tombstones`: what stays erased), `opt_outs` (`OptOutStore`) and `app_configs`
-(`AppConfigStore`: each app's stored configuration). Arrows: the store imports only the shared
+`tombstones` (`Tombstones`: what stays erased), `opt_outs` (`OptOutStore`), `app_configs`
+(`AppConfigStore`: each app's stored configuration) and `audit` (`AuditStore`: the audit of
+operator access, no content). Arrows: the store imports only the shared
 vocabulary of `memory/` (models, scope, text, the procedure rule) and `db/`; never the service,
 the pipeline, the policy, the guard or the jobs.
 """
@@ -34,6 +35,7 @@ from ...errors import InputValidationError
 from .. import scope as _scope
 from ..text import AUTO, search_text
 from .app_configs import AppConfigStore
+from .audit import AuditEntry, AuditRecord, AuditStore
 from .changes import (
     GenerationWrites,
     MemoryChange,
@@ -54,6 +56,9 @@ from .tombstones import Kind, Tombstones
 __all__ = [
     "RERANKED_MIN",
     "AppConfigStore",
+    "AuditEntry",
+    "AuditRecord",
+    "AuditStore",
     "GenerationWrites",
     "Kind",
     "MemoryChange",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +27,9 @@ from .changes import GenerationWrites, MemoryChange, NewMemory
 from .maintenance import SET_WATERMARK
 from .rows import json_list, json_value, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, expiry, fts, revision_of_m
+
+Also = Callable[[asyncpg.Connection], Awaitable[None]]
+"""A write made in the same transaction as a memory's change (e.g. its audit record)."""
 
 # The replay of a write to one memory whose first attempt committed: that write's revision
 # ({revision}, the write's token) exists, so the memory is returned as it is now and nothing is
@@ -457,9 +460,11 @@ class MemoryWrites:
         memory_id: str,
         labels: dict[str, str] | None,
         revision_ttl: float | None,
+        also: Also | None = None,
     ) -> int:
         """Delete one memory with a DELETED revision; how many went (0 or 1, the same again for
-        its replay after a lost reply)."""
+        its replay after a lost reply). `also`: a write that commits with the deletion, made
+        when one memory went (again on a replay: it must be safe to repeat)."""
         args: tuple[object, ...] = (
             scope_key,
             memory_id,
@@ -468,16 +473,38 @@ class MemoryWrites:
             [],
             uuid.uuid4(),
         )
-        return int(await self._db.run(lambda conn: conn.fetchval(self._delete_one, *args)))
+
+        async def deleted(conn: asyncpg.Connection) -> int:
+            async with conn.transaction():
+                count = int(await conn.fetchval(self._delete_one, *args))
+                if count and also is not None:
+                    await also(conn)
+                return count
+
+        return await self._db.run(deleted)
 
     async def release(
-        self, memory_id: str, scope_key: str, labels: dict[str, str], revision_ttl: float | None
+        self,
+        memory_id: str,
+        scope_key: str,
+        labels: dict[str, str],
+        revision_ttl: float | None,
+        also: Also | None = None,
     ) -> Memory | None:
         """Move a quarantined memory back under its scope (an UPDATED revision with `labels`);
         None if no quarantined memory of the scope has that id (a replay after a lost reply
-        returns the memory it released)."""
+        returns the memory it released). `also`: a write that commits with the release, made
+        when one was released (again on a replay: it must be safe to repeat)."""
         args = (memory_id, scope_key, json.dumps(labels), revision_ttl, uuid.uuid4())
-        row = await self._db.run(lambda conn: conn.fetchrow(self._release, *args))
+
+        async def released(conn: asyncpg.Connection) -> asyncpg.Record | None:
+            async with conn.transaction():
+                row = await conn.fetchrow(self._release, *args)
+                if row is not None and also is not None:
+                    await also(conn)
+                return row
+
+        row = await self._db.run(released)
         return None if row is None else memory_of(row)
 
     async def import_revisions(

@@ -8,6 +8,9 @@ their session ids and each memory id they had. It holds no text and cannot be li
 into ids: only someone who already has an id (an import file, a replayed session) and the
 database can tell that it was erased. The user's tombstone keeps the time of their latest
 erasure and names the erasure record, so a run after a crash goes on with the same record.
+The erasure's first transaction also removes the user from the operators' audit
+(`store.audit`), and its last adds the erasure's own audit record, with its counts (and
+removes the user from any record added while it ran).
 
 It never deletes anything but the tombstones an operator lifts, and never decides what is
 refused: the callers (the importers, `add_session_to_memory`) do, and say so.
@@ -20,12 +23,14 @@ import json
 import secrets
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from enum import Enum
 
 import asyncpg
 
 from ...db.engine import Database
+from .audit import AuditEntry, AuditStore
 
 
 class Kind(str, Enum):
@@ -92,8 +97,9 @@ _LIFT = "DELETE FROM {schema}.memory_tombstones WHERE digest = ANY($1::bytea[])"
 class Tombstones:
     """The tombstones and erasure records of one database schema (memory component)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, audit: AuditStore) -> None:
         self._db = db
+        self._audit = audit
         self._key: bytes | None = None
         schema = db.schema
         self._sql = {
@@ -158,6 +164,7 @@ class Tombstones:
                 if running is None:
                     await conn.execute(self._sql["begin"], erasure, app_name, start_time)
                 await conn.execute(self._sql["bury"], [user, *sessions, *memories], erasure)
+                await self._audit.scrub_in(conn, app_name, user_id, erasure)
                 return erasure, json.loads(running[1]) if running is not None else {}
 
         return await self._db.run(begin)
@@ -167,9 +174,25 @@ class Tombstones:
         args = (erasure_id, json.dumps(dict(counts)))
         await self._db.run(lambda c: c.execute(self._sql["count"], *args))
 
-    async def finish(self, erasure_id: uuid.UUID) -> None:
-        """The erasure is complete: its record gets its finish time."""
-        await self._db.run(lambda c: c.execute(self._sql["finish"], erasure_id))
+    async def finish(
+        self, erasure_id: uuid.UUID, audit: AuditEntry, erased: Mapping[str, str] | None
+    ) -> None:
+        """The erasure is complete: its record gets its finish time and, in the same
+        transaction, the operators' audit gets `audit` with the record's counts (once: a
+        replay, or a second call, finds the erasure finished and adds nothing) and loses the
+        `erased` user (their scope; None: not known here) from any record added meanwhile."""
+
+        async def finish(conn: asyncpg.Connection) -> None:
+            async with conn.transaction():
+                if erased is not None:
+                    app_name, user_id = erased["app_name"], erased["user_id"]
+                    await self._audit.scrub_in(conn, app_name, user_id, erasure_id)
+                counts = await conn.fetchval(self._sql["finish"], erasure_id)
+                if counts is not None:
+                    tally = {k: int(v) for k, v in json.loads(counts).items()}
+                    await self._audit.add_in(conn, replace(audit, counts=tally))
+
+        await self._db.run(finish)
 
     async def erased_among(
         self, kind: Kind, app_name: str, user_id: str, times: Mapping[str, datetime | None]

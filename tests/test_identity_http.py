@@ -163,7 +163,9 @@ async def test_the_deploy_app_binds_callers_to_their_own_user(
         # The operator's page views are audited under the verified principal (its subject).
         audit = await client.get("/memory-inspector/audit?principal=ops", headers=operator)
         assert audit.status_code == 200 and "No audit records." not in audit.text, audit.text
-        nobody = await client.get("/memory-inspector/audit?principal=a", headers=operator)
+        nobody = await client.get(
+            f"/memory-inspector/audit?principal={ALICE.split('@')[0]}", headers=operator
+        )
         assert "No audit records." in nobody.text  # Alice's refused views recorded nothing
         trace = f"/dev/apps/{APP}/debug/trace/session/{session_id}"
         assert (await client.get(trace, headers=alice)).status_code == 403

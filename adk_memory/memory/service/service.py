@@ -58,9 +58,24 @@ def delegate(component: str, method: _Method[_P, _R]) -> _Method[_P, _R]:
     name = method.__name__
 
     async def call(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return cast(_R, await getattr(getattr(self, component), name)(*args, **kwargs))
+        part = getattr(self, component)  # its class's method: never a subclass's re-entry
+        return cast(_R, await getattr(type(part), name)(part, *args, **kwargs))
 
+    call.delegated_to = component  # type: ignore[attr-defined]
     return cast(_Method[_P, _R], functools.wraps(method)(call))
+
+
+def route_overrides(service: PostgresMemoryService) -> None:
+    """Make a subclass's override of a public method the one the other methods call too (its
+    `retrieve_memories` is what `search_memory` ranks with, its `generate_memories` what ADK's
+    add_* calls enqueue with, its `is_opted_out` what every write asks), as when the service
+    was one class: the override is set on the component that owns the name, which the
+    components call by that name; the delegate itself calls the component's class, so the
+    override's `super()` reaches the real method."""
+    for name, face in vars(PostgresMemoryService).items():
+        component = getattr(face, "delegated_to", None)
+        if component is not None and getattr(type(service), name) is not face:
+            setattr(getattr(service, component), name, getattr(service, name))
 
 
 class PostgresMemoryService(BaseMemoryService):
@@ -198,7 +213,7 @@ class PostgresMemoryService(BaseMemoryService):
         self._parts = parts(
             self.database, self.config, screen, self._embedding, llm=self.llm, shared=shared
         )
-        self.worker = self._parts.new_worker()
+        self.worker = self.make_worker()
         built = components(
             self.database,
             self._parts,
@@ -217,6 +232,7 @@ class PostgresMemoryService(BaseMemoryService):
         self.consent = self._parts.gate
         self.profiles = built.profiles
         self.inspection = built.inspection
+        route_overrides(self)
 
     @property
     def embedder(self) -> Embedder | None:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from adk_memory import PostgresMemoryService, PostgresSessionService
+from adk_memory.errors import InputTypeError, InputValidationError
+from adk_memory.memory import MemoryFact
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,3 +63,24 @@ def test_old_module_paths_import_without_a_warning() -> None:
 def test_the_public_names_star_import_without_a_warning() -> None:
     done = _python("-c", "from adk_memory import *; import adk_memory; adk_memory.configure")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_wrong_model_or_session_ttl_type_is_a_typed_type_error() -> None:
+    """Raw `TypeError`s before (ADK's registry, a comparison); typed now, still TypeErrors."""
+    with pytest.raises(InputTypeError, match="llm must be a model name or an ADK BaseLlm"):
+        PostgresMemoryService("postgresql://u:p@localhost/db", llm=5)  # type: ignore[arg-type]
+    with pytest.raises(InputTypeError, match="session_ttl must be a datetime\\.timedelta"):
+        PostgresSessionService("postgresql://u:p@localhost/db", session_ttl="2h")  # type: ignore[arg-type]
+
+
+async def test_an_unknown_source_type_is_an_input_error_and_writes_nothing(
+    make_memory_service: Callable[..., PostgresMemoryService],
+) -> None:
+    """A raw `ValueError` of the enum before; `InputValidationError` (a ValueError) now."""
+    service = make_memory_service()
+    scope = {"app_name": "a", "user_id": "u"}
+    with pytest.raises(InputValidationError, match="Unknown source_type 'zz'"):
+        await service.create_memory("Likes tea.", scope, source_type="zz")  # type: ignore[arg-type]
+    with pytest.raises(InputValidationError, match="Unknown source_type 'zz'"):
+        await service.create_memories([MemoryFact("Likes tea.", source_type="zz")], scope)  # type: ignore[arg-type]
+    assert (await service.list_memories(scope)).memories == []

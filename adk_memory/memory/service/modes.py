@@ -29,6 +29,7 @@ from ..checks import (
     MAX_FACT_LENGTH,
     check_mapping,
     check_session_id,
+    check_source_type,
     check_timestamp,
     check_topics,
 )
@@ -167,10 +168,7 @@ class Generation:
         if not 1 <= len(facts) <= MAX_DIRECT_FACTS:
             raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
         source = "tool" if "tool" in options["metadata"] else "api"
-        try:
-            kind = fact_source(SourceType(source_type))
-        except ValueError as exc:
-            raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
+        kind = fact_source(check_source_type(source_type))
         screened = await self._writer.screen(facts, scope, source, direct=True)
         return facts_payload([s.fact for s in screened], topic or "", options, kind)
 

@@ -41,6 +41,14 @@ class Recording(PostgresMemoryService):
         return await super().is_opted_out(*args, **kwargs)
 
 
+class SkipsAgentEvents(PostgresMemoryService):
+    """An override that filters what is remembered: the agent's events are left out."""
+
+    async def add_events_to_memory(self, *, events: Any, **kwargs: Any) -> None:
+        kept = [e for e in events if e.author == "user"]
+        await super().add_events_to_memory(events=kept, **kwargs)
+
+
 def said(text: str) -> Event:
     return Event(
         author="user",
@@ -105,6 +113,19 @@ async def test_an_override_calling_super_does_not_reenter_itself(
     scope = {"app_name": "a", "user_id": "u"}
     assert await service.retrieve_memories(scope, search_query="x") == []
     assert service.calls == ["retrieve_memories"]
+
+
+async def test_a_raw_session_goes_through_an_overridden_add_events_to_memory(
+    make_memory_service: Callable[..., PostgresMemoryService], engine: AsyncEngine
+) -> None:
+    """Without a model, ADK's `add_session_to_memory` remembers the session's events through
+    `add_events_to_memory`, as it always did: an override filtering them is obeyed."""
+    service = SkipsAgentEvents(engine=engine, schema=TEST_SCHEMA)
+    agent = said("Noted: you like tea.").model_copy(update={"author": "agent"})
+    session = Session(id="s1", app_name="a", user_id="u", events=[said("I like tea"), agent])
+    await service.add_session_to_memory(session)
+    page = await service.list_memories({"app_name": "a", "user_id": "u"})
+    assert [m.fact for m in page.memories] == ["I like tea"]
 
 
 def test_the_plain_service_routes_nothing(

@@ -84,3 +84,14 @@ async def test_an_unknown_source_type_is_an_input_error_and_writes_nothing(
     with pytest.raises(InputValidationError, match="Unknown source_type 'zz'"):
         await service.create_memories([MemoryFact("Likes tea.", source_type="zz")], scope)  # type: ignore[arg-type]
     assert (await service.list_memories(scope)).memories == []
+
+
+async def test_a_call_that_fits_no_signature_names_the_service_method() -> None:
+    """The service's methods delegate to components; a wrong call is still Python's
+    `TypeError` about `PostgresMemoryService.<method>()`, not about a component's."""
+    service = PostgresMemoryService("postgresql://u:p@localhost/db")
+    scope = {"app_name": "a", "user_id": "u"}
+    with pytest.raises(TypeError, match=r"^PostgresMemoryService\.create_memory\(\): multiple"):
+        await service.create_memory(scope, fact="Likes tea.")  # type: ignore[call-arg, arg-type]
+    with pytest.raises(TypeError, match=r"^PostgresMemoryService\.search_memory\(\): too many"):
+        await service.search_memory("a", "u", "tea")  # type: ignore[call-arg]

@@ -13,6 +13,7 @@ do) and never imports the session service: it reads sessions only through ADK's 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -56,13 +57,33 @@ def delegate(component: str, method: _Method[_P, _R]) -> _Method[_P, _R]:
     method's signature and docstring (so `help()` and type checkers see the real API). One
     line per public name keeps the service a face: the work is the component's."""
     name = method.__name__
+    signature = inspect.signature(method)
 
     async def call(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         part = getattr(self, component)  # its class's method: never a subclass's re-entry
-        return cast(_R, await getattr(type(part), name)(part, *args, **kwargs))
+        try:
+            return cast(_R, await getattr(type(part), name)(part, *args, **kwargs))
+        except TypeError:
+            _check_call(signature, self, name, args, kwargs)
+            raise
 
     call.delegated_to = component  # type: ignore[attr-defined]
     return cast(_Method[_P, _R], functools.wraps(method)(call))
+
+
+def _check_call(
+    signature: inspect.Signature,
+    service: Any,
+    name: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """A call that does not fit the method's signature is Python's `TypeError`, naming the
+    service's method (the user's call) instead of the component's that Python raised it for."""
+    try:
+        signature.bind(service, *args, **kwargs)
+    except TypeError as wrong:
+        raise TypeError(f"{type(service).__name__}.{name}(): {wrong}") from None
 
 
 def route_overrides(service: PostgresMemoryService) -> None:

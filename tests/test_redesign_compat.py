@@ -92,6 +92,6 @@ async def test_a_call_that_fits_no_signature_names_the_service_method() -> None:
     service = PostgresMemoryService("postgresql://u:p@localhost/db")
     scope = {"app_name": "a", "user_id": "u"}
     with pytest.raises(TypeError, match=r"^PostgresMemoryService\.create_memory\(\): multiple"):
-        await service.create_memory(scope, fact="Likes tea.")  # type: ignore[call-arg, arg-type]
+        await service.create_memory(scope, fact="Likes tea.")  # type: ignore[call-arg, arg-type, misc]
     with pytest.raises(TypeError, match=r"^PostgresMemoryService\.search_memory\(\): too many"):
         await service.search_memory("a", "u", "tea")  # type: ignore[call-arg]

@@ -31,8 +31,8 @@ from typing import TypeVar
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from adk_memory.db.engine import normalise_url  # (the face too; this path also in older trees)
 from adk_memory.db.embedded import temporary_server
+from adk_memory.db.engine import normalise_url  # (the face too; this path also in older trees)
 
 T = TypeVar("T")
 

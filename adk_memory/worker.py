@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from .cli import main as command_line
 from .cli.worker import (
     check_model_credentials,
     failure,
@@ -47,7 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(DEPRECATION, file=sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        worker.main(["--migrate", *arguments], prog_name="python -m adk_memory.worker")
+        worker.main(
+            ["--migrate", *arguments],
+            prog_name="python -m adk_memory.worker",
+            **command_line.context_settings,  # `-h` too, as `adk-memory worker` and argparse had
+        )
     except SystemExit as exited:
         return 0 if exited.code is None else exited.code if isinstance(exited.code, int) else 1
     return 0

@@ -20,7 +20,7 @@ from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise, sanitise_text
 from ..errors import InputValidationError
-from .models import Memory, MemoryFilter
+from .models import Memory, MemoryFilter, SourceType
 from .scope import Scope, user_scope, validate_scope
 
 MAX_FACT_LENGTH = 10_000
@@ -213,6 +213,15 @@ def check_unit(name: str, value: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise InputValidationError(f"{name} must be between 0 and 1.")
     return value
+
+
+def check_source_type(value: object) -> SourceType:
+    """A source type, given as the enum or its value: a typo is the caller's error
+    (`InputValidationError`, a `ValueError` as the enum's own was), not a crash of the write."""
+    try:
+        return SourceType(value)
+    except ValueError as exc:
+        raise InputValidationError(f"Unknown source_type {value!r}.") from exc
 
 
 def encode_token(memory: Memory) -> str:

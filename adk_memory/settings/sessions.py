@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ..errors import InputValidationError
+from ..errors import InputTypeError, InputValidationError
 from ..redaction import Redactor
 from .database import DatabaseSettings
 
@@ -50,7 +50,12 @@ def session_settings(
     event_cache_bytes: int = DEFAULT_EVENT_CACHE_BYTES,
 ) -> SessionSettings:
     """The session service's settings on `database` (`database_settings`); a session TTL that
-    is not positive is refused (InputValidationError)."""
+    is not positive is refused (InputValidationError), one that is no `timedelta` too
+    (InputTypeError, a TypeError as the comparison's was)."""
+    if session_ttl is not None and not isinstance(session_ttl, timedelta):
+        raise InputTypeError(
+            f"session_ttl must be a datetime.timedelta, not {type(session_ttl).__name__}."
+        )
     if session_ttl is not None and session_ttl <= timedelta(0):
         raise InputValidationError("session_ttl must be a positive duration.")
     return SessionSettings(database, redactor, session_ttl, event_cache_size, event_cache_bytes)

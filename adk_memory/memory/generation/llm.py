@@ -21,7 +21,7 @@ from google.adk.models.registry import LLMRegistry
 from google.genai import types
 from pydantic import BaseModel, ValidationError
 
-from ...errors import GenerationOutputError
+from ...errors import GenerationOutputError, InputTypeError
 from ...telemetry import annotate, traced
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -35,6 +35,10 @@ def resolve_llm(model: str | BaseLlm) -> BaseLlm:
     object itself, so callers can pass `"gemini-2.5-flash"` or any `BaseLlm`."""
     if isinstance(model, BaseLlm):
         return model
+    if not isinstance(model, str):  # ADK's registry would fail on it with a bare TypeError
+        raise InputTypeError(
+            f"llm must be a model name or an ADK BaseLlm, not {type(model).__name__}."
+        )
     return LLMRegistry.new_llm(model)
 
 

@@ -241,7 +241,7 @@ class DirectWrites:
         with `ErasedError`: nothing of it is remembered again."""
         if not isinstance(session, Session):
             raise InputValidationError("session must be an ADK Session.")
-        await self._generation.remember_session(session)
+        await self._generation.remember_session(session, self.add_events_to_memory)
 
     @traced("memory.add_events_to_memory")
     async def add_events_to_memory(

@@ -12,7 +12,7 @@ It never writes SQL itself and never runs a job (the worker does: `pipelines.py`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -29,6 +29,7 @@ from ..checks import (
     MAX_FACT_LENGTH,
     check_mapping,
     check_session_id,
+    check_source_type,
     check_timestamp,
     check_topics,
 )
@@ -42,6 +43,10 @@ from .core import Gate
 from .operations import Operations
 from .pipelines import Submitter
 from .writes import Draft, Writer
+
+AddEvents = Callable[..., Awaitable[None]]
+"""ADK's `add_events_to_memory` as the service has it (keyword arguments), which the raw mode
+remembers a session's events through."""
 
 
 class Generation:
@@ -167,15 +172,13 @@ class Generation:
         if not 1 <= len(facts) <= MAX_DIRECT_FACTS:
             raise InputValidationError(f"Pass 1 to {MAX_DIRECT_FACTS} facts.")
         source = "tool" if "tool" in options["metadata"] else "api"
-        try:
-            kind = fact_source(SourceType(source_type))
-        except ValueError as exc:
-            raise InputValidationError(f"Unknown source_type {source_type!r}.") from exc
+        kind = fact_source(check_source_type(source_type))
         screened = await self._writer.screen(facts, scope, source, direct=True)
         return facts_payload([s.fact for s in screened], topic or "", options, kind)
 
-    async def remember_session(self, session: Session) -> None:
-        """ADK's `add_session_to_memory`: generation from the session's new events."""
+    async def remember_session(self, session: Session, add_events: AddEvents) -> None:
+        """ADK's `add_session_to_memory`: generation from the session's new events (not
+        through `add_events`, the raw mode's door: the session's watermark decides)."""
         await self.generate_memories(session=session)
 
     async def remember_events(
@@ -229,13 +232,20 @@ class NoGeneration:
         """Refused: `InputValidationError` (memory generation needs a model)."""
         self.require("Memory generation")
 
-    async def remember_session(self, session: Session) -> None:
-        """ADK's `add_session_to_memory`: the session's events, raw. The session's state may
-        hold the user's opt-out key: it decides (and is recorded)."""
-        scope = user_scope(session.app_name, session.user_id)
-        await self._gate.refuse_opted_out(scope, session.state)
-        session_id, events = await self._gate.admit_events(scope, session.id, session.events)
-        await self.remember_events(scope, events, session_id, {})
+    async def remember_session(self, session: Session, add_events: AddEvents) -> None:
+        """ADK's `add_session_to_memory`: the session's events, raw, through `add_events`
+        (the service's `add_events_to_memory`, a subclass's override included, as it always
+        went). The session's state may hold the user's opt-out key: it decides (and is
+        recorded)."""
+        await self._gate.refuse_opted_out(
+            user_scope(session.app_name, session.user_id), session.state
+        )
+        await add_events(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            events=session.events,
+            session_id=session.id,
+        )
 
     async def remember_events(
         self,

@@ -13,6 +13,7 @@ do) and never imports the session service: it reads sessions only through ADK's 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -57,11 +58,46 @@ def delegate(component: str, method: _Method[_P, _R]) -> _Method[_P, _R]:
     method's signature and docstring (so `help()` and type checkers see the real API). One
     line per public name keeps the service a face: the work is the component's."""
     name = method.__name__
+    signature = inspect.signature(method)
 
     async def call(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return cast(_R, await getattr(getattr(self, component), name)(*args, **kwargs))
+        part = getattr(self, component)  # its class's method: never a subclass's re-entry
+        try:
+            return cast(_R, await getattr(type(part), name)(part, *args, **kwargs))
+        except TypeError:
+            _check_call(signature, self, name, args, kwargs)
+            raise
 
+    call.delegated_to = component  # type: ignore[attr-defined]
     return cast(_Method[_P, _R], functools.wraps(method)(call))
+
+
+def _check_call(
+    signature: inspect.Signature,
+    service: Any,
+    name: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """A call that does not fit the method's signature is Python's `TypeError`, naming the
+    service's method (the user's call) instead of the component's that Python raised it for."""
+    try:
+        signature.bind(service, *args, **kwargs)
+    except TypeError as wrong:
+        raise TypeError(f"{type(service).__name__}.{name}(): {wrong}") from None
+
+
+def route_overrides(service: PostgresMemoryService) -> None:
+    """Make a subclass's override of a public method the one the other methods call too (its
+    `retrieve_memories` is what `search_memory` ranks with, its `generate_memories` what ADK's
+    add_* calls enqueue with, its `is_opted_out` what every write asks), as when the service
+    was one class: the override is set on the component that owns the name, which the
+    components call by that name; the delegate itself calls the component's class, so the
+    override's `super()` reaches the real method."""
+    for name, face in vars(PostgresMemoryService).items():
+        component = getattr(face, "delegated_to", None)
+        if component is not None and getattr(type(service), name) is not face:
+            setattr(getattr(service, component), name, getattr(service, name))
 
 
 class PostgresMemoryService(BaseMemoryService):
@@ -200,7 +236,7 @@ class PostgresMemoryService(BaseMemoryService):
         self._parts = parts(
             self.database, self.config, screen, self._embedding, llm=self.llm, shared=shared
         )
-        self.worker = self._parts.new_worker()
+        self.worker = self.make_worker()
         built = components(
             self.database,
             self._parts,
@@ -220,6 +256,7 @@ class PostgresMemoryService(BaseMemoryService):
         self.profiles = built.profiles
         self.inspection = built.inspection
         self.audit = built.audit
+        route_overrides(self)
 
     @property
     def embedder(self) -> Embedder | None:

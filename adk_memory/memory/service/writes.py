@@ -19,7 +19,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...errors import InputValidationError
-from ..checks import check_fact, check_mapping, check_time, check_topics, check_unit, seconds
+from ..checks import (
+    check_fact,
+    check_mapping,
+    check_source_type,
+    check_time,
+    check_topics,
+    check_unit,
+    seconds,
+)
 from ..models import Memory, SourceType
 from ..policy.screen import FactScreen, MemoryRejectedError, Screened, guard_labels
 from ..scope import Scope, quarantine_key, scope_key
@@ -133,7 +141,7 @@ class Writer:
             content=self._screen.json(check_mapping("content", draft.content)),
             importance=check_unit("importance", draft.importance),
             confidence=check_unit("confidence", draft.confidence),
-            source_type=SourceType(draft.source_type),
+            source_type=check_source_type(draft.source_type),
             source_session_id=draft.source_session_id,
             source_event_ids=list(draft.source_event_ids),
             embedding=embedding,

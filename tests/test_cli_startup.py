@@ -5,6 +5,7 @@ has imported, not by timing it."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -75,6 +76,9 @@ def test_the_command_list_matches_each_commands_own_help() -> None:
         command = main.commands[name]
         assert isinstance(command, click.Command) and command.name == name
         assert command.get_short_help_str(limit=1000) == entry.summary, name
+        for child, module, attribute, summary in entry.deferred:  # listed without its import
+            real = getattr(importlib.import_module(module, "adk_memory.cli"), attribute)
+            assert real.name == child and real.get_short_help_str(limit=1000) == summary
     ctx = click.Context(main)
     assert main.list_commands(ctx) == sorted(_COMMANDS)
     assert main.get_command(ctx, "no-such-command") is None

@@ -25,6 +25,9 @@ class _Entry:
     summary: str
     children: tuple[tuple[str, str], ...] = ()
     """Subcommands kept in modules of their own: (module, attribute)."""
+    deferred: tuple[tuple[str, str, str, str], ...] = ()
+    """Subcommands of a light group (`db`: its server commands import no ADK nor SQLAlchemy)
+    whose module is heavy: (name, module, attribute, one-line help), imported when they run."""
 
 
 _COMMANDS: dict[str, _Entry] = {
@@ -47,7 +50,14 @@ _COMMANDS: dict[str, _Entry] = {
         ".db",
         "db",
         "The embedded PostgreSQL (no server to install).",
-        children=((".roles", "roles"),),
+        deferred=(
+            (
+                "roles",
+                ".roles",
+                "roles",
+                "Create the least-privilege roles and grant them what each process needs.",
+            ),
+        ),
     ),
     "erase": _Entry(
         ".erase",
@@ -107,7 +117,35 @@ def _load(entry: _Entry) -> click.Command:
     if isinstance(command, click.Group):
         for module, attribute in entry.children:
             command.add_command(getattr(importlib.import_module(module, __name__), attribute))
+        for name, module, attribute, summary in entry.deferred:
+            command.add_command(_Deferred(name, module, attribute, summary))
     return command
+
+
+class _Deferred(click.Command):
+    """A subcommand listed by its one-line help and imported when it runs (or its own help is
+    asked for): what the group's help shows costs no import."""
+
+    def __init__(self, name: str, module: str, attribute: str, summary: str) -> None:
+        super().__init__(name, help=summary, short_help=summary)
+        self._where = (module, attribute)
+
+    def real(self) -> click.Command:
+        module, attribute = self._where
+        command: click.Command = getattr(importlib.import_module(module, __name__), attribute)
+        return command
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        return self.real().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return ctx.command.invoke(ctx)
 
 
 class _Commands(dict[str, click.Command]):

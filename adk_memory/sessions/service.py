@@ -45,7 +45,7 @@ from ..errors import (
     StaleSessionError,
 )
 from ..redaction import Redactor
-from ..settings.database import database_settings
+from ..settings.database import constructor_database
 from ..settings.sessions import (
     DEFAULT_EVENT_CACHE_BYTES,
     DEFAULT_EVENT_CACHE_SIZE,
@@ -186,21 +186,7 @@ class PostgresSessionService(BaseSessionService):
             engine_arguments = without_agents_dir(adk_arguments)
             settings = session_settings_from_uri(uri, None, engine_arguments)
         else:
-            database = database_settings(
-                database_url,
-                engine=engine,
-                db_url=db_url,
-                db_engine=db_engine,
-                schema=schema,
-                data_dir=data_dir,
-                auto_migrate=auto_migrate,
-                engine_kwargs=engine_kwargs,
-                timeouts=timeouts,
-                read_url=read_url,
-                read_engine=read_engine,
-                extra=adk_arguments,
-                owner=type(self).__name__,
-            )
+            database = constructor_database(self, locals(), adk_arguments)
             settings = session_settings(
                 database,
                 redactor=redactor,

@@ -89,6 +89,32 @@ class DatabaseSettings:
         )
 
 
+DATABASE_PARAMETERS = (
+    "database_url",
+    "engine",
+    "db_url",
+    "db_engine",
+    "schema",
+    "data_dir",
+    "auto_migrate",
+    "engine_kwargs",
+    "timeouts",
+    "read_url",
+    "read_engine",
+)
+"""The database parameters both services' constructors take (their public spellings)."""
+
+
+def constructor_database(
+    owner: object, given: Mapping[str, Any], extra: Mapping[str, Any]
+) -> DatabaseSettings:
+    """The database a service's constructor was given (`given`: its `locals()`, holding
+    `DATABASE_PARAMETERS`; `extra`: its other keyword arguments), resolved once as
+    `database_settings` resolves them: one call for both services."""
+    chosen = {name: given[name] for name in DATABASE_PARAMETERS}
+    return database_settings(**chosen, extra=extra, owner=type(owner).__name__)
+
+
 def database_settings(
     database_url: str | None = None,
     *,

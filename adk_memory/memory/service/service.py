@@ -25,7 +25,7 @@ from typing_extensions import Self, override
 from ...config import AppMemoryConfig, DatabaseTimeouts, MemoryBankConfig
 from ...db.engine import DEFAULT_SCHEMA
 from ...redaction import Redactor
-from ...settings.database import database_settings
+from ...settings.database import constructor_database
 from ...settings.uri import announce, check_uri_alone
 from ..app_config import UNSHARED
 from ..embeddings import Embedder
@@ -192,21 +192,7 @@ class PostgresMemoryService(BaseMemoryService):
             redactor, run_worker = given.redactor, given.run_worker
             publish_config, database = given.publish_config, given.database
         else:
-            database = database_settings(
-                database_url,
-                engine=engine,
-                db_url=db_url,
-                db_engine=db_engine,
-                schema=schema,
-                data_dir=data_dir,
-                auto_migrate=auto_migrate,
-                engine_kwargs=engine_kwargs,
-                timeouts=timeouts,
-                read_url=read_url,
-                read_engine=read_engine,
-                extra=adk_arguments,
-                owner=type(self).__name__,
-            )
+            database = constructor_database(self, locals(), adk_arguments)
         self.database = database.database()
         # -- end database settings --
         self._build(embedder, config, llm, redactor, guard, publish_config, run_worker)

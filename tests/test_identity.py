@@ -28,6 +28,7 @@ from adk_memory.identity import (
 )
 from adk_memory.identity.principal import PRINCIPAL_KEY
 from adk_memory.identity.resolvers import IAP_HEADER, bearer
+from adk_memory.identity.routes import BODY_USERS, body_user
 from adk_memory.settings import identity_settings
 
 ALICE = {"sub": "alice-id", "email": "alice@example.com", "email_verified": True}
@@ -267,3 +268,18 @@ async def test_an_unreachable_issuer_is_said_and_never_lets_a_token_through(issu
     resolver.keys = KeySet(f"{issuer.url}/nowhere", min_refresh=0.0)  # the server answers 404
     with pytest.raises(AuthenticationError, match="could not be fetched"):
         await resolver.resolve(_scope(issuer.token(ALICE)))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # nested past the parser's recursion limit
+        b"\xff\xfe\x00",  # not JSON text
+        b'{"appName": "a", "userId": "al\\u0000ice"}',  # NUL in an id, and no valid request
+        b'{"x": "' + b"a" * 10_000_000 + b'"}',  # 10 MB
+    ],
+)
+def test_a_hostile_run_body_names_no_user_and_never_crashes_the_guard(body: bytes) -> None:
+    """A body no ADK model accepts names no user (ADK refuses it itself) and raises nothing."""
+    for path in BODY_USERS:
+        assert body_user(path, body) is None

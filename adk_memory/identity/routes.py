@@ -71,7 +71,7 @@ def body_user(path: str, body: bytes) -> str | None:
     None when it is no valid request (ADK answers 422 for it and runs nothing)."""
     try:
         user = BODY_USERS[path].model_validate(json.loads(body)).user_id  # type: ignore[attr-defined]
-    except (ValueError, ValidationError):
+    except (ValueError, ValidationError, RecursionError):  # deep nesting: no request either
         return None
     return user if isinstance(user, str) else None
 

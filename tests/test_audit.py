@@ -245,6 +245,8 @@ async def test_listings_page_newest_first_and_filter(make_memory_service: Any) -
         lambda s: s.list_access(kind="peek"),
         lambda s: s.list_access(page_token="garbage"),
         lambda s: s.list_access(limit=0),
+        lambda s: s.list_access(principal=7),
+        lambda s: s.list_access(since="yesterday"),
     ],
 )
 async def test_bad_input_is_a_clear_error_and_writes_nothing(
@@ -301,3 +303,17 @@ async def test_a_record_added_while_an_erasure_runs_loses_the_user_too(
     assert (view["user_id"], view["scope_key"]) == (None, f"erased:{erasure}")
     assert view["counts"] == {"memories": 1}
     assert record["kind"] == "erasure" and record["counts"]["memories"] == 1
+
+
+async def test_a_principal_with_a_nul_is_recorded_and_found_not_refused(
+    make_memory_service: Any, audit_rows: Rows
+) -> None:
+    """A token's claim may hold what PostgreSQL text cannot (a NUL, a lone surrogate): the
+    audited action still goes through, its record names the principal as stored text, and a
+    listing by the same name finds it."""
+    service = make_memory_service()
+    await service.record_access("page_view", ALICE, principal=Who("op\x00\ud800x"))
+    [row] = await audit_rows()
+    assert "\x00" not in row["principal"] and row["principal"].startswith("op")
+    [found] = await service.list_access(principal="op\x00\ud800x")
+    assert found.principal == row["principal"]

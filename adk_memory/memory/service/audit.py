@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal, Protocol, get_args
 
+from ..._json import sanitise_text
 from ...errors import InputValidationError
 from ...telemetry import traced
-from ..checks import check_count, check_id
+from ..checks import check_count, check_id, check_time
 from ..scope import scope_key, validate_scope
 from ..store.audit import AuditEntry, AuditRecord, AuditStore
 from .core import Readiness
@@ -59,13 +60,15 @@ def process_principal() -> str:
 
 
 def principal_name(principal: Principal | None) -> str:
-    """What a record says about who: the principal's subject, else the process's identity."""
+    """What a record says about who: the principal's subject (as PostgreSQL stores text: a NUL
+    or a lone surrogate in a token's claim replaced, never failing the audited action), else
+    the process's identity."""
     if principal is None:
         return process_principal()
     subject = principal.subject
     if not isinstance(subject, str) or not subject:
         raise InputValidationError("A principal's subject must be a non-empty string.")
-    return subject
+    return sanitise_text(subject)
 
 
 def entry(
@@ -139,6 +142,10 @@ class Audit:
         if kind is not None and kind not in KINDS:
             raise InputValidationError(f"Unknown audit kind {kind!r}; one of {', '.join(KINDS)}.")
         check_count("limit", limit, 1000)
+        since = check_time("since", since)
+        if principal is not None and not isinstance(principal, str):
+            raise InputValidationError("principal must be a string (a subject, or local:<user>).")
+        principal = None if principal is None else sanitise_text(principal)  # as it was stored
         before = _parse_token(page_token) if page_token else None
         await self._ready()
         return await self._store.page(

@@ -1,7 +1,7 @@
-"""`adk-memory mcp`: the real MCP client of the `mcp` SDK talking to the real command, started
-as a subprocess once per module for each transport, on the test database: over stdio (one
-user fixed at start) and over streamable HTTP on 127.0.0.1 with identity binding (each caller
-its own user, tokens signed here: tests/token_issuer.py). Tools listed, memories created,
+"""`adk-memory mcp`: the real MCP client of the `mcp` SDK on the test database, talking to the
+real command over stdio (one process per module, one user fixed at start) and to the server's
+HTTP app over streamable HTTP on 127.0.0.1, with identity binding (each caller its own user,
+tokens signed here: tests/token_issuer.py). Tools listed, memories created,
 searched, updated and forgotten, profiles read; no caller reaches another user's memories;
 hostile arguments (megabytes, NUL, wrong types) are tool errors saying what is wrong, and the
 server keeps serving; ADK's own `McpToolset` gives an agent the tools (a scripted model calls
@@ -13,17 +13,17 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from click.testing import CliRunner
 from conftest import TEST_SCHEMA
 from google.adk.agents import LlmAgent
@@ -35,7 +35,12 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mcp.types import CallToolResult
 from token_issuer import AUDIENCE, Issuer, serving_issuer
 
+from adk_memory import PostgresMemoryService
 from adk_memory.cli import main
+from adk_memory.identity import IdentityPolicy
+from adk_memory.mcp import CallerUser, HttpEndpoint, http_app, memory_server
+from adk_memory.mcp.server import check_database
+from adk_memory.settings import identity_settings
 from adk_memory.testing import ScriptedLlm, function_call
 
 APP = "mcp-app"
@@ -60,8 +65,6 @@ def _environment(database_url: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 async def migrated(database_url: str) -> str:
     """The test schema, migrated (the command never migrates)."""
-    from adk_memory import PostgresMemoryService
-
     async with PostgresMemoryService(database_url, schema=TEST_SCHEMA, run_worker=False) as s:
         await s.retrieve_profiles(scope={"app_name": APP})
     return database_url
@@ -79,59 +82,54 @@ def issuer() -> Iterator[Issuer]:
         yield issuer
 
 
-@dataclass
-class Launched:
-    process: subprocess.Popen[bytes]
-    url: str
-    log: Path
-
-
 @pytest.fixture(scope="module")
-def launched(
-    migrated: str, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Launched]:
-    """`adk-memory mcp --transport http --auth oidc` on 127.0.0.1, started (not yet answering:
-    `http_url` waits), so that it starts while the stdio server does."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("mcp") / "server.log"
-    auth = ["--auth", "oidc", "--auth-audience", AUDIENCE]
-    auth += ["--auth-issuer", issuer.url, "--auth-jwks-url", issuer.jwks_url]
-    command = ["mcp", "--transport", "http", "--port", str(port), "--app", APP, *auth]
-    with log.open("w") as out:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(
-            [sys.executable, "-m", "adk_memory.cli", *command],
-            env=_environment(migrated),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield Launched(process, f"http://127.0.0.1:{port}/mcp", log)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    assert "Traceback" not in log.read_text(), log.read_text()
+def http_url(migrated: str, issuer: Issuer) -> Iterator[str]:
+    """The MCP server's HTTP app with identity binding (OIDC against `issuer`), served by uvicorn
+    on 127.0.0.1 in a thread of its own (its own event loop and memory service, as a process
+    would have them; started in-process to save the second interpreter's start); its URL once
+    it listens."""
+    identity = identity_settings(
+        {}, mode="oidc", audience=AUDIENCE, issuer=issuer.url, jwks_url=issuer.jwks_url
+    )
+    endpoint = HttpEndpoint("127.0.0.1", _free_port(), identity=identity)
+    scopes = CallerUser(APP, IdentityPolicy.from_settings(identity))
+    served: list[uvicorn.Server] = []
+    failed: list[BaseException] = []
 
+    async def serve() -> None:
+        async with PostgresMemoryService(migrated, schema=TEST_SCHEMA, run_worker=False) as memory:
+            await check_database(memory, APP)
+            app = http_app(memory_server(memory, scopes), endpoint)
+            config = uvicorn.Config(app, host=endpoint.host, port=endpoint.port, log_level="error")
+            served.append(uvicorn.Server(config))
+            await served[0].serve()
 
-@pytest.fixture(scope="module")
-def http_url(launched: Launched) -> str:
-    """The HTTP server's URL, once it answers (401: it wants credentials)."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
+    def run() -> None:
         try:
-            if httpx.post(launched.url, json={}, timeout=10).status_code == 401:
-                return launched.url
-        except httpx.TransportError:
-            pass
-        assert launched.process.poll() is None, launched.log.read_text()
+            asyncio.run(serve())
+        except BaseException as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=run, name="mcp-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not (served and served[0].started):
+        assert not failed and thread.is_alive(), failed
         assert time.monotonic() < deadline, "the MCP server did not start"
-        time.sleep(0.2)
+        time.sleep(0.05)
+    try:
+        yield endpoint.url
+    finally:
+        served[0].should_exit = True
+        thread.join(timeout=30)
+    assert not failed, failed
 
 
 @pytest.fixture(scope="module")
-async def stdio(migrated: str, launched: Launched) -> AsyncIterator[Client]:
-    """One `adk-memory mcp` over stdio for Alice, its client connected for the whole module
-    (held by a task of its own: the SDK's task groups are left in the task that entered them).
-    The HTTP server is `launched` first, so the two start side by side."""
+async def stdio(migrated: str) -> AsyncIterator[Client]:
+    """One `adk-memory mcp` process over stdio for Alice, its client connected for the whole
+    module (held by a task of its own: the SDK's task groups are left in the task that entered
+    them)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "adk_memory.cli", "mcp", "--app", APP, "--user", ALICE],
@@ -404,3 +402,10 @@ def test_the_command_refuses_to_serve_someone_elses_memories(
     assert result.exit_code in (1, 2), result.output
     assert said in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def test_an_unmigrated_schema_fails_the_start_in_one_line(database_url: str) -> None:
+    env = {"ADK_MEMORY_DATABASE_URL": database_url, "ADK_MEMORY_SCHEMA": "mcp_never_migrated"}
+    result = CliRunner(env=env).invoke(main, ["mcp", "--app", APP, "--user", ALICE])
+    assert result.exit_code == 1, result.output
+    assert "run `adk-memory migrate`" in result.output and "Traceback" not in result.output

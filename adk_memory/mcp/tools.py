@@ -24,7 +24,7 @@ from pydantic import Field
 
 from ..identity import IdentityPolicy, current_principal
 from ..memory.checks import MAX_FACT_LENGTH, MAX_TOP_K
-from ..memory.models import SourceType
+from ..memory.models import RetrievedMemory, SourceType
 from ..memory.scope import Scope, user_scope
 from ..memory.service import PostgresMemoryService
 from .results import (
@@ -132,11 +132,11 @@ class MemoryTools:
         tools. Results come most relevant first, each with its id, topics, confidence, score
         and times; prefer what the user says now over an old memory."""
         scope = self.scopes.scope_for(ctx)
-        if not query.strip():
+        if query.strip():
+            found = await self.service.retrieve_memories(scope, search_query=query, top_k=limit)
+        else:  # score 0, as `retrieve_memories` scores a listing without a query
             page = await self.service.list_memories(scope, page_size=limit)
-            shown = [ShownMemory.of(m).model_dump() for m in page.memories]
-            return SearchResult(memories=[FoundMemory(**m, score=0.0) for m in shown])
-        found = await self.service.retrieve_memories(scope, search_query=query, top_k=limit)
+            found = [RetrievedMemory(memory=m, score=0.0) for m in page.memories]
         return SearchResult(memories=[FoundMemory.found(r) for r in found])
 
     async def create_memory(

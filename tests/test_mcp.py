@@ -393,6 +393,7 @@ GOOGLE = ["--auth", "google", "--auth-audience", "x"]
             "drop --user",
         ),
         (["--app", "a", "--transport", "http", "--auth", "google"], "needs an audience"),
+        (["--app", "a", "--user", "u", "--transport", "http", "--path", "mcp"], "not a URL path"),
     ],
 )
 def test_the_command_refuses_to_serve_someone_elses_memories(

@@ -12,7 +12,7 @@ say how to install the extra. It never writes to stdout (over stdio that is the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import click
@@ -22,6 +22,9 @@ from ..settings.identity import IdentitySettings
 from ..settings.variables import parse_redact
 from .auth import identity_options, is_local
 from .options import Target, database_options, embedding_model_option, redact_option, user_errors
+
+if TYPE_CHECKING:
+    from ..mcp.server import HttpEndpoint
 
 DEFAULT_PORT = 8765
 _TRANSPORTS = ("stdio", "http")
@@ -56,7 +59,13 @@ def _check_scope(
         )
 
 
-def _announce(app_name: str, user_id: str | None, endpoint: Any) -> None:
+def _endpoint_path(ctx: click.Context, param: click.Parameter, path: str) -> str:
+    if not path.startswith("/") or any(c in path for c in "?#\x00 "):
+        raise click.BadParameter(f"{path!r} is not a URL path (it starts with /).")
+    return path
+
+
+def _announce(app_name: str, user_id: str | None, endpoint: HttpEndpoint | None) -> None:
     """What the server serves, and to whom, on stderr (stdout is the stdio protocol's)."""
     if endpoint is None:
         click.echo(f"adk-memory mcp: memories of user {user_id!r} of app {app_name!r}.", err=True)
@@ -103,7 +112,13 @@ def _unwrapped(error: Exception) -> Exception:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: the address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
-@click.option("--path", default="/mcp", show_default=True, help="HTTP: the endpoint's path.")
+@click.option(
+    "--path",
+    default="/mcp",
+    show_default=True,
+    callback=_endpoint_path,
+    help="HTTP: the endpoint's path.",
+)
 @embedding_model_option
 @redact_option
 @identity_options
@@ -123,8 +138,8 @@ def mcp(
     tools to search, create, update and forget memories and read the user's profiles.
 
     Over stdio the memories are --user's of --app. Over HTTP (--transport http) without
-    --auth, the same, on 127.0.0.1 only; with --auth, each caller's own (the user its verified
-    credentials name). Needs the mcp extra: pip install 'adk-memory[mcp]'.
+    --auth, the same, on a loopback address only; with --auth, each caller's own (the user its
+    verified credentials name). Needs the mcp extra: pip install 'adk-memory[mcp]'.
     """
     _check_scope(transport, host, user_id, identity)
     try:

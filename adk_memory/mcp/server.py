@@ -98,7 +98,14 @@ class MemoryMcpServer(MCPServer[Any]):
 
 def memory_server(service: PostgresMemoryService, scopes: UserScopes) -> MemoryMcpServer:
     """The MCP server of `service`'s memories, each call about the user `scopes` names."""
-    server = MemoryMcpServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_package_version())
+    # The SDK configures the root logger when there is none: WARNING, as the other commands log
+    # (a refused call is the caller's to read; a crash is still logged with its traceback).
+    server = MemoryMcpServer(
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        version=_package_version(),
+        log_level="WARNING",
+    )
     tools = MemoryTools(service, scopes)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)

@@ -222,9 +222,12 @@ async def test_the_tools_remember_search_correct_and_forget_over_stdio(
         )
     )
     assert updated["memory"]["fact"] == "Alice drinks black tea."
+    relabelled = {"memory_id": memory["id"], "topics": ["drinks"]}
+    updated = _ok(await stdio.call_tool("update_memory", relabelled))["memory"]
+    assert (updated["fact"], updated["topics"]) == ("Alice drinks black tea.", ["drinks"])
     assert await _facts(stdio, "tea") == ["Alice drinks black tea."]
     revisions = await service.list_revisions(memory["id"], {"app_name": APP, "user_id": ALICE})
-    assert [r.action.value for r in revisions] == ["CREATED", "UPDATED"]
+    assert [r.action.value for r in revisions] == ["CREATED", "UPDATED", "UPDATED"]
 
     forgotten = _ok(await stdio.call_tool("forget_memory", {"memory_id": memory["id"]}))
     assert forgotten == {
@@ -283,7 +286,11 @@ async def test_profiles_are_read_with_their_text_neutralised(
         ("create_memory", {"fact": 5, "topics": "a"}, "fact: Input should be a valid string"),
         ("create_memory", {"fact": "   "}, "fact must be a non-empty string"),
         ("create_memory", {}, "fact: Field required"),
-        ("create_memory", {"fact": "ok", "topics": ["t"] * 50}, "topics: List should have"),
+        (
+            "create_memory",
+            {"fact": "ok", "topics": ["t"] * 50},
+            "topics: Tuple should have at most",
+        ),
         ("search_memories", {"query": "tea", "limit": 1000}, "limit: Input should be less"),
         ("search_memories", {"query": ["tea"]}, "query: Input should be a valid string"),
         ("update_memory", {"memory_id": "m\x00" * 10}, "Give the new fact, new topics"),

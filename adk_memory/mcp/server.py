@@ -110,11 +110,16 @@ def memory_server(service: PostgresMemoryService, scopes: UserScopes) -> MemoryM
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     forgets = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
-    server.add_tool(tools.search_memories, annotations=reads, structured_output=True)
-    server.add_tool(tools.create_memory, annotations=writes, structured_output=True)
-    server.add_tool(tools.update_memory, annotations=writes, structured_output=True)
-    server.add_tool(tools.forget_memory, annotations=forgets, structured_output=True)
-    server.add_tool(tools.get_profiles, annotations=reads, structured_output=True)
+    for tool, hints in (
+        (tools.search_memories, reads),
+        (tools.create_memory, writes),
+        (tools.update_memory, writes),
+        (tools.forget_memory, forgets),
+        (tools.get_profiles, reads),
+    ):
+        # The docstring is the model's description: one paragraph, without its indentation.
+        description = " ".join((tool.__doc__ or "").split())
+        server.add_tool(tool, description=description, annotations=hints, structured_output=True)
     return server
 
 

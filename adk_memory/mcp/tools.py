@@ -51,13 +51,12 @@ MemoryId = Annotated[
         description="A memory's id, as search_memories or create_memory returned it.",
     ),
 ]
-Topics = (
-    Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_TOPIC_LENGTH)]],
-        Field(max_length=MAX_TOPICS, description="Labels for the kind of fact (e.g. preferences)."),
-    ]
-    | None
-)
+Topics = Annotated[
+    tuple[Annotated[str, Field(min_length=1, max_length=MAX_TOPIC_LENGTH)], ...],
+    Field(max_length=MAX_TOPICS, description="Labels for the kind of fact (e.g. preferences)."),
+]
+"""Plain arrays and strings, no `null` (`anyOf`): the schemas every client's model reads, Gemini
+and the simplest function-calling dialects included; an empty value means "not given"."""
 
 
 class UserScopes(Protocol):
@@ -150,14 +149,14 @@ class MemoryTools:
                 description="One fact about the user, as a short sentence.",
             ),
         ],
-        topics: Topics = None,
+        topics: Topics = (),
     ) -> CreateResult:
         """Remember a fact about the user for later conversations (a preference, a detail of
         their life or work). The memory guard judges it first: a refused fact is an error and
         nothing is stored; a held one is stored for review and not remembered until approved."""
         scope = self.scopes.scope_for(ctx)
         memory = await self.service.create_memory(
-            fact, scope, topics=topics, source_type=SourceType.IMPLICIT
+            fact, scope, topics=list(topics), source_type=SourceType.IMPLICIT
         )
         return CreateResult.of(memory)
 
@@ -166,17 +165,19 @@ class MemoryTools:
         ctx: Context,
         memory_id: MemoryId,
         fact: Annotated[
-            str | None,
-            Field(min_length=1, max_length=MAX_FACT_LENGTH, description="The corrected fact."),
-        ] = None,
-        topics: Topics = None,
+            str,
+            Field(max_length=MAX_FACT_LENGTH, description="The corrected fact (empty: kept)."),
+        ] = "",
+        topics: Annotated[Topics, Field(description="New topics (empty: kept).")] = (),
     ) -> UpdateResult:
         """Correct a remembered fact (or its topics) by the memory's id, when the user says it
         changed; the previous version is kept as a revision."""
-        if fact is None and topics is None:
+        if not fact and not topics:
             raise ToolError("Give the new fact, new topics, or both.")
         scope = self.scopes.scope_for(ctx)
-        memory = await self.service.update_memory(memory_id, scope, fact=fact, topics=topics)
+        memory = await self.service.update_memory(
+            memory_id, scope, fact=fact or None, topics=list(topics) or None
+        )
         return UpdateResult(memory=ShownMemory.of(memory))
 
     async def forget_memory(self, ctx: Context, memory_id: MemoryId) -> ForgetResult:

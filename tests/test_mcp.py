@@ -438,3 +438,20 @@ def test_an_unmigrated_schema_fails_the_start_in_one_line(database_url: str) -> 
     result = CliRunner(env=env).invoke(main, ["mcp", "--app", APP, "--user", ALICE])
     assert result.exit_code == 1, result.output
     assert "run `adk-memory migrate`" in result.output and "Traceback" not in result.output
+
+
+def test_the_command_says_whose_memories_it_serves_and_to_whom(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from adk_memory.cli.mcp import _announce
+
+    oidc = identity_settings({}, mode="oidc", audience="a", issuer="i", jwks_url="http://k")
+    _announce(APP, ALICE, HttpEndpoint("127.0.0.1", 8765))
+    _announce(APP, None, HttpEndpoint("0.0.0.0", 8765, identity=oidc))
+    _announce(APP, ALICE, None)
+    said = capsys.readouterr()
+    assert said.out == ""  # stdout is the stdio protocol's
+    local, verified, stdio = said.err.splitlines()
+    assert "http://127.0.0.1:8765/mcp, without authentication" in local and ALICE in local
+    assert "each caller acts as the user its verified credentials name" in verified
+    assert ALICE in stdio and APP in stdio

@@ -45,6 +45,7 @@ FORBIDDEN = {
     "sessions": ("memory", "adk", "cli"),
     "db": ("memory", "sessions", "adk", "cli"),
     "identity": ("memory", "sessions", "adk", "cli"),
+    "mcp": ("sessions", "adk", "cli"),
 }
 """Subpackage -> the subpackages it must never import (the arrows run cli -> adk -> memory,
 sessions -> db)."""

@@ -30,6 +30,7 @@ FACES = [
     "adk_memory.adk.compaction",
     "adk_memory.db",
     "adk_memory.eval",
+    "adk_memory.mcp",
     "adk_memory.memory",
     "adk_memory.memory.generation",
     "adk_memory.memory.guard",

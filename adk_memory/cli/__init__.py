@@ -89,6 +89,12 @@ _COMMANDS: dict[str, _Entry] = {
             (".prune", "prune"),
         ),
     ),
+    "mcp": _Entry(
+        ".mcp",
+        "mcp",
+        "Serve one user's memories to MCP clients (Gemini CLI, IDE agents, other frameworks): "
+        "tools to search, create, update and forget memories and read the user's profiles.",
+    ),
     "migrate": _Entry(
         ".migrate", "migrate", "Create or upgrade the tables, and the vector column and index."
     ),

@@ -155,14 +155,17 @@ def quoted(value: Any) -> str:
     """`value` as one item of a memory block (rule 5): JSON, every string in it (dictionary
     keys too) `neutralise`d with its blanks collapsed. A fact (a string) becomes one JSON
     string whose quotes are its own: a `"` inside is escaped, so it cannot end them."""
-    return json.dumps(_neutral(value), ensure_ascii=False)
+    return json.dumps(neutralise_value(value), ensure_ascii=False)
 
 
-def _neutral(value: Any) -> Any:
+def neutralise_value(value: Any) -> Any:
+    """A JSON value (a profile, a fact's metadata) as it may be shown to a model: every string
+    in it, dictionary keys too, `neutralise`d with its blanks collapsed; other values as they
+    are."""
     if isinstance(value, str):
         return " ".join(neutralise(value).split())
     if isinstance(value, dict):
-        return {_neutral(str(k)): _neutral(v) for k, v in value.items()}
+        return {neutralise_value(str(k)): neutralise_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_neutral(v) for v in value]
+        return [neutralise_value(v) for v in value]
     return value

@@ -1,0 +1,70 @@
+"""Memory Bank's filters, as far as this surface reads them itself.
+
+Owns: splitting an AIP-160 filter into its `scope.KEY="VALUE"` terms (the exact scope a list or
+a purge acts on: adk-memory never widens a scope) and the rest (handed to the service when it
+reads such filters, refused otherwise), and turning `filterGroups` (metadata conditions, an OR
+of ANDs) into a `MemoryFilter` when they are one group of plain equalities. Anything it
+cannot honour exactly is an `InputValidationError` naming it, never a silently wider result.
+It never calls a service.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ...errors import InputValidationError
+from ...memory.models import MemoryFilter
+from . import wire
+
+_CONJUNCTION = re.compile(r"\s+AND\s+(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)")
+_SCOPE_TERM = re.compile(r'^scope\.([A-Za-z0-9_]+)\s*=\s*"((?:[^"\\]|\\.)*)"$')
+
+
+def split_scope(text: str | None) -> tuple[dict[str, str], str]:
+    """(the scope the filter's `scope.K="V"` terms name, the other terms joined by AND)."""
+    scope: dict[str, str] = {}
+    rest: list[str] = []
+    for term in _CONJUNCTION.split(text.strip()) if text and text.strip() else []:
+        match = _SCOPE_TERM.match(term.strip())
+        if match is None:
+            rest.append(term.strip())
+            continue
+        key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
+        if scope.get(key, value) != value:
+            raise InputValidationError(f"The filter names scope.{key} twice: {text!r}.")
+        scope[key] = value
+    return scope, " AND ".join(rest)
+
+
+def listing_scope(text: str | None) -> dict[str, str]:
+    """The exact scope a list filter names ({}: every scope, an operator's view)."""
+    scope, rest = split_scope(text)
+    if rest:
+        raise InputValidationError(
+            f"Listing memories filters by scope.KEY=\"VALUE\" terms only, not {rest!r}."
+        )
+    return scope
+
+
+def metadata_filter(groups: Any) -> MemoryFilter | None:
+    """`filterGroups` as a `MemoryFilter`: one group of non-negated EQUAL conditions."""
+    if not groups:
+        return None
+    if not isinstance(groups, Sequence) or len(groups) != 1:
+        raise InputValidationError(
+            "This adk-memory honours one filter group (an AND of metadata equalities)."
+        )
+    conditions = groups[0].get("filters") if isinstance(groups[0], dict) else None
+    if not isinstance(conditions, list) or not conditions:
+        raise InputValidationError("A filter group needs a list of filters.")
+    wanted: dict[str, Any] = {}
+    for condition in conditions:
+        if not isinstance(condition, dict) or condition.get("negate"):
+            raise InputValidationError(f"Unsupported metadata filter: {condition!r}.")
+        if condition.get("op", "EQUAL") not in ("EQUAL", "OPERATOR_UNSPECIFIED"):
+            raise InputValidationError(f"Unsupported metadata operator: {condition.get('op')!r}.")
+        value = wire.metadata_in({condition.get("key"): condition.get("value")}) or {}
+        wanted.update(value)
+    return MemoryFilter(metadata=wanted)

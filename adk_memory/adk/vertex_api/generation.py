@@ -1,0 +1,254 @@
+"""Memory Bank's engine-level memory methods over HTTP: generate, ingest events, retrieve,
+retrieve profiles, purge, and the generation operations they start.
+
+Owns: these routes' reading of Vertex AI's requests and the service call each makes; a
+generation answers an operation that is not done (the job runs on the worker) and whose `GET`
+reads the job back by id and scope (`names.read_operation`). Ingestion generates from the
+events it is given at once (adk-memory has no event streams here: the `streamId`, the trigger
+configuration and `forceFlush` are accepted and do not change that). Methods another branch
+adds (`purge_memories` with a filter and a dry run) are called by name; without them a purge
+names its exact scope with `scope.KEY="VALUE"` terms only. It never writes SQL.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from google.genai import types
+
+from ...errors import InputValidationError, NotFoundError
+from ...memory.service import PostgresMemoryService
+from . import wire
+from .access import Access, unimplemented
+from .filters import metadata_filter, split_scope
+from .names import ENGINE_PATH, Engine, done, operation_name, read_operation
+from .requests import EngineOf, body_of, scope_of
+
+MAX_TOP_K = 100
+
+
+def generation_routes(
+    router: APIRouter, service: PostgresMemoryService, access: Access, engine_of: EngineOf
+) -> None:
+    """Add the engine-level memory routes to `router`."""
+    engine_dep = Depends(engine_of)
+
+    @router.post(ENGINE_PATH + "/memories:generate")
+    async def generate(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope = scope_of(body)
+        access.scope(request, scope)
+        source = _source(body)
+        operation = await service.generate_memories(
+            scope=scope,
+            disable_consolidation=bool(wire.field(body, "disableConsolidation")),
+            metadata=wire.metadata_in(wire.field(body, "metadata")),
+            revision_labels=wire.field(body, "revisionLabels"),
+            **source,
+        )
+        name = operation_name(engine.name, "generate", scope, operation.id)
+        return JSONResponse(_operation_json(name, operation, engine))
+
+    @router.post(ENGINE_PATH + "/memories:ingestEvents")
+    async def ingest(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope = scope_of(body)
+        access.scope(request, scope)
+        contents = _contents(wire.field(body, "directContentsSource"))
+        if not contents:  # a trigger-only request: nothing to generate from
+            return JSONResponse(done(operation_name(engine.name, "ingest", scope)))
+        operation = await service.generate_memories(scope=scope, contents=contents)
+        name = operation_name(engine.name, "generate", scope, operation.id)
+        return JSONResponse(_operation_json(name, operation, engine))
+
+    @router.get(ENGINE_PATH + "/operations/{token}")
+    async def get_operation(request: Request, token: str, engine: Engine = engine_dep) -> Response:
+        read = read_operation(token)
+        access.scope(request, read.scope)
+        name = f"{engine.name}/operations/{token}"
+        if read.kind != "generate":
+            return JSONResponse(done(name))
+        operation = await service.get_operation(read.job, read.scope)
+        if operation is None:
+            raise NotFoundError(f"No operation {token!r}.")
+        return JSONResponse(_operation_json(name, operation, engine))
+
+    @router.post(ENGINE_PATH + "/memories:retrieve")
+    async def retrieve(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope = scope_of(body)
+        access.scope(request, scope)
+        similarity = wire.field(body, "similaritySearchParams")
+        flt = _retrieval_filter(service, body)
+        if similarity is not None:
+            return JSONResponse(await _similar(service, scope, similarity, flt, engine))
+        simple = wire.field(body, "simpleRetrievalParams") or {}
+        page = await service.list_memories(
+            scope,
+            filter=flt.get("filter"),
+            page_size=int(wire.field(simple, "pageSize") or 50),
+            page_token=wire.field(simple, "pageToken") or None,
+        )
+        out: dict[str, Any] = {
+            "retrievedMemories": [{"memory": wire.memory_json(m, engine.name)} for m in page.memories]
+        }
+        if page.next_page_token:
+            out["nextPageToken"] = page.next_page_token
+        return JSONResponse(out)
+
+    @router.post(ENGINE_PATH + "/memories:retrieveProfiles")
+    async def retrieve_profiles(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope = scope_of(body)
+        access.scope(request, scope)
+        profiles = await service.retrieve_profiles(scope=scope)
+        return JSONResponse(
+            {
+                "profiles": {
+                    p.schema_id: {"schemaId": p.schema_id, "profile": p.profile} for p in profiles
+                }
+            }
+        )
+
+    @router.post(ENGINE_PATH + "/memories:purge")
+    async def purge(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope, rest = split_scope(wire.field(body, "filter"))
+        if not scope:
+            raise InputValidationError('A purge names its scope: filter=\'scope.user_id="123"\'.')
+        access.scope(request, scope)
+        force = bool(wire.field(body, "force"))
+        count = await _purge(service, scope, rest, wire.field(body, "filterGroups"), force)
+        if count is None:
+            return unimplemented("Purging memories by a filter other than their scope")
+        name = operation_name(engine.name, "purge", scope)
+        return JSONResponse(done(name, {"purgeCount": count}))
+
+
+def _source(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The one source of a generation, as `generate_memories` keywords."""
+    direct = wire.field(body, "directContentsSource")
+    facts = wire.field(body, "directMemoriesSource")
+    session = wire.field(body, "vertexSessionSource")
+    given = [s for s in (direct, facts, session) if s is not None]
+    if len(given) != 1:
+        raise InputValidationError(
+            "A generation needs exactly one of directContentsSource, directMemoriesSource "
+            "and vertexSessionSource."
+        )
+    if session is not None:
+        raise InputValidationError(
+            "vertexSessionSource is not served here: send the session's events as "
+            "directContentsSource (ADK's VertexAiMemoryBankService does)."
+        )
+    if direct is not None:
+        return {"contents": _contents(direct)}
+    items = wire.field(facts, "directMemories") if isinstance(facts, Mapping) else None
+    if not isinstance(items, list) or not items:
+        raise InputValidationError("directMemoriesSource needs directMemories.")
+    return {"facts": [_fact(item) for item in items]}
+
+
+def _fact(item: Any) -> str:
+    fact = item.get("fact") if isinstance(item, Mapping) else None
+    if not isinstance(fact, str) or not fact.strip():
+        raise InputValidationError(f"A direct memory needs a fact: {item!r}.")
+    return fact
+
+
+def _contents(source: Any) -> list[types.Content]:
+    """The contents of a `directContentsSource` (its events' `content`)."""
+    if source is None:
+        return []
+    events = wire.field(source, "events") if isinstance(source, Mapping) else None
+    if not isinstance(events, list):
+        raise InputValidationError("directContentsSource needs a list of events.")
+    contents = []
+    for event in events:
+        content = event.get("content") if isinstance(event, Mapping) else None
+        if not isinstance(content, Mapping):
+            raise InputValidationError(f"An event needs a content: {event!r}.")
+        contents.append(types.Content.model_validate(content))
+    return contents
+
+
+def _operation_json(name: str, operation: Any, engine: Engine) -> dict[str, Any]:
+    """A generation as Memory Bank's `GenerateMemoriesOperation`."""
+    if not operation.done:
+        return {"name": name, "done": False}
+    if operation.error:
+        return {"name": name, "done": True, "error": {"code": 13, "message": operation.error}}
+    return done(name, wire.generated_json(operation, engine.name))
+
+
+def _retrieval_filter(service: PostgresMemoryService, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The retrieval's filter keywords: `filterGroups` as a `MemoryFilter`; an AIP-160
+    `filter` string only when the service reads one (branch i-mbconfig), refused otherwise."""
+    text = wire.field(body, "filter")
+    groups = wire.field(body, "filterGroups")
+    if text and not _accepts(service.retrieve_memories, "filter", str):
+        raise InputValidationError(
+            "This adk-memory's service does not read AIP-160 retrieval filters; use filterGroups."
+        )
+    if text:
+        return {"filter": text, **({"filter_groups": groups} if groups else {})}
+    flt = metadata_filter(groups)
+    return {"filter": flt} if flt is not None else {}
+
+
+async def _similar(
+    service: PostgresMemoryService,
+    scope: dict[str, str],
+    params: Any,
+    flt: Mapping[str, Any],
+    engine: Engine,
+) -> dict[str, Any]:
+    query = wire.field(params, "searchQuery") if isinstance(params, Mapping) else None
+    if not isinstance(query, str) or not query.strip():
+        raise InputValidationError("similaritySearchParams needs a searchQuery.")
+    top_k = int(wire.field(params, "topK") or 3)
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise InputValidationError(f"topK is 1 to {MAX_TOP_K}, got {top_k}.")
+    found = await service.retrieve_memories(scope, search_query=query, top_k=top_k, **flt)
+    return {
+        "retrievedMemories": [
+            {
+                "memory": wire.memory_json(r.memory, engine.name),
+                "distance": r.distance if r.distance is not None else 1.0 - r.score,
+            }
+            for r in found
+        ]
+    }
+
+
+async def _purge(
+    service: PostgresMemoryService,
+    scope: dict[str, str],
+    rest: str,
+    groups: Any,
+    force: bool,
+) -> int | None:
+    """How many memories the purge deletes (or would: `force` false is a dry run); None when
+    it filters by more than the scope and the service cannot."""
+    purge_memories = getattr(service, "purge_memories", None)
+    if purge_memories is not None:  # branch i-mbconfig: filters and dry runs of its own
+        result = await purge_memories(
+            scope, filter=rest or None, filter_groups=groups or None, force=force
+        )
+        return int(result.purge_count)
+    if rest or groups:
+        return None
+    counted = await service.retrieve_memories(scope)
+    if force:
+        await service.purge(scope)
+    return len(counted)
+
+
+def _accepts(method: Any, name: str, kind: type) -> bool:
+    """Whether `method`'s parameter `name` is annotated to take `kind` (a string filter)."""
+    parameter = inspect.signature(method).parameters.get(name)
+    return parameter is not None and kind.__name__ in str(parameter.annotation)

@@ -1,0 +1,162 @@
+"""Memory Bank's memory resources over HTTP: create, get, list, patch, delete, revisions and
+rollback.
+
+Owns: these routes' reading of Vertex AI's requests and the one service call each makes
+(`PostgresMemoryService`'s Memory Bank API); every scope passes the access check first.
+Writes answer as finished long-running operations with the result inline (`names.done`), so
+the clients poll nothing. Methods another branch adds to the service (`rollback_memory`,
+`get_revision`) are called by name and answer 501 while the service lacks them. It never
+writes SQL and never decides what a memory is (the service does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+
+from ...errors import InputValidationError, NotFoundError
+from ...memory.service import PostgresMemoryService
+from . import keys, wire
+from .access import Access, unimplemented
+from .filters import listing_scope
+from .names import ENGINE_PATH, Engine, done, operation_name
+from .requests import EngineOf, body_of, scope_of
+
+MEMORY = ENGINE_PATH + "/memories/{memory}"
+
+
+def memory_routes(
+    router: APIRouter, service: PostgresMemoryService, access: Access, engine_of: EngineOf
+) -> None:
+    """Add the memory resource routes to `router`."""
+    engine_dep = Depends(engine_of)
+
+    async def owned(request: Request, memory_ref: str) -> tuple[dict[str, str], str]:
+        scope, memory_id = keys.memory_key(memory_ref)
+        access.scope(request, scope)
+        return scope, memory_id
+
+    @router.post(ENGINE_PATH + "/memories")
+    async def create_memory(request: Request, engine: Engine = engine_dep) -> Response:
+        body = await body_of(request)
+        scope = scope_of(body)
+        access.scope(request, scope)
+        fact = wire.field(body, "fact")
+        if not isinstance(fact, str):
+            raise InputValidationError("A memory needs a fact (a string).")
+        created = await service.create_memory(
+            fact,
+            scope,
+            topics=wire.topic_names(wire.field(body, "topics")),
+            metadata=wire.metadata_in(wire.field(body, "metadata")),
+            ttl=wire.duration(wire.field(body, "ttl"), "ttl"),
+        )
+        name = operation_name(engine.name, "create", scope)
+        return JSONResponse(done(name, wire.memory_json(created, engine.name)))
+
+    @router.get(ENGINE_PATH + "/memories")
+    async def list_memories(request: Request, engine: Engine = engine_dep) -> Response:
+        query = request.query_params
+        scope = listing_scope(query.get("filter"))
+        access.scope(request, scope or {})
+        page = await service.list_memories(
+            scope or None,
+            page_size=int(query.get("pageSize") or 50),
+            page_token=query.get("pageToken") or None,
+        )
+        out: dict[str, Any] = {"memories": [wire.memory_json(m, engine.name) for m in page.memories]}
+        if page.next_page_token:
+            out["nextPageToken"] = page.next_page_token
+        return JSONResponse(out)
+
+    @router.get(MEMORY)
+    async def get_memory(request: Request, memory: str, engine: Engine = engine_dep) -> Response:
+        scope, memory_id = await owned(request, memory)
+        found = await service.get_memory(memory_id, scope)
+        if found is None:
+            raise NotFoundError(f"No memory {memory!r}.")
+        return JSONResponse(wire.memory_json(found, engine.name))
+
+    @router.patch(MEMORY)
+    async def update_memory(
+        request: Request, memory: str, engine: Engine = engine_dep
+    ) -> Response:
+        scope, memory_id = await owned(request, memory)
+        body = await body_of(request)
+        mask = _mask(request.query_params.get("updateMask"), body)
+        updated = await service.update_memory(
+            memory_id,
+            scope,
+            fact=wire.field(body, "fact") if "fact" in mask else None,
+            topics=wire.topic_names(wire.field(body, "topics")) if "topics" in mask else None,
+            metadata=(
+                wire.metadata_in(wire.field(body, "metadata")) if "metadata" in mask else None
+            ),
+            ttl=wire.duration(wire.field(body, "ttl"), "ttl") if "ttl" in mask else None,
+            labels=wire.field(body, "revisionLabels"),
+        )
+        name = operation_name(engine.name, "update", scope)
+        return JSONResponse(done(name, wire.memory_json(updated, engine.name)))
+
+    @router.delete(MEMORY)
+    async def delete_memory(
+        request: Request, memory: str, engine: Engine = engine_dep
+    ) -> Response:
+        scope, memory_id = await owned(request, memory)
+        if await service.get_memory(memory_id, scope) is None:
+            raise NotFoundError(f"No memory {memory!r}.")
+        await service.delete_memory(memory_id=memory_id, scope=scope)
+        return JSONResponse(done(operation_name(engine.name, "delete", scope)))
+
+    @router.get(MEMORY + "/revisions")
+    async def list_revisions(
+        request: Request, memory: str, engine: Engine = engine_dep
+    ) -> Response:
+        scope, memory_id = await owned(request, memory)
+        memory_name = wire.memory_name(engine.name, scope, memory_id)
+        revisions = await service.list_revisions(memory_id, scope)
+        return JSONResponse(
+            {"memoryRevisions": [wire.revision_json(r, memory_name) for r in revisions]}
+        )
+
+    @router.get(MEMORY + "/revisions/{revision}")
+    async def get_revision(
+        request: Request, memory: str, revision: str, engine: Engine = engine_dep
+    ) -> Response:
+        scope, memory_id = await owned(request, memory)
+        memory_name = wire.memory_name(engine.name, scope, memory_id)
+        getter = getattr(service, "get_revision", None)
+        if getter is not None:  # the service's own (branch i-mbconfig)
+            found = await getter(memory_id, scope, revision)
+        else:
+            history = await service.list_revisions(memory_id, scope)
+            found = next((r for r in history if r.id == revision), None)
+            if found is None:
+                raise NotFoundError(f"Memory {memory!r} has no revision {revision!r}.")
+        return JSONResponse(wire.revision_json(found, memory_name))
+
+    @router.post(MEMORY + ":rollback")
+    async def rollback_memory(
+        request: Request, memory: str, engine: Engine = engine_dep
+    ) -> Response:
+        scope, memory_id = await owned(request, memory)
+        target = wire.field(await body_of(request), "targetRevisionId")
+        if not isinstance(target, str) or not target:
+            raise InputValidationError("targetRevisionId is required.")
+        rollback = getattr(service, "rollback_memory", None)
+        if rollback is None:  # added by branch i-mbconfig (NEW_APIS.md)
+            return unimplemented("RollbackMemory")
+        await rollback(memory_id, scope, target)
+        return JSONResponse(done(operation_name(engine.name, "rollback", scope)))
+
+
+
+def _mask(update_mask: str | None, body: Mapping[str, Any]) -> set[str]:
+    """The fields a PATCH changes: its `updateMask` (snake or camel), else every field sent."""
+    if not update_mask:
+        return {name for name in ("fact", "topics", "metadata", "ttl") if name in body}
+    names = {part.strip() for part in update_mask.split(",") if part.strip()}
+    return {"".join(f"_{c.lower()}" if c.isupper() else c for c in n) for n in names}

@@ -1,0 +1,52 @@
+"""Reading a Vertex AI REST request: its JSON body, its scope, and the engine its path names.
+
+Owns: the few readers every route of this surface shares, each refusing bad input with
+`InputValidationError` (a 400 in Google's envelope) before any service is called. It never
+calls a service.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi import Request
+
+from ...errors import InputValidationError
+from ...memory.scope import validate_scope
+from .names import Engine
+
+EngineOf = Callable[[str, str, str], Engine]
+"""The dependency that turns a path's project, location and engine into an `Engine`."""
+
+
+def engine_dependency(engines: Mapping[str, str]) -> EngineOf:
+    """The `Engine` of a request's path, its app named by `engines` (default: the engine id)."""
+
+    def engine_of(project: str, location: str, engine: str) -> Engine:
+        return Engine.of(project, location, engine, engines)
+
+    return engine_of
+
+
+async def body_of(request: Request) -> dict[str, Any]:
+    """The request's JSON object ({} for an empty body)."""
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InputValidationError("The request body is not JSON.") from exc
+    if not isinstance(body, dict):
+        raise InputValidationError("The request body must be a JSON object.")
+    return body
+
+
+def scope_of(body: Mapping[str, Any]) -> dict[str, str]:
+    """The request's `scope`, validated (1 to 5 string keys and values)."""
+    scope = body.get("scope")
+    if scope is None:
+        raise InputValidationError("The request needs a scope, e.g. {'user_id': '123'}.")
+    return validate_scope(scope)

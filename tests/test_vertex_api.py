@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ async def serve() -> AsyncIterator[Serve]:
         await task
 
 
-def _principal(headers: dict[str, str]) -> Principal | None:
+def _principal(headers: Mapping[str, str]) -> Principal | None:
     token = headers.get("authorization", "").removeprefix("Bearer ")
     if not token.endswith("-token"):
         return None
@@ -359,11 +359,9 @@ async def test_an_adk_agent_on_adks_vertex_services_remembers_across_sessions(
 
         async def remembered() -> list[str]:
             found = await bank.search_memory(app_name=APP, user_id="alice", query="window seat")
-            return [m.content.parts[0].text for m in found.memories]
+            return [str(part.text) for m in found.memories for part in m.content.parts or []]
 
-        assert await until(remembered, "the generated memory") == [
-            "The user prefers window seats."
-        ]
+        assert await until(remembered, "the generated memory") == ["The user prefers window seats."]
         second_llm = ScriptedLlm(["A window seat, as you like."])
         await _turn(second_llm, sessions, bank, "Book my seat to Tokyo: window seat please.")
         request = json.dumps(

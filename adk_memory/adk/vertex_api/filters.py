@@ -3,7 +3,9 @@
 Owns: splitting an AIP-160 filter into its `scope.KEY="VALUE"` terms (the exact scope a list or
 a purge acts on: adk-memory never widens a scope) and the rest (handed to the service when it
 reads such filters, refused otherwise), and turning `filterGroups` (metadata conditions, an OR
-of ANDs) into a `MemoryFilter` when they are one group of plain equalities. Anything it
+of ANDs) into a `MemoryFilter` when they are one group of plain equalities, and the two
+session filters ADK's `VertexAiSessionService` sends (`user_id="..."`, `timestamp>="..."`).
+Anything it
 cannot honour exactly is an `InputValidationError` naming it, never a silently wider result.
 It never calls a service.
 """
@@ -19,7 +21,15 @@ from ...memory.models import MemoryFilter
 from . import wire
 
 _CONJUNCTION = re.compile(r"\s+AND\s+(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)")
-_SCOPE_TERM = re.compile(r'^scope\.([A-Za-z0-9_]+)\s*=\s*"((?:[^"\\]|\\.)*)"$')
+_QUOTED = r'"((?:[^"\\]|\\.)*)"'
+_SCOPE_TERM = re.compile(r"^scope\.([A-Za-z0-9_]+)\s*=\s*" + _QUOTED + "$")
+_USER_TERM = re.compile(r"^\s*user_id\s*=\s*" + _QUOTED + r"\s*$")
+_AFTER_TERM = re.compile(r'^\s*timestamp\s*>=\s*"([^"]+)"\s*$')
+
+
+def _unquote(text: str) -> str:
+    """A quoted literal's text (its backslash escapes undone)."""
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def split_scope(text: str | None) -> tuple[dict[str, str], str]:
@@ -31,7 +41,7 @@ def split_scope(text: str | None) -> tuple[dict[str, str], str]:
         if match is None:
             rest.append(term.strip())
             continue
-        key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
+        key, value = match.group(1), _unquote(match.group(2))
         if scope.get(key, value) != value:
             raise InputValidationError(f"The filter names scope.{key} twice: {text!r}.")
         scope[key] = value
@@ -43,7 +53,7 @@ def listing_scope(text: str | None) -> dict[str, str]:
     scope, rest = split_scope(text)
     if rest:
         raise InputValidationError(
-            f"Listing memories filters by scope.KEY=\"VALUE\" terms only, not {rest!r}."
+            f'Listing memories filters by scope.KEY="VALUE" terms only, not {rest!r}.'
         )
     return scope
 
@@ -68,3 +78,24 @@ def metadata_filter(groups: Any) -> MemoryFilter | None:
         value = wire.metadata_in({condition.get("key"): condition.get("value")}) or {}
         wanted.update(value)
     return MemoryFilter(metadata=wanted)
+
+
+def session_user(text: str | None) -> str | None:
+    """The user a sessions list filter names (`user_id="..."`, as ADK sends it), or None."""
+    if not text:
+        return None
+    match = _USER_TERM.match(text)
+    if match is None:
+        raise InputValidationError(f'Sessions filter by user_id="..." only, not {text!r}.')
+    return _unquote(match.group(1))
+
+
+def events_after(text: str | None) -> float | None:
+    """The time an events filter starts at (`timestamp>="..."`, as ADK sends it), or None."""
+    if not text:
+        return None
+    match = _AFTER_TERM.match(text)
+    after = wire.parse_time(match.group(1), "timestamp") if match else None
+    if after is None:
+        raise InputValidationError(f'Events filter by timestamp>="..." only, not {text!r}.')
+    return after.timestamp()

@@ -16,116 +16,129 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from google.genai import types
 
 from ...errors import InputValidationError, NotFoundError
+from ...memory.models import GenerateMemoriesOperation
 from ...memory.service import PostgresMemoryService
 from . import wire
 from .access import Access, unimplemented
 from .filters import metadata_filter, split_scope
 from .names import ENGINE_PATH, Engine, done, operation_name, read_operation
-from .requests import EngineOf, body_of, scope_of
+from .requests import Engines, body_of, scope_of
 
 MAX_TOP_K = 100
 
 
-def generation_routes(
-    router: APIRouter, service: PostgresMemoryService, access: Access, engine_of: EngineOf
-) -> None:
-    """Add the engine-level memory routes to `router`."""
-    engine_dep = Depends(engine_of)
+class GenerationRoutes:
+    """The engine-level memory routes on one service (`add_to` puts them on a router)."""
 
-    @router.post(ENGINE_PATH + "/memories:generate")
-    async def generate(request: Request, engine: Engine = engine_dep) -> Response:
+    def __init__(self, service: PostgresMemoryService, access: Access, engines: Engines) -> None:
+        self.service = service
+        self.access = access
+        self.engines = engines
+
+    def add_to(self, router: APIRouter) -> None:
+        memories = ENGINE_PATH + "/memories"
+        router.add_api_route(memories + ":generate", self.generate, methods=["POST"])
+        router.add_api_route(memories + ":ingestEvents", self.ingest, methods=["POST"])
+        router.add_api_route(memories + ":retrieve", self.retrieve, methods=["POST"])
+        router.add_api_route(memories + ":retrieveProfiles", self.profiles, methods=["POST"])
+        router.add_api_route(memories + ":purge", self.purge, methods=["POST"])
+        router.add_api_route(ENGINE_PATH + "/operations/{token}", self.operation, methods=["GET"])
+
+    async def scoped(self, request: Request) -> tuple[dict[str, Any], dict[str, str]]:
+        """The request's body and its scope, checked against the caller."""
         body = await body_of(request)
         scope = scope_of(body)
-        access.scope(request, scope)
-        source = _source(body)
-        operation = await service.generate_memories(
+        self.access.scope(request, scope)
+        return body, scope
+
+    async def generate(self, request: Request) -> Response:
+        body, scope = await self.scoped(request)
+        operation = await self.service.generate_memories(
             scope=scope,
             disable_consolidation=bool(wire.field(body, "disableConsolidation")),
             metadata=wire.metadata_in(wire.field(body, "metadata")),
             revision_labels=wire.field(body, "revisionLabels"),
-            **source,
+            **_source(body),
         )
-        name = operation_name(engine.name, "generate", scope, operation.id)
-        return JSONResponse(_operation_json(name, operation, engine))
+        return self.started(request, scope, operation)
 
-    @router.post(ENGINE_PATH + "/memories:ingestEvents")
-    async def ingest(request: Request, engine: Engine = engine_dep) -> Response:
-        body = await body_of(request)
-        scope = scope_of(body)
-        access.scope(request, scope)
+    async def ingest(self, request: Request) -> Response:
+        body, scope = await self.scoped(request)
         contents = _contents(wire.field(body, "directContentsSource"))
         if not contents:  # a trigger-only request: nothing to generate from
-            return JSONResponse(done(operation_name(engine.name, "ingest", scope)))
-        operation = await service.generate_memories(scope=scope, contents=contents)
+            return JSONResponse(
+                done(operation_name(self.engines.of(request).name, "ingest", scope))
+            )
+        operation = await self.service.generate_memories(scope=scope, contents=contents)
+        return self.started(request, scope, operation)
+
+    def started(
+        self, request: Request, scope: dict[str, str], operation: GenerateMemoriesOperation
+    ) -> Response:
+        engine = self.engines.of(request)
         name = operation_name(engine.name, "generate", scope, operation.id)
         return JSONResponse(_operation_json(name, operation, engine))
 
-    @router.get(ENGINE_PATH + "/operations/{token}")
-    async def get_operation(request: Request, token: str, engine: Engine = engine_dep) -> Response:
+    async def operation(self, request: Request, token: str) -> Response:
+        engine = self.engines.of(request)
         read = read_operation(token)
-        access.scope(request, read.scope)
+        self.access.scope(request, read.scope)
         name = f"{engine.name}/operations/{token}"
         if read.kind != "generate":
             return JSONResponse(done(name))
-        operation = await service.get_operation(read.job, read.scope)
+        operation = await self.service.get_operation(read.job, read.scope)
         if operation is None:
             raise NotFoundError(f"No operation {token!r}.")
         return JSONResponse(_operation_json(name, operation, engine))
 
-    @router.post(ENGINE_PATH + "/memories:retrieve")
-    async def retrieve(request: Request, engine: Engine = engine_dep) -> Response:
-        body = await body_of(request)
-        scope = scope_of(body)
-        access.scope(request, scope)
+    async def retrieve(self, request: Request) -> Response:
+        engine = self.engines.of(request)
+        body, scope = await self.scoped(request)
+        flt = _retrieval_filter(self.service, body)
         similarity = wire.field(body, "similaritySearchParams")
-        flt = _retrieval_filter(service, body)
         if similarity is not None:
-            return JSONResponse(await _similar(service, scope, similarity, flt, engine))
-        simple = wire.field(body, "simpleRetrievalParams") or {}
-        page = await service.list_memories(
-            scope,
-            filter=flt.get("filter"),
-            page_size=int(wire.field(simple, "pageSize") or 50),
-            page_token=wire.field(simple, "pageToken") or None,
-        )
+            return JSONResponse(await _similar(self.service, scope, similarity, flt, engine))
+        if isinstance(flt.get("filter"), str):  # the service's own filters: no pages
+            found = await self.service.retrieve_memories(scope, **flt)
+            memories, token = [r.memory for r in found], None
+        else:
+            simple = wire.field(body, "simpleRetrievalParams") or {}
+            page = await self.service.list_memories(
+                scope,
+                filter=flt.get("filter"),
+                page_size=int(wire.field(simple, "pageSize") or 50),
+                page_token=wire.field(simple, "pageToken") or None,
+            )
+            memories, token = page.memories, page.next_page_token
         out: dict[str, Any] = {
-            "retrievedMemories": [{"memory": wire.memory_json(m, engine.name)} for m in page.memories]
+            "retrievedMemories": [{"memory": wire.memory_json(m, engine.name)} for m in memories]
         }
-        if page.next_page_token:
-            out["nextPageToken"] = page.next_page_token
+        if token:
+            out["nextPageToken"] = token
         return JSONResponse(out)
 
-    @router.post(ENGINE_PATH + "/memories:retrieveProfiles")
-    async def retrieve_profiles(request: Request, engine: Engine = engine_dep) -> Response:
-        body = await body_of(request)
-        scope = scope_of(body)
-        access.scope(request, scope)
-        profiles = await service.retrieve_profiles(scope=scope)
-        return JSONResponse(
-            {
-                "profiles": {
-                    p.schema_id: {"schemaId": p.schema_id, "profile": p.profile} for p in profiles
-                }
-            }
-        )
+    async def profiles(self, request: Request) -> Response:
+        _, scope = await self.scoped(request)
+        found = await self.service.retrieve_profiles(scope=scope)
+        profiles = {p.schema_id: {"schemaId": p.schema_id, "profile": p.profile} for p in found}
+        return JSONResponse({"profiles": profiles})
 
-    @router.post(ENGINE_PATH + "/memories:purge")
-    async def purge(request: Request, engine: Engine = engine_dep) -> Response:
+    async def purge(self, request: Request) -> Response:
         body = await body_of(request)
         scope, rest = split_scope(wire.field(body, "filter"))
         if not scope:
-            raise InputValidationError('A purge names its scope: filter=\'scope.user_id="123"\'.')
-        access.scope(request, scope)
+            raise InputValidationError("A purge names its scope: filter='scope.user_id=\"123\"'.")
+        self.access.scope(request, scope)
         force = bool(wire.field(body, "force"))
-        count = await _purge(service, scope, rest, wire.field(body, "filterGroups"), force)
+        count = await _purge(self.service, scope, rest, wire.field(body, "filterGroups"), force)
         if count is None:
             return unimplemented("Purging memories by a filter other than their scope")
-        name = operation_name(engine.name, "purge", scope)
+        name = operation_name(self.engines.of(request).name, "purge", scope)
         return JSONResponse(done(name, {"purgeCount": count}))
 
 
@@ -176,7 +189,9 @@ def _contents(source: Any) -> list[types.Content]:
     return contents
 
 
-def _operation_json(name: str, operation: Any, engine: Engine) -> dict[str, Any]:
+def _operation_json(
+    name: str, operation: GenerateMemoriesOperation, engine: Engine
+) -> dict[str, Any]:
     """A generation as Memory Bank's `GenerateMemoriesOperation`."""
     if not operation.done:
         return {"name": name, "done": False}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from ...errors import InputValidationError, NotFoundError
@@ -22,32 +22,45 @@ from ...memory.service import PostgresMemoryService
 from . import keys, wire
 from .access import Access, unimplemented
 from .filters import listing_scope
-from .names import ENGINE_PATH, Engine, done, operation_name
-from .requests import EngineOf, body_of, scope_of
+from .names import ENGINE_PATH, done, operation_name
+from .requests import Engines, body_of, scope_of
 
 MEMORY = ENGINE_PATH + "/memories/{memory}"
 
 
-def memory_routes(
-    router: APIRouter, service: PostgresMemoryService, access: Access, engine_of: EngineOf
-) -> None:
-    """Add the memory resource routes to `router`."""
-    engine_dep = Depends(engine_of)
+class MemoryRoutes:
+    """The memory resource routes on one service (`add_to` puts them on a router)."""
 
-    async def owned(request: Request, memory_ref: str) -> tuple[dict[str, str], str]:
-        scope, memory_id = keys.memory_key(memory_ref)
-        access.scope(request, scope)
+    def __init__(self, service: PostgresMemoryService, access: Access, engines: Engines) -> None:
+        self.service = service
+        self.access = access
+        self.engines = engines
+
+    def add_to(self, router: APIRouter) -> None:
+        router.add_api_route(ENGINE_PATH + "/memories", self.create_memory, methods=["POST"])
+        router.add_api_route(ENGINE_PATH + "/memories", self.list_memories, methods=["GET"])
+        router.add_api_route(MEMORY, self.get_memory, methods=["GET"])
+        router.add_api_route(MEMORY, self.update_memory, methods=["PATCH"])
+        router.add_api_route(MEMORY, self.delete_memory, methods=["DELETE"])
+        router.add_api_route(MEMORY + "/revisions", self.list_revisions, methods=["GET"])
+        router.add_api_route(MEMORY + "/revisions/{revision}", self.get_revision, methods=["GET"])
+        router.add_api_route(MEMORY + ":rollback", self.rollback, methods=["POST"])
+
+    def owned(self, request: Request, memory: str) -> tuple[dict[str, str], str]:
+        """(scope, memory id) of a memory's resource id, checked against the caller."""
+        scope, memory_id = keys.memory_key(memory)
+        self.access.scope(request, scope)
         return scope, memory_id
 
-    @router.post(ENGINE_PATH + "/memories")
-    async def create_memory(request: Request, engine: Engine = engine_dep) -> Response:
+    async def create_memory(self, request: Request) -> Response:
+        engine = self.engines.of(request)
         body = await body_of(request)
         scope = scope_of(body)
-        access.scope(request, scope)
+        self.access.scope(request, scope)
         fact = wire.field(body, "fact")
         if not isinstance(fact, str):
             raise InputValidationError("A memory needs a fact (a string).")
-        created = await service.create_memory(
+        created = await self.service.create_memory(
             fact,
             scope,
             topics=wire.topic_names(wire.field(body, "topics")),
@@ -57,37 +70,36 @@ def memory_routes(
         name = operation_name(engine.name, "create", scope)
         return JSONResponse(done(name, wire.memory_json(created, engine.name)))
 
-    @router.get(ENGINE_PATH + "/memories")
-    async def list_memories(request: Request, engine: Engine = engine_dep) -> Response:
+    async def list_memories(self, request: Request) -> Response:
+        engine = self.engines.of(request)
         query = request.query_params
         scope = listing_scope(query.get("filter"))
-        access.scope(request, scope or {})
-        page = await service.list_memories(
+        self.access.scope(request, scope)
+        page = await self.service.list_memories(
             scope or None,
             page_size=int(query.get("pageSize") or 50),
             page_token=query.get("pageToken") or None,
         )
-        out: dict[str, Any] = {"memories": [wire.memory_json(m, engine.name) for m in page.memories]}
+        out: dict[str, Any] = {
+            "memories": [wire.memory_json(m, engine.name) for m in page.memories]
+        }
         if page.next_page_token:
             out["nextPageToken"] = page.next_page_token
         return JSONResponse(out)
 
-    @router.get(MEMORY)
-    async def get_memory(request: Request, memory: str, engine: Engine = engine_dep) -> Response:
-        scope, memory_id = await owned(request, memory)
-        found = await service.get_memory(memory_id, scope)
+    async def get_memory(self, request: Request, memory: str) -> Response:
+        scope, memory_id = self.owned(request, memory)
+        found = await self.service.get_memory(memory_id, scope)
         if found is None:
             raise NotFoundError(f"No memory {memory!r}.")
-        return JSONResponse(wire.memory_json(found, engine.name))
+        return JSONResponse(wire.memory_json(found, self.engines.of(request).name))
 
-    @router.patch(MEMORY)
-    async def update_memory(
-        request: Request, memory: str, engine: Engine = engine_dep
-    ) -> Response:
-        scope, memory_id = await owned(request, memory)
+    async def update_memory(self, request: Request, memory: str) -> Response:
+        engine = self.engines.of(request)
+        scope, memory_id = self.owned(request, memory)
         body = await body_of(request)
         mask = _mask(request.query_params.get("updateMask"), body)
-        updated = await service.update_memory(
+        updated = await self.service.update_memory(
             memory_id,
             scope,
             fact=wire.field(body, "fact") if "fact" in mask else None,
@@ -101,57 +113,44 @@ def memory_routes(
         name = operation_name(engine.name, "update", scope)
         return JSONResponse(done(name, wire.memory_json(updated, engine.name)))
 
-    @router.delete(MEMORY)
-    async def delete_memory(
-        request: Request, memory: str, engine: Engine = engine_dep
-    ) -> Response:
-        scope, memory_id = await owned(request, memory)
-        if await service.get_memory(memory_id, scope) is None:
+    async def delete_memory(self, request: Request, memory: str) -> Response:
+        scope, memory_id = self.owned(request, memory)
+        if await self.service.get_memory(memory_id, scope) is None:
             raise NotFoundError(f"No memory {memory!r}.")
-        await service.delete_memory(memory_id=memory_id, scope=scope)
-        return JSONResponse(done(operation_name(engine.name, "delete", scope)))
+        await self.service.delete_memory(memory_id=memory_id, scope=scope)
+        return JSONResponse(done(operation_name(self.engines.of(request).name, "delete", scope)))
 
-    @router.get(MEMORY + "/revisions")
-    async def list_revisions(
-        request: Request, memory: str, engine: Engine = engine_dep
-    ) -> Response:
-        scope, memory_id = await owned(request, memory)
-        memory_name = wire.memory_name(engine.name, scope, memory_id)
-        revisions = await service.list_revisions(memory_id, scope)
+    async def list_revisions(self, request: Request, memory: str) -> Response:
+        scope, memory_id = self.owned(request, memory)
+        memory_name = wire.memory_name(self.engines.of(request).name, scope, memory_id)
+        revisions = await self.service.list_revisions(memory_id, scope)
         return JSONResponse(
             {"memoryRevisions": [wire.revision_json(r, memory_name) for r in revisions]}
         )
 
-    @router.get(MEMORY + "/revisions/{revision}")
-    async def get_revision(
-        request: Request, memory: str, revision: str, engine: Engine = engine_dep
-    ) -> Response:
-        scope, memory_id = await owned(request, memory)
-        memory_name = wire.memory_name(engine.name, scope, memory_id)
-        getter = getattr(service, "get_revision", None)
+    async def get_revision(self, request: Request, memory: str, revision: str) -> Response:
+        scope, memory_id = self.owned(request, memory)
+        memory_name = wire.memory_name(self.engines.of(request).name, scope, memory_id)
+        getter = getattr(self.service, "get_revision", None)
         if getter is not None:  # the service's own (branch i-mbconfig)
             found = await getter(memory_id, scope, revision)
         else:
-            history = await service.list_revisions(memory_id, scope)
+            history = await self.service.list_revisions(memory_id, scope)
             found = next((r for r in history if r.id == revision), None)
             if found is None:
                 raise NotFoundError(f"Memory {memory!r} has no revision {revision!r}.")
         return JSONResponse(wire.revision_json(found, memory_name))
 
-    @router.post(MEMORY + ":rollback")
-    async def rollback_memory(
-        request: Request, memory: str, engine: Engine = engine_dep
-    ) -> Response:
-        scope, memory_id = await owned(request, memory)
+    async def rollback(self, request: Request, memory: str) -> Response:
+        scope, memory_id = self.owned(request, memory)
         target = wire.field(await body_of(request), "targetRevisionId")
         if not isinstance(target, str) or not target:
             raise InputValidationError("targetRevisionId is required.")
-        rollback = getattr(service, "rollback_memory", None)
+        rollback = getattr(self.service, "rollback_memory", None)
         if rollback is None:  # added by branch i-mbconfig (NEW_APIS.md)
             return unimplemented("RollbackMemory")
         await rollback(memory_id, scope, target)
-        return JSONResponse(done(operation_name(engine.name, "rollback", scope)))
-
+        return JSONResponse(done(operation_name(self.engines.of(request).name, "rollback", scope)))
 
 
 def _mask(update_mask: str | None, body: Mapping[str, Any]) -> set[str]:

@@ -8,7 +8,7 @@ calls a service.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Request
@@ -17,17 +17,16 @@ from ...errors import InputValidationError
 from ...memory.scope import validate_scope
 from .names import Engine
 
-EngineOf = Callable[[str, str, str], Engine]
-"""The dependency that turns a path's project, location and engine into an `Engine`."""
 
+class Engines:
+    """The `Engine` of a request's path, its app named by `apps` (default: the engine id)."""
 
-def engine_dependency(engines: Mapping[str, str]) -> EngineOf:
-    """The `Engine` of a request's path, its app named by `engines` (default: the engine id)."""
+    def __init__(self, apps: Mapping[str, str]) -> None:
+        self.apps = dict(apps)
 
-    def engine_of(project: str, location: str, engine: str) -> Engine:
-        return Engine.of(project, location, engine, engines)
-
-    return engine_of
+    def of(self, request: Request) -> Engine:
+        path = request.path_params
+        return Engine.of(path["project"], path["location"], path["engine"], self.apps)
 
 
 async def body_of(request: Request) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from ...identity import IdentityPolicy
 from ...memory.service import PostgresMemoryService
 from ...sessions.service import PostgresSessionService
 from .access import Access, GoogleErrorRoute
-from .generation import generation_routes
-from .memories import memory_routes
+from .generation import GenerationRoutes
+from .memories import MemoryRoutes
 from .names import API_VERSION
-from .requests import engine_dependency
-from .sessions import session_routes
+from .requests import Engines
+from .sessions import SessionRoutes
 
 
 def vertex_api_router(
@@ -43,10 +43,10 @@ def vertex_api_router(
     """
     router = APIRouter(prefix=f"/{API_VERSION}", route_class=GoogleErrorRoute)
     access = Access(policy)
-    engine_of = engine_dependency(dict(engines or {}))
-    if memory is not None:
-        generation_routes(router, memory, access, engine_of)
-        memory_routes(router, memory, access, engine_of)
+    apps = Engines(engines or {})
+    if memory is not None:  # generate, retrieve, ... before the `memories/{memory}` routes
+        GenerationRoutes(memory, access, apps).add_to(router)
+        MemoryRoutes(memory, access, apps).add_to(router)
     if sessions is not None:
-        session_routes(router, sessions, access, engine_of)
+        SessionRoutes(sessions, access, apps).add_to(router)
     return router

@@ -11,11 +11,10 @@ sends it) or, without one, from the named fields. It never writes SQL.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from google.adk.events import Event
 from google.adk.sessions import Session
@@ -26,52 +25,63 @@ from ...identity import current_principal
 from ...sessions.service import PostgresSessionService
 from . import keys, wire
 from .access import Access
+from .filters import events_after, session_user
 from .names import ENGINE_PATH, Engine, done, operation_name
-from .requests import EngineOf, body_of
+from .requests import Engines, body_of
 
 SESSION = ENGINE_PATH + "/sessions/{session}"
-_USER_FILTER = re.compile(r'^\s*user_id\s*=\s*"((?:[^"\\]|\\.)*)"\s*$')
-_AFTER_FILTER = re.compile(r'^\s*timestamp\s*>=\s*"([^"]+)"\s*$')
 
 
-def session_routes(
-    router: APIRouter, service: PostgresSessionService, access: Access, engine_of: EngineOf
-) -> None:
-    """Add the session and event routes to `router`."""
-    engine_dep = Depends(engine_of)
+class SessionRoutes:
+    """The session and event routes on one service (`add_to` puts them on a router)."""
 
-    def owner(request: Request, ref: str) -> tuple[str, str]:
+    def __init__(self, service: PostgresSessionService, access: Access, engines: Engines) -> None:
+        self.service = service
+        self.access = access
+        self.engines = engines
+
+    def add_to(self, router: APIRouter) -> None:
+        router.add_api_route(ENGINE_PATH + "/sessions", self.create_session, methods=["POST"])
+        router.add_api_route(ENGINE_PATH + "/sessions", self.list_sessions, methods=["GET"])
+        router.add_api_route(SESSION, self.get_session, methods=["GET"])
+        router.add_api_route(SESSION, self.delete_session, methods=["DELETE"])
+        router.add_api_route(SESSION + ":appendEvent", self.append_event, methods=["POST"])
+        router.add_api_route(SESSION + "/events", self.list_events, methods=["GET"])
+
+    def owner(self, request: Request, ref: str) -> tuple[str, str]:
         """(user, session id) of a session's resource id, checked against the caller."""
         decoded = keys.decode(ref)
         if decoded is None:
             principal = current_principal(request)
-            own = access.policy.own_user(principal) if principal is not None else None
+            own = self.access.policy.own_user(principal) if principal is not None else None
             if own is None:
                 raise SessionNotFoundError(f"No session {ref!r} (name it as it was returned).")
             decoded = (own, ref)
-        access.user(request, decoded[0])
+        self.access.user(request, decoded[0])
         return decoded
 
-    async def load(engine: Engine, user_id: str, session_id: str, **config: Any) -> Session:
-        found = await service.get_session(
-            app_name=engine.app_name,
+    async def load(self, request: Request, session: str, **config: Any) -> Session:
+        """The session a resource id names (its events as `config` selects), or a 404."""
+        user_id, session_id = self.owner(request, session)
+        found = await self.service.get_session(
+            app_name=self.engines.of(request).app_name,
             user_id=user_id,
             session_id=session_id,
             config=GetSessionConfig(**config) if config else None,
         )
         if found is None:
-            raise SessionNotFoundError(f"No session {session_id!r}.")
+            raise SessionNotFoundError(f"No session {session!r}.")
         return found
 
-    @router.post(ENGINE_PATH + "/sessions")
-    async def create_session(request: Request, engine: Engine = engine_dep) -> Response:
+    async def create_session(self, request: Request) -> Response:
+        engine = self.engines.of(request)
         body = await body_of(request)
         user_id = wire.field(body, "userId")
         if not isinstance(user_id, str) or not user_id:
             raise InputValidationError("A session needs a userId.")
-        access.user(request, user_id)
+        self.access.user(request, user_id)
         state = wire.field(body, "sessionState")
-        created = await service.create_session(
+        created = await self.service.create_session(
             app_name=engine.app_name,
             user_id=user_id,
             state=state if isinstance(state, dict) else None,
@@ -80,47 +90,36 @@ def session_routes(
         response = _session_json(created, engine)
         return JSONResponse(done(operation_name(response["name"], "session", {}), response))
 
-    @router.get(ENGINE_PATH + "/sessions")
-    async def list_sessions(request: Request, engine: Engine = engine_dep) -> Response:
-        text = request.query_params.get("filter")
-        match = _USER_FILTER.match(text) if text else None
-        if text and match is None:
-            raise InputValidationError(f'Sessions filter by user_id="..." only, not {text!r}.')
-        user_id = re.sub(r"\\(.)", r"\1", match.group(1)) if match else None
-        access.scope(request, {"user_id": user_id} if user_id is not None else {})
-        listed = await service.list_sessions(app_name=engine.app_name, user_id=user_id)
+    async def list_sessions(self, request: Request) -> Response:
+        engine = self.engines.of(request)
+        user_id = session_user(request.query_params.get("filter"))
+        self.access.scope(request, {"user_id": user_id} if user_id is not None else {})
+        listed = await self.service.list_sessions(app_name=engine.app_name, user_id=user_id)
         return JSONResponse({"sessions": [_session_json(s, engine) for s in listed.sessions]})
 
-    @router.get(SESSION)
-    async def get_session(request: Request, session: str, engine: Engine = engine_dep) -> Response:
-        user_id, session_id = owner(request, session)
-        found = await load(engine, user_id, session_id, num_recent_events=0)
-        return JSONResponse(_session_json(found, engine))
+    async def get_session(self, request: Request, session: str) -> Response:
+        found = await self.load(request, session, num_recent_events=0)
+        return JSONResponse(_session_json(found, self.engines.of(request)))
 
-    @router.delete(SESSION)
-    async def delete_session(
-        request: Request, session: str, engine: Engine = engine_dep
-    ) -> Response:
-        user_id, session_id = owner(request, session)
-        await service.delete_session(
+    async def delete_session(self, request: Request, session: str) -> Response:
+        engine = self.engines.of(request)
+        user_id, session_id = self.owner(request, session)
+        await self.service.delete_session(
             app_name=engine.app_name, user_id=user_id, session_id=session_id
         )
-        return JSONResponse(done(operation_name(f"{engine.name}/sessions/{session}", "delete", {})))
+        name = f"{engine.name}/sessions/{session}"
+        return JSONResponse(done(operation_name(name, "delete", {})))
 
-    @router.post(SESSION + ":appendEvent")
-    async def append_event(request: Request, session: str, engine: Engine = engine_dep) -> Response:
-        user_id, session_id = owner(request, session)
+    async def append_event(self, request: Request, session: str) -> Response:
         event = _event(await body_of(request))
-        stored = await load(engine, user_id, session_id, num_recent_events=1)
-        await service.append_event(stored, event)
+        stored = await self.load(request, session, num_recent_events=1)
+        await self.service.append_event(stored, event)
         return JSONResponse({})
 
-    @router.get(SESSION + "/events")
-    async def list_events(request: Request, session: str, engine: Engine = engine_dep) -> Response:
-        user_id, session_id = owner(request, session)
-        config = _events_config(request.query_params.get("filter"))
-        found = await load(engine, user_id, session_id, **config)
-        parent = f"{engine.name}/sessions/{session}"
+    async def list_events(self, request: Request, session: str) -> Response:
+        after = events_after(request.query_params.get("filter"))
+        found = await self.load(request, session, **({"after_timestamp": after} if after else {}))
+        parent = f"{self.engines.of(request).name}/sessions/{session}"
         return JSONResponse({"sessionEvents": [_event_json(e, parent) for e in found.events]})
 
 
@@ -168,15 +167,3 @@ def _event(body: dict[str, Any]) -> Event:
         return Event.model_validate(fields)
     except ValueError as exc:
         raise InputValidationError(f"Not an ADK event: {exc}") from exc
-
-
-def _events_config(text: str | None) -> dict[str, Any]:
-    """`GetSessionConfig` keywords of an events filter (`timestamp>="..."` only)."""
-    if not text:
-        return {}
-    match = _AFTER_FILTER.match(text)
-    if match is None:
-        raise InputValidationError(f'Events filter by timestamp>="..." only, not {text!r}.')
-    after = wire.parse_time(match.group(1), "timestamp")
-    return {"after_timestamp": after.timestamp()} if after is not None else {}
-

@@ -16,8 +16,8 @@ from typing import Any
 from ...config import ManagedTopic
 from ...durations import parse_duration
 from ...errors import InputValidationError
-from . import keys
 from ...memory.models import GenerateMemoriesOperation, Memory, MemoryRevision
+from . import keys
 
 _MANAGED = frozenset(topic.value for topic in ManagedTopic)
 _METADATA_KINDS = ("stringValue", "doubleValue", "boolValue", "timestampValue")

@@ -385,3 +385,47 @@ async def _turn(llm: ScriptedLlm, sessions: Any, bank: Any, text: str) -> str:
     async for _ in runner.run_async(user_id="alice", session_id=session.id, new_message=message):
         pass
     return str(session.id)
+
+
+async def test_bad_requests_answer_in_googles_error_envelope(make_memory_service: Any) -> None:
+    import httpx
+
+    memory = make_memory_service()  # no model: generation is refused
+    app = FastAPI()
+    app.include_router(vertex_api_router(memory))
+    engine = f"/v1beta1/{ENGINE_NAME}"
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://local") as http:
+            no_scope = await http.post(f"{engine}/memories", json={"fact": "x"})
+            assert no_scope.status_code == 400
+            assert no_scope.json()["error"]["status"] == "INVALID_ARGUMENT"
+            no_model = await http.post(
+                f"{engine}/memories:generate",
+                json={"scope": ALICE, "directMemoriesSource": {"directMemories": [{"fact": "x"}]}},
+            )
+            assert no_model.status_code == 400 and "model" in no_model.json()["error"]["message"]
+            junk = await http.get(f"{engine}/operations/not-a-token")
+            assert junk.status_code == 404 and junk.json()["error"]["status"] == "NOT_FOUND"
+            forged = await http.get(f"{engine}/memories/616263-1")  # not a scope: no memory
+            assert forged.status_code == 404
+            unscoped = await http.post(f"{engine}/memories:purge", json={"force": True})
+            assert unscoped.status_code == 400 and "scope" in unscoped.json()["error"]["message"]
+            filtered = await http.post(
+                f"{engine}/memories:purge",
+                json={"filter": 'scope.user_id="alice" AND fact="x"', "force": True},
+            )
+            wanted = 200 if hasattr(memory, "purge_memories") else 501
+            assert filtered.status_code == wanted
+    finally:
+        await memory.close()
+
+
+def test_the_servers_serve_it_on_request() -> None:
+    from click.testing import CliRunner
+
+    from adk_memory.cli import main
+
+    for command in ("web", "api_server"):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "--vertex-api" in result.output

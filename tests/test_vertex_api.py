@@ -15,6 +15,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +226,39 @@ async def test_the_sdk_generates_memories_with_a_scripted_model(
         assert generated.memory.fact == "The user prefers aisle seats."
         stored = await memories.get(name=generated.memory.name)
         assert stored.fact == "The user prefers aisle seats."
+    finally:
+        await memory.close()
+
+
+async def test_the_sdk_generates_from_a_session_it_wrote(
+    make_memory_service: Any, make_session_service: Any, serve: Serve
+) -> None:
+    llm = ScriptedLlm([extraction("The user has a cat named Miso.")])
+    memory = make_memory_service(llm=llm, embedder=HashEmbedder(64))
+    sdk = client(await serve(memory, make_session_service()))
+    try:
+        created = await sdk.aio.sessions.create(
+            name=f"reasoningEngines/{ENGINE}", user_id="alice", config={"session_state": {"a": 1}}
+        )
+        session = created.response.name
+        await sdk.aio.sessions.events.append(  # the named fields, no rawEvent
+            name=session,
+            author="user",
+            invocation_id="inv-1",
+            timestamp=datetime.now(UTC),
+            config={"content": {"role": "user", "parts": [{"text": "My cat Miso."}]}},
+        )
+        [event] = [e async for e in await sdk.aio.sessions.events.list(name=session)]
+        assert event.content.parts[0].text == "My cat Miso." and event.invocation_id == "inv-1"
+        assert (await sdk.aio.sessions.get(name=session)).session_state == {"a": 1}
+        operation = await sdk.aio.memory_banks.memories.generate(
+            name=f"reasoningEngines/{ENGINE}",
+            vertex_session_source={"session": session},
+            config={"wait_for_completion": True},
+        )
+        [generated] = operation.response.generated_memories
+        assert generated.memory.fact == "The user has a cat named Miso."
+        assert generated.memory.scope == ALICE  # the session's app (engine) and user
     finally:
         await memory.close()
 

@@ -19,9 +19,10 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-from ...errors import AdkMemoryError, ForbiddenError
+from ...errors import AdkMemoryError, ForbiddenError, SessionNotFoundError
 from ...identity import IdentityPolicy, current_principal
 from ..http_errors import status_of
+from . import keys
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +83,19 @@ class Access:
         principal = current_principal(request)
         if principal is not None and not self.policy.may_act_as(principal, user_id):
             raise ForbiddenError("The caller may not act as the user this request names.")
+
+    def session(self, request: Request, ref: str) -> tuple[str, str]:
+        """(user, session id) of a session's resource id, checked: an id this surface made
+        names its user (`keys`); a bare one (a client's own) is the caller's own session."""
+        decoded = keys.decode(ref)
+        if decoded is None:
+            principal = current_principal(request)
+            own = self.policy.own_user(principal) if principal is not None else None
+            if own is None:
+                raise SessionNotFoundError(f"No session {ref!r} (name it as it was returned).")
+            decoded = (own, ref)
+        self.user(request, decoded[0])
+        return decoded
 
     def scope(self, request: Request, scope: Mapping[str, str]) -> None:
         """The check for a memory scope: its `user_id`, or an operator for a scope with none."""

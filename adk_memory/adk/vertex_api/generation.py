@@ -5,7 +5,8 @@ Owns: these routes' reading of Vertex AI's requests and the service call each ma
 generation answers an operation that is not done (the job runs on the worker) and whose `GET`
 reads the job back by id and scope (`names.read_operation`). Ingestion generates from the
 events it is given at once (adk-memory has no event streams here: the `streamId`, the trigger
-configuration and `forceFlush` are accepted and do not change that). Methods another branch
+configuration and `forceFlush` are accepted and do not change that). A `vertexSessionSource`
+names a session this surface serves (the router's session service). Methods another branch
 adds (`purge_memories` with a filter and a dry run) are called by name; without them a purge
 names its exact scope with `scope.KEY="VALUE"` terms only. It never writes SQL.
 """
@@ -20,14 +21,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from google.genai import types
 
-from ...errors import InputValidationError, NotFoundError
+from ...errors import InputValidationError, NotFoundError, SessionNotFoundError
 from ...memory.models import GenerateMemoriesOperation
 from ...memory.service import PostgresMemoryService
+from ...sessions.service import PostgresSessionService
 from . import wire
 from .access import Access, unimplemented
 from .filters import metadata_filter, split_scope
 from .names import ENGINE_PATH, Engine, done, operation_name, read_operation
-from .requests import Engines, body_of, scope_of
+from .requests import Engines, body_of, scope_of, supported
 
 MAX_TOP_K = 100
 
@@ -35,10 +37,17 @@ MAX_TOP_K = 100
 class GenerationRoutes:
     """The engine-level memory routes on one service (`add_to` puts them on a router)."""
 
-    def __init__(self, service: PostgresMemoryService, access: Access, engines: Engines) -> None:
+    def __init__(
+        self,
+        service: PostgresMemoryService,
+        access: Access,
+        engines: Engines,
+        sessions: PostgresSessionService | None = None,
+    ) -> None:
         self.service = service
         self.access = access
         self.engines = engines
+        self.sessions = sessions
 
     def add_to(self, router: APIRouter) -> None:
         memories = ENGINE_PATH + "/memories"
@@ -57,15 +66,54 @@ class GenerationRoutes:
         return body, scope
 
     async def generate(self, request: Request) -> Response:
-        body, scope = await self.scoped(request)
+        body = await body_of(request)
+        source = _source(body)
+        if "session" in source:
+            source, scope = await self.session_source(request, body, source["session"])
+        else:
+            scope = scope_of(body)
+        self.access.scope(request, scope)
         operation = await self.service.generate_memories(
             scope=scope,
             disable_consolidation=bool(wire.field(body, "disableConsolidation")),
             metadata=wire.metadata_in(wire.field(body, "metadata")),
-            revision_labels=wire.field(body, "revisionLabels"),
-            **_source(body),
+            **source,
+            **supported(
+                self.service.generate_memories,
+                revision_labels=wire.field(body, "revisionLabels"),
+                revision_ttl=wire.duration(wire.field(body, "revisionTtl"), "revisionTtl"),
+                disable_memory_revisions=wire.field(body, "disableMemoryRevisions"),
+            ),
         )
         return self.started(request, scope, operation)
+
+    async def session_source(
+        self, request: Request, body: Mapping[str, Any], source: Any
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """A `vertexSessionSource` as `generate_memories` keywords, and the scope: the
+        request's, else the session's user in its app (ADK's scope; Memory Bank's default is
+        `{"user_id": ...}` alone)."""
+        name = wire.field(source, "session") if isinstance(source, Mapping) else None
+        engine_id, _, ref = (name or "").rpartition("/sessions/")
+        if self.sessions is None or not ref or "reasoningEngines/" not in engine_id:
+            raise InputValidationError(
+                "vertexSessionSource needs a session name (reasoningEngines/E/sessions/S) "
+                "and a router serving sessions too."
+            )
+        user_id, session_id = self.access.session(request, ref)
+        app_name = self.engines.app_of(engine_id.rpartition("reasoningEngines/")[2])
+        session = await self.sessions.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise SessionNotFoundError(f"No session {name!r}.")
+        given = body.get("scope")
+        scope = scope_of(body) if given is not None else {"app_name": app_name, "user_id": user_id}
+        times = {
+            key: wire.parse_time(wire.field(source, camel), camel)
+            for key, camel in (("start_time", "startTime"), ("end_time", "endTime"))
+        }
+        return {"session": session, **times}, scope
 
     async def ingest(self, request: Request) -> Response:
         body, scope = await self.scoped(request)
@@ -154,10 +202,7 @@ def _source(body: Mapping[str, Any]) -> dict[str, Any]:
             "and vertexSessionSource."
         )
     if session is not None:
-        raise InputValidationError(
-            "vertexSessionSource is not served here: send the session's events as "
-            "directContentsSource (ADK's VertexAiMemoryBankService does)."
-        )
+        return {"session": session}  # read by `GenerationRoutes.session_source`
     if direct is not None:
         return {"contents": _contents(direct)}
     items = wire.field(facts, "directMemories") if isinstance(facts, Mapping) else None

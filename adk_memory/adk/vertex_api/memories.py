@@ -23,7 +23,7 @@ from . import keys, wire
 from .access import Access, unimplemented
 from .filters import listing_scope
 from .names import ENGINE_PATH, done, operation_name
-from .requests import Engines, body_of, scope_of
+from .requests import Engines, body_of, scope_of, supported
 
 MEMORY = ENGINE_PATH + "/memories/{memory}"
 
@@ -66,6 +66,7 @@ class MemoryRoutes:
             topics=wire.topic_names(wire.field(body, "topics")),
             metadata=wire.metadata_in(wire.field(body, "metadata")),
             ttl=wire.duration(wire.field(body, "ttl"), "ttl"),
+            **_revision_options(self.service.create_memory, body),
         )
         name = operation_name(engine.name, "create", scope)
         return JSONResponse(done(name, wire.memory_json(created, engine.name)))
@@ -109,6 +110,7 @@ class MemoryRoutes:
             ),
             ttl=wire.duration(wire.field(body, "ttl"), "ttl") if "ttl" in mask else None,
             labels=wire.field(body, "revisionLabels"),
+            **_revision_options(self.service.update_memory, body),
         )
         name = operation_name(engine.name, "update", scope)
         return JSONResponse(done(name, wire.memory_json(updated, engine.name)))
@@ -151,6 +153,16 @@ class MemoryRoutes:
             return unimplemented("RollbackMemory")
         await rollback(memory_id, scope, target)
         return JSONResponse(done(operation_name(self.engines.of(request).name, "rollback", scope)))
+
+
+def _revision_options(method: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Memory Bank's per-request revision options the service's `method` takes."""
+    return supported(
+        method,
+        revision_labels=wire.field(body, "revisionLabels"),
+        revision_ttl=wire.duration(wire.field(body, "revisionTtl"), "revisionTtl"),
+        disable_memory_revisions=wire.field(body, "disableMemoryRevisions"),
+    )
 
 
 def _mask(update_mask: str | None, body: Mapping[str, Any]) -> set[str]:

@@ -7,8 +7,10 @@ calls a service.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import Request
@@ -16,6 +18,8 @@ from fastapi import Request
 from ...errors import InputValidationError
 from ...memory.scope import validate_scope
 from .names import Engine
+
+logger = logging.getLogger(__name__)
 
 
 class Engines:
@@ -27,6 +31,10 @@ class Engines:
     def of(self, request: Request) -> Engine:
         path = request.path_params
         return Engine.of(path["project"], path["location"], path["engine"], self.apps)
+
+    def app_of(self, engine_id: str) -> str:
+        """The app an engine id stands for."""
+        return self.apps.get(engine_id, engine_id)
 
 
 async def body_of(request: Request) -> dict[str, Any]:
@@ -49,3 +57,16 @@ def scope_of(body: Mapping[str, Any]) -> dict[str, str]:
     if scope is None:
         raise InputValidationError("The request needs a scope, e.g. {'user_id': '123'}.")
     return validate_scope(scope)
+
+
+def supported(method: Callable[..., Any], **options: Any) -> dict[str, Any]:
+    """The options given (not None) that `method` takes. Memory Bank's per-request revision
+    options reach a service that has them (branch i-mbconfig adds them); one without them
+    still serves the request (ADK's Vertex service sends revision labels with every create),
+    and says at debug level which it did not apply."""
+    parameters = inspect.signature(method).parameters
+    given = {name: value for name, value in options.items() if value is not None}
+    dropped = sorted(name for name in given if name not in parameters)
+    if dropped:
+        logger.debug("Not applied (this memory service has no such option): %s", dropped)
+    return {name: value for name, value in given.items() if name in parameters}

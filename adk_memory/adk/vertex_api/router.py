@@ -45,7 +45,7 @@ def vertex_api_router(
     access = Access(policy)
     apps = Engines(engines or {})
     if memory is not None:  # generate, retrieve, ... before the `memories/{memory}` routes
-        GenerationRoutes(memory, access, apps).add_to(router)
+        GenerationRoutes(memory, access, apps, sessions).add_to(router)
         MemoryRoutes(memory, access, apps).add_to(router)
     if sessions is not None:
         SessionRoutes(sessions, access, apps).add_to(router)

@@ -21,7 +21,6 @@ from google.adk.sessions import Session
 from google.adk.sessions.base_session_service import GetSessionConfig
 
 from ...errors import InputValidationError, SessionNotFoundError
-from ...identity import current_principal
 from ...sessions.service import PostgresSessionService
 from . import keys, wire
 from .access import Access
@@ -48,21 +47,9 @@ class SessionRoutes:
         router.add_api_route(SESSION + ":appendEvent", self.append_event, methods=["POST"])
         router.add_api_route(SESSION + "/events", self.list_events, methods=["GET"])
 
-    def owner(self, request: Request, ref: str) -> tuple[str, str]:
-        """(user, session id) of a session's resource id, checked against the caller."""
-        decoded = keys.decode(ref)
-        if decoded is None:
-            principal = current_principal(request)
-            own = self.access.policy.own_user(principal) if principal is not None else None
-            if own is None:
-                raise SessionNotFoundError(f"No session {ref!r} (name it as it was returned).")
-            decoded = (own, ref)
-        self.access.user(request, decoded[0])
-        return decoded
-
     async def load(self, request: Request, session: str, **config: Any) -> Session:
         """The session a resource id names (its events as `config` selects), or a 404."""
-        user_id, session_id = self.owner(request, session)
+        user_id, session_id = self.access.session(request, session)
         found = await self.service.get_session(
             app_name=self.engines.of(request).app_name,
             user_id=user_id,
@@ -103,7 +90,7 @@ class SessionRoutes:
 
     async def delete_session(self, request: Request, session: str) -> Response:
         engine = self.engines.of(request)
-        user_id, session_id = self.owner(request, session)
+        user_id, session_id = self.access.session(request, session)
         await self.service.delete_session(
             app_name=engine.app_name, user_id=user_id, session_id=session_id
         )

@@ -12,8 +12,9 @@ It never calls a service.
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import InputValidationError
@@ -48,14 +49,26 @@ def split_scope(text: str | None) -> tuple[dict[str, str], str]:
     return scope, " AND ".join(rest)
 
 
-def listing_scope(text: str | None) -> dict[str, str]:
-    """The exact scope a list filter names ({}: every scope, an operator's view)."""
-    scope, rest = split_scope(text)
-    if rest:
-        raise InputValidationError(
-            f'Listing memories filters by scope.KEY="VALUE" terms only, not {rest!r}.'
-        )
-    return scope
+def filter_options(method: Callable[..., Any], text: str | None, groups: Any) -> dict[str, Any]:
+    """The filter keywords for `method` (a listing or a search): an AIP-160 `filter` string and
+    `filter_groups` as given when the method reads them (branch i-mbconfig's service does);
+    else `filterGroups` as a `MemoryFilter` (`metadata_filter`), and a string filter refused
+    with the reason: never a wider result than asked for."""
+    parameters = inspect.signature(method).parameters
+    options: dict[str, Any] = {}
+    if text:
+        annotation = parameters["filter"].annotation if "filter" in parameters else ""
+        if "str" not in str(annotation):
+            raise InputValidationError(
+                f"This adk-memory's memory service does not read AIP-160 filters ({text!r}): "
+                'filter by scope.KEY="VALUE" terms (listing, purge) or filterGroups (retrieval).'
+            )
+        options["filter"] = text
+    if groups and "filter_groups" in parameters:
+        options["filter_groups"] = groups
+    elif groups:
+        options["filter"] = metadata_filter(groups)
+    return options
 
 
 def metadata_filter(groups: Any) -> MemoryFilter | None:

@@ -13,7 +13,6 @@ names its exact scope with `scope.KEY="VALUE"` terms only. It never writes SQL.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +26,7 @@ from ...memory.service import PostgresMemoryService
 from ...sessions.service import PostgresSessionService
 from . import wire
 from .access import Access, unimplemented
-from .filters import metadata_filter, split_scope
+from .filters import filter_options, split_scope
 from .names import ENGINE_PATH, Engine, done, operation_name, read_operation
 from .requests import Engines, body_of, scope_of, supported
 
@@ -147,27 +146,25 @@ class GenerationRoutes:
     async def retrieve(self, request: Request) -> Response:
         engine = self.engines.of(request)
         body, scope = await self.scoped(request)
-        flt = _retrieval_filter(self.service, body)
+        text, groups = wire.field(body, "filter"), wire.field(body, "filterGroups")
         similarity = wire.field(body, "similaritySearchParams")
         if similarity is not None:
+            flt = filter_options(self.service.retrieve_memories, text, groups)
             return JSONResponse(await _similar(self.service, scope, similarity, flt, engine))
-        if isinstance(flt.get("filter"), str):  # the service's own filters: no pages
-            found = await self.service.retrieve_memories(scope, **flt)
-            memories, token = [r.memory for r in found], None
-        else:
-            simple = wire.field(body, "simpleRetrievalParams") or {}
-            page = await self.service.list_memories(
-                scope,
-                filter=flt.get("filter"),
-                page_size=int(wire.field(simple, "pageSize") or 50),
-                page_token=wire.field(simple, "pageToken") or None,
-            )
-            memories, token = page.memories, page.next_page_token
+        simple = wire.field(body, "simpleRetrievalParams") or {}
+        page = await self.service.list_memories(
+            scope,
+            **filter_options(self.service.list_memories, text, groups),
+            page_size=int(wire.field(simple, "pageSize") or 50),
+            page_token=wire.field(simple, "pageToken") or None,
+        )
         out: dict[str, Any] = {
-            "retrievedMemories": [{"memory": wire.memory_json(m, engine.name)} for m in memories]
+            "retrievedMemories": [
+                {"memory": wire.memory_json(m, engine.name)} for m in page.memories
+            ]
         }
-        if token:
-            out["nextPageToken"] = token
+        if page.next_page_token:
+            out["nextPageToken"] = page.next_page_token
         return JSONResponse(out)
 
     async def profiles(self, request: Request) -> Response:
@@ -178,12 +175,13 @@ class GenerationRoutes:
 
     async def purge(self, request: Request) -> Response:
         body = await body_of(request)
-        scope, rest = split_scope(wire.field(body, "filter"))
+        text = wire.field(body, "filter")
+        scope = split_scope(text)[0]
         if not scope:
             raise InputValidationError("A purge names its scope: filter='scope.user_id=\"123\"'.")
         self.access.scope(request, scope)
         force = bool(wire.field(body, "force"))
-        count = await _purge(self.service, scope, rest, wire.field(body, "filterGroups"), force)
+        count = await _purge(self.service, scope, text, wire.field(body, "filterGroups"), force)
         if count is None:
             return unimplemented("Purging memories by a filter other than their scope")
         name = operation_name(self.engines.of(request).name, "purge", scope)
@@ -245,21 +243,6 @@ def _operation_json(
     return done(name, wire.generated_json(operation, engine.name))
 
 
-def _retrieval_filter(service: PostgresMemoryService, body: Mapping[str, Any]) -> dict[str, Any]:
-    """The retrieval's filter keywords: `filterGroups` as a `MemoryFilter`; an AIP-160
-    `filter` string only when the service reads one (branch i-mbconfig), refused otherwise."""
-    text = wire.field(body, "filter")
-    groups = wire.field(body, "filterGroups")
-    if text and not _accepts(service.retrieve_memories, "filter", str):
-        raise InputValidationError(
-            "This adk-memory's service does not read AIP-160 retrieval filters; use filterGroups."
-        )
-    if text:
-        return {"filter": text, **({"filter_groups": groups} if groups else {})}
-    flt = metadata_filter(groups)
-    return {"filter": flt} if flt is not None else {}
-
-
 async def _similar(
     service: PostgresMemoryService,
     scope: dict[str, str],
@@ -270,9 +253,9 @@ async def _similar(
     query = wire.field(params, "searchQuery") if isinstance(params, Mapping) else None
     if not isinstance(query, str) or not query.strip():
         raise InputValidationError("similaritySearchParams needs a searchQuery.")
-    top_k = int(wire.field(params, "topK") or 3)
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise InputValidationError(f"topK is 1 to {MAX_TOP_K}, got {top_k}.")
+    top_k = min(int(wire.field(params, "topK") or 3), MAX_TOP_K)  # Memory Bank coerces
+    if top_k < 1:
+        raise InputValidationError(f"topK is at least 1, got {top_k}.")
     found = await service.retrieve_memories(scope, search_query=query, top_k=top_k, **flt)
     return {
         "retrievedMemories": [
@@ -288,17 +271,18 @@ async def _similar(
 async def _purge(
     service: PostgresMemoryService,
     scope: dict[str, str],
-    rest: str,
+    text: str,
     groups: Any,
     force: bool,
 ) -> int | None:
-    """How many memories the purge deletes (or would: `force` false is a dry run); None when
-    it filters by more than the scope and the service cannot."""
+    """How many memories of exactly `scope` the purge deletes (or would: `force` false is a
+    dry run); None when `text` filters by more than the scope and the service cannot. The
+    whole filter goes to a service that reads filters (its scope terms hold in the exact
+    scope anyway)."""
+    rest = split_scope(text)[1]
     purge_memories = getattr(service, "purge_memories", None)
     if purge_memories is not None:  # branch i-mbconfig: filters and dry runs of its own
-        result = await purge_memories(
-            scope, filter=rest or None, filter_groups=groups or None, force=force
-        )
+        result = await purge_memories(scope, filter=text, filter_groups=groups or None, force=force)
         return int(result.purge_count)
     if rest or groups:
         return None
@@ -306,9 +290,3 @@ async def _purge(
     if force:
         await service.purge(scope)
     return len(counted)
-
-
-def _accepts(method: Any, name: str, kind: type) -> bool:
-    """Whether `method`'s parameter `name` is annotated to take `kind` (a string filter)."""
-    parameter = inspect.signature(method).parameters.get(name)
-    return parameter is not None and kind.__name__ in str(parameter.annotation)

@@ -21,7 +21,7 @@ from ...errors import InputValidationError, NotFoundError
 from ...memory.service import PostgresMemoryService
 from . import keys, wire
 from .access import Access, unimplemented
-from .filters import listing_scope
+from .filters import filter_options, split_scope
 from .names import ENGINE_PATH, done, operation_name
 from .requests import Engines, body_of, scope_of, supported
 
@@ -74,10 +74,11 @@ class MemoryRoutes:
     async def list_memories(self, request: Request) -> Response:
         engine = self.engines.of(request)
         query = request.query_params
-        scope = listing_scope(query.get("filter"))
+        scope, rest = split_scope(query.get("filter"))
         self.access.scope(request, scope)
         page = await self.service.list_memories(
             scope or None,
+            **filter_options(self.service.list_memories, rest, None),
             page_size=int(query.get("pageSize") or 50),
             page_token=query.get("pageToken") or None,
         )
@@ -125,7 +126,11 @@ class MemoryRoutes:
     async def list_revisions(self, request: Request, memory: str) -> Response:
         scope, memory_id = self.owned(request, memory)
         memory_name = wire.memory_name(self.engines.of(request).name, scope, memory_id)
-        revisions = await self.service.list_revisions(memory_id, scope)
+        text = request.query_params.get("filter")
+        options = supported(self.service.list_revisions, filter=text)
+        if text and not options:
+            raise InputValidationError("This adk-memory's service does not filter revisions.")
+        revisions = await self.service.list_revisions(memory_id, scope, **options)
         return JSONResponse(
             {"memoryRevisions": [wire.revision_json(r, memory_name) for r in revisions]}
         )

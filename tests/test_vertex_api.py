@@ -12,6 +12,7 @@ nothing else of them changes.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
@@ -263,11 +265,12 @@ async def test_the_sdk_generates_from_a_session_it_wrote(
         await memory.close()
 
 
-async def test_a_rollback_answers_501_until_the_service_has_it(
+async def test_a_patch_then_a_rollback_to_the_first_revision(
     make_memory_service: Any, serve: Serve
 ) -> None:
     memory = make_memory_service()
-    sdk = client(await serve(memory))
+    base = await serve(memory)
+    sdk = client(base)
     memories = sdk.aio.memory_banks.memories
     try:
         created = await memories.create(
@@ -276,14 +279,25 @@ async def test_a_rollback_answers_501_until_the_service_has_it(
             scope=ALICE,
             config={"wait_for_completion": True},
         )
-        [revision] = [r async for r in await memories.revisions.list(name=created.response.name)]
-        if hasattr(memory, "rollback_memory"):
-            pytest.skip("the service rolls back (branch i-mbconfig): covered there")
-        with pytest.raises(genai_errors.ServerError) as refused:
-            await memories.rollback(
-                name=created.response.name, target_revision_id=revision.name.split("/")[-1]
+        name = created.response.name
+        async with httpx.AsyncClient(base_url=base) as http:  # this SDK has no public update
+            patched = await http.patch(
+                f"v1beta1/{name}",
+                params={"updateMask": "fact"},
+                json={"fact": "The user lives in Paris."},
             )
-        assert refused.value.code == 501
+        assert patched.json()["response"]["fact"] == "The user lives in Paris."
+        first, second = [r async for r in await memories.revisions.list(name=name)]
+        assert (first.fact, second.fact) == ("The user lives in Lyon.", "The user lives in Paris.")
+        target = first.name.split("/")[-1]
+        if not hasattr(memory, "rollback_memory"):  # the service's own, from branch i-mbconfig
+            with pytest.raises(genai_errors.ServerError) as refused:
+                await memories.rollback(name=name, target_revision_id=target)
+            assert refused.value.code == 501
+            return
+        rolled = await memories.rollback(name=name, target_revision_id=target)
+        assert rolled.done
+        assert (await memories.get(name=name)).fact == "The user lives in Lyon."
     finally:
         await memory.close()
 
@@ -422,8 +436,6 @@ async def _turn(llm: ScriptedLlm, sessions: Any, bank: Any, text: str) -> str:
 
 
 async def test_bad_requests_answer_in_googles_error_envelope(make_memory_service: Any) -> None:
-    import httpx
-
     memory = make_memory_service()  # no model: generation is refused
     app = FastAPI()
     app.include_router(vertex_api_router(memory))
@@ -451,6 +463,13 @@ async def test_bad_requests_answer_in_googles_error_envelope(make_memory_service
             )
             wanted = 200 if hasattr(memory, "purge_memories") else 501
             assert filtered.status_code == wanted
+            by_text = await http.post(  # AIP-160: the service's own filters (i-mbconfig)
+                f"{engine}/memories:retrieve",
+                json={"scope": ALICE, "filter": 'fact="x"', "simpleRetrievalParams": {}},
+            )
+            flt = inspect.signature(memory.list_memories).parameters["filter"]
+            reads_text = "str" in str(flt.annotation)
+            assert by_text.status_code == (200 if reads_text else 400)
     finally:
         await memory.close()
 

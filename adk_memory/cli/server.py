@@ -196,6 +196,25 @@ def _adk_command(name: str) -> click.Command:
     return cli_tools_click.main.commands[name]
 
 
+_demo_option = click.option(
+    "--demo",
+    is_flag=True,
+    help=(
+        f"No Gemini key needed: the samples' agents and memory generation run on the "
+        f"deterministic demo model (${DEMO_ENV}), and a demo user with memories, revisions, "
+        "a quarantined fact and a failed generation is written first."
+    ),
+)
+_vertex_api_option = click.option(
+    "--vertex-api",
+    is_flag=True,
+    help=(
+        "Also serve Vertex AI's Memory Bank and session REST API at /v1beta1, so the "
+        "official clients and ADK's Vertex services work by pointing their base URL here."
+    ),
+)
+
+
 def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Command:
     """`name` (ADK's command of that name), serving the memory inspector as `inspector` unless
     told otherwise."""
@@ -232,23 +251,8 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
             "Beyond localhost it needs --auth and an operator."
         ),
     )
-    @click.option(
-        "--demo",
-        is_flag=True,
-        help=(
-            f"No Gemini key needed: the samples' agents and memory generation run on the "
-            f"deterministic demo model (${DEMO_ENV}), and a demo user with memories, revisions, "
-            "a quarantined fact and a failed generation is written first."
-        ),
-    )
-    @click.option(
-        "--vertex-api",
-        is_flag=True,
-        help=(
-            "Also serve Vertex AI's Memory Bank and session REST API at /v1beta1, so the "
-            "official clients and ADK's Vertex services work by pointing their base URL here."
-        ),
-    )
+    @_demo_option
+    @_vertex_api_option
     @identity_options
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context

@@ -451,6 +451,10 @@ async def test_bad_requests_answer_in_googles_error_envelope(make_memory_service
                 json={"scope": ALICE, "directMemoriesSource": {"directMemories": [{"fact": "x"}]}},
             )
             assert no_model.status_code == 400 and "model" in no_model.json()["error"]["message"]
+            bad_page = await http.get(
+                f"{engine}/memories", params={"pageSize": "ten", "filter": 'scope.user_id="a"'}
+            )
+            assert bad_page.status_code == 400 and "pageSize" in bad_page.json()["error"]["message"]
             junk = await http.get(f"{engine}/operations/not-a-token")
             assert junk.status_code == 404 and junk.json()["error"]["status"] == "NOT_FOUND"
             forged = await http.get(f"{engine}/memories/616263-1")  # not a scope: no memory

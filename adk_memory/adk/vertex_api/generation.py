@@ -155,7 +155,7 @@ class GenerationRoutes:
         page = await self.service.list_memories(
             scope,
             **filter_options(self.service.list_memories, text, groups),
-            page_size=int(wire.field(simple, "pageSize") or 50),
+            page_size=wire.integer(wire.field(simple, "pageSize"), "pageSize", 50),
             page_token=wire.field(simple, "pageToken") or None,
         )
         out: dict[str, Any] = {
@@ -253,7 +253,7 @@ async def _similar(
     query = wire.field(params, "searchQuery") if isinstance(params, Mapping) else None
     if not isinstance(query, str) or not query.strip():
         raise InputValidationError("similaritySearchParams needs a searchQuery.")
-    top_k = min(int(wire.field(params, "topK") or 3), MAX_TOP_K)  # Memory Bank coerces
+    top_k = min(wire.integer(wire.field(params, "topK"), "topK", 3), MAX_TOP_K)  # as Memory Bank
     if top_k < 1:
         raise InputValidationError(f"topK is at least 1, got {top_k}.")
     found = await service.retrieve_memories(scope, search_query=query, top_k=top_k, **flt)

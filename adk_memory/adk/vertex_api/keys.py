@@ -30,9 +30,10 @@ def decode(resource_id: str) -> tuple[str, str] | None:
     if not separator or not local_id or not owner_hex:
         return None
     try:
-        return bytes.fromhex(owner_hex).decode(), local_id
+        owner = bytes.fromhex(owner_hex).decode()
     except ValueError:  # not hex, or not UTF-8
         return None
+    return (owner, local_id) if owner.isprintable() else None  # a client's own id, by chance hex
 
 
 def memory_id(scope: Mapping[str, str], local_id: str) -> str:

@@ -79,7 +79,7 @@ class MemoryRoutes:
         page = await self.service.list_memories(
             scope or None,
             **filter_options(self.service.list_memories, rest, None),
-            page_size=int(query.get("pageSize") or 50),
+            page_size=wire.integer(query.get("pageSize"), "pageSize", 50),
             page_token=query.get("pageToken") or None,
         )
         out: dict[str, Any] = {

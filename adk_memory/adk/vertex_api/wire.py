@@ -44,6 +44,16 @@ def parse_time(value: Any, field: str) -> datetime | None:
         raise InputValidationError(f"{field} is not an RFC 3339 time: {value!r}.") from exc
 
 
+def integer(value: Any, field: str, default: int) -> int:
+    """A request's integer (JSON number or query text), `default` when absent."""
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise InputValidationError(f"{field} must be an integer, not {value!r}.") from exc
+
+
 def duration(value: Any, field: str) -> timedelta | None:
     """A request's `Duration` (`"3600s"`, `"1.5s"`), or None when absent."""
     if value is None:

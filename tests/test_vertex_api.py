@@ -455,6 +455,9 @@ async def test_bad_requests_answer_in_googles_error_envelope(make_memory_service
                 f"{engine}/memories", params={"pageSize": "ten", "filter": 'scope.user_id="a"'}
             )
             assert bad_page.status_code == 400 and "pageSize" in bad_page.json()["error"]["message"]
+            created = await http.post(f"{engine}/memories", json={"fact": "x.", "scope": ALICE})
+            polled = await http.get(f"/v1beta1/{created.json()['name']}")  # done: read back
+            assert polled.status_code == 200 and polled.json()["done"] is True
             junk = await http.get(f"{engine}/operations/not-a-token")
             assert junk.status_code == 404 and junk.json()["error"]["status"] == "NOT_FOUND"
             forged = await http.get(f"{engine}/memories/616263-1")  # not a scope: no memory

@@ -37,7 +37,7 @@ class Engine:
 
 
 def operation_name(parent: str, kind: str, scope: Mapping[str, str], job: str = "") -> str:
-    """A new operation's name under `parent` (a memory, a session or the engine)."""
+    """A new operation's name under `parent` (the engine: its one operations route)."""
     payload = {"k": kind, "s": dict(scope), "j": job or uuid.uuid4().hex}
     token = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode()
     return f"{parent}/operations/{token.rstrip('=')}"
@@ -62,7 +62,7 @@ def read_operation(token: str) -> Operation:
         ):
             raise ValueError("scope")
         return Operation(kind=str(raw["k"]), scope=scope, job=str(raw["j"]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise NotFoundError(f"No operation {token!r}.") from exc
 
 

@@ -74,8 +74,8 @@ class SessionRoutes:
             state=state if isinstance(state, dict) else None,
             session_id=request.query_params.get("sessionId") or None,
         )
-        response = _session_json(created, engine)
-        return JSONResponse(done(operation_name(response["name"], "session", {}), response))
+        name = operation_name(engine.name, "session", {"user_id": user_id})
+        return JSONResponse(done(name, _session_json(created, engine)))
 
     async def list_sessions(self, request: Request) -> Response:
         engine = self.engines.of(request)
@@ -94,8 +94,7 @@ class SessionRoutes:
         await self.service.delete_session(
             app_name=engine.app_name, user_id=user_id, session_id=session_id
         )
-        name = f"{engine.name}/sessions/{session}"
-        return JSONResponse(done(operation_name(name, "delete", {})))
+        return JSONResponse(done(operation_name(engine.name, "delete", {"user_id": user_id})))
 
     async def append_event(self, request: Request, session: str) -> Response:
         event = _event(await body_of(request))

@@ -265,6 +265,32 @@ async def test_the_sdk_generates_from_a_session_it_wrote(
         await memory.close()
 
 
+async def test_ingested_events_are_remembered_once_without_a_model(
+    make_memory_service: Any, serve: Serve
+) -> None:
+    memory = make_memory_service()  # no model: each event with text is remembered as it is
+    sdk = client(await serve(memory))
+    events = {
+        "events": [
+            {
+                "content": {"role": "user", "parts": [{"text": "I moved to Porto."}]},
+                "eventId": "e-1",
+                "eventTime": "2026-01-02T03:04:05Z",
+            }
+        ]
+    }
+    try:
+        for _ in range(2):  # ADK sends the whole session every time
+            operation = await sdk.aio.memory_banks.ingest_events(
+                name=f"reasoningEngines/{ENGINE}", scope=ALICE, direct_contents_source=events
+            )
+            assert operation.done
+        [remembered] = await memory.retrieve_memories(ALICE)
+        assert remembered.memory.fact == "I moved to Porto."
+    finally:
+        await memory.close()
+
+
 async def test_a_patch_then_a_rollback_to_the_first_revision(
     make_memory_service: Any, serve: Serve
 ) -> None:

@@ -3,9 +3,11 @@ retrieve profiles, purge, and the generation operations they start.
 
 Owns: these routes' reading of Vertex AI's requests and the service call each makes; a
 generation answers an operation that is not done (the job runs on the worker) and whose `GET`
-reads the job back by id and scope (`names.read_operation`). Ingestion generates from the
-events it is given at once (adk-memory has no event streams here: the `streamId`, the trigger
-configuration and `forceFlush` are accepted and do not change that). A `vertexSessionSource`
+reads the job back by id and scope (`names.read_operation`). Ingestion remembers the events it
+is given at once, through ADK's `add_events_to_memory` for ADK's scope (`{app_name, user_id}`:
+with a model, generation from them; without, each event with text once, by event id), else
+generation (adk-memory has no event streams here: the `streamId`, the trigger configuration
+and `forceFlush` are accepted and do not change that). A `vertexSessionSource`
 names a session this surface serves (the router's session service). Methods another branch
 adds (`purge_memories` with a filter and a dry run) are called by name; without them a purge
 names its exact scope with `scope.KEY="VALUE"` terms only. It never writes SQL.
@@ -18,6 +20,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
+from google.adk.events import Event
 from google.genai import types
 
 from ...errors import InputValidationError, NotFoundError, SessionNotFoundError
@@ -116,12 +119,16 @@ class GenerationRoutes:
 
     async def ingest(self, request: Request) -> Response:
         body, scope = await self.scoped(request)
-        contents = _contents(wire.field(body, "directContentsSource"))
-        if not contents:  # a trigger-only request: nothing to generate from
-            return JSONResponse(
-                done(operation_name(self.engines.of(request).name, "ingest", scope))
+        events = _events(wire.field(body, "directContentsSource"))
+        ingested = done(operation_name(self.engines.of(request).name, "ingest", scope))
+        if not events:  # a trigger-only request: nothing to remember
+            return JSONResponse(ingested)
+        if scope.keys() == {"app_name", "user_id"}:  # ADK's scope: ADK's own door, both modes
+            await self.service.add_events_to_memory(
+                app_name=scope["app_name"], user_id=scope["user_id"], events=events
             )
-        operation = await self.service.generate_memories(scope=scope, contents=contents)
+            return JSONResponse(ingested)
+        operation = await self.service.generate_memories(scope=scope, contents=events)
         return self.started(request, scope, operation)
 
     def started(
@@ -216,20 +223,46 @@ def _fact(item: Any) -> str:
     return fact
 
 
-def _contents(source: Any) -> list[types.Content]:
-    """The contents of a `directContentsSource` (its events' `content`)."""
+def _source_events(source: Any) -> list[Mapping[str, Any]]:
+    """The events of a `directContentsSource`, each with a `content` object."""
     if source is None:
         return []
     events = wire.field(source, "events") if isinstance(source, Mapping) else None
     if not isinstance(events, list):
         raise InputValidationError("directContentsSource needs a list of events.")
-    contents = []
     for event in events:
         content = event.get("content") if isinstance(event, Mapping) else None
         if not isinstance(content, Mapping):
             raise InputValidationError(f"An event needs a content: {event!r}.")
-        contents.append(types.Content.model_validate(content))
-    return contents
+    return events
+
+
+def _content(event: Mapping[str, Any]) -> types.Content:
+    try:
+        return types.Content.model_validate(event["content"])
+    except ValueError as exc:
+        raise InputValidationError(f"Not a content: {exc}") from exc
+
+
+def _contents(source: Any) -> list[types.Content]:
+    """The contents of a `directContentsSource` (its events' `content`)."""
+    return [_content(event) for event in _source_events(source)]
+
+
+def _events(source: Any) -> list[Event]:
+    """An ingestion's events as ADK events: their ids (`eventId`: an event sent again is
+    the same event) and times kept, authored by their content's role."""
+    events = []
+    for event in _source_events(source):
+        content = _content(event)
+        moment = wire.parse_time(wire.field(event, "eventTime"), "eventTime")
+        fields: dict[str, Any] = {"author": content.role or "user", "content": content}
+        if wire.field(event, "eventId"):
+            fields["id"] = str(wire.field(event, "eventId"))
+        if moment is not None:
+            fields["timestamp"] = moment.timestamp()
+        events.append(Event(**fields))
+    return events
 
 
 def _operation_json(

@@ -67,6 +67,7 @@ class MemoryRoutes:
             metadata=wire.metadata_in(wire.field(body, "metadata")),
             ttl=wire.duration(wire.field(body, "ttl"), "ttl"),
             **_revision_options(self.service.create_memory, body),
+            **supported(self.service.create_memory, memory_id=request.query_params.get("memoryId")),
         )
         name = operation_name(engine.name, "create", scope)
         return JSONResponse(done(name, wire.memory_json(created, engine.name)))

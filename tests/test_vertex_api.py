@@ -329,10 +329,10 @@ async def test_a_patch_then_a_rollback_to_the_first_revision(
 
 
 async def test_another_users_scope_is_a_403_behind_the_identity_guard(
-    make_memory_service: Any, serve: Serve
+    make_memory_service: Any, make_session_service: Any, serve: Serve
 ) -> None:
     memory = make_memory_service()
-    base = await serve(memory, guard=True)
+    base = await serve(memory, make_session_service(), guard=True)
     try:
         sdks = {who: client(base, f"{who}-token") for who in ("alice", "bob", "ops")}
         sdks["no"] = client(base, "no credentials")
@@ -356,6 +356,20 @@ async def test_another_users_scope_is_a_403_behind_the_identity_guard(
         assert [m.fact async for m in await ops.list(name=f"reasoningEngines/{ENGINE}")] == [
             "Alice's fact."
         ]
+        # Sessions: a session id the client chose is its caller's own; another's is a 403.
+        bob_sessions = sdks["bob"].aio.sessions
+        created = await bob_sessions.create(
+            name=f"reasoningEngines/{ENGINE}", user_id="bob", config={"session_id": "trip"}
+        )
+        bare = await bob_sessions.get(name=f"reasoningEngines/{ENGINE}/sessions/trip")
+        assert bare.user_id == "bob" and bare.name == created.response.name
+        for refused_call in (
+            sdks["alice"].aio.sessions.get(name=created.response.name),
+            sdks["alice"].aio.sessions.create(name=f"reasoningEngines/{ENGINE}", user_id="bob"),
+        ):
+            with pytest.raises(genai_errors.ClientError) as refused:
+                await refused_call
+            assert refused.value.code == 403
     finally:
         await memory.close()
 

@@ -134,15 +134,13 @@ def _event_json(event: Event, parent: str) -> dict[str, Any]:
 
 
 def _event(body: dict[str, Any]) -> Event:
-    """The event an `appendEvent` request describes."""
+    """The event an `appendEvent` request describes: its `rawEvent` (ADK's whole event), else
+    the named fields (`content`, `actions`, `eventMetadata`, `errorCode`, `errorMessage`)."""
     moment = wire.parse_time(wire.field(body, "timestamp"), "timestamp")
-    fields: dict[str, Any] = dict(wire.field(body, "rawEvent") or {})
-    if not fields:
-        fields = {"content": wire.field(body, "content")}
-        actions = wire.field(body, "actions") or {}
-        if isinstance(actions, dict) and "transfer_agent" in actions:
-            actions = {**actions, "transfer_to_agent": actions.pop("transfer_agent")}
-        fields["actions"] = actions
+    raw = wire.field(body, "rawEvent")
+    if raw is not None and not isinstance(raw, dict):
+        raise InputValidationError("rawEvent must be an object (an ADK event).")
+    fields: dict[str, Any] = dict(raw) if raw else _named_fields(body)
     fields["author"] = wire.field(body, "author") or fields.get("author")
     fields["invocation_id"] = wire.field(body, "invocationId") or fields.get("invocationId", "")
     fields.pop("invocationId", None)
@@ -153,3 +151,24 @@ def _event(body: dict[str, Any]) -> Event:
         return Event.model_validate(fields)
     except ValueError as exc:
         raise InputValidationError(f"Not an ADK event: {exc}") from exc
+
+
+def _named_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """An event's fields from Agent Engine's named ones (as ADK's Vertex service reads them)."""
+    actions = wire.field(body, "actions") or {}
+    metadata = wire.field(body, "eventMetadata") or {}
+    if not isinstance(actions, dict) or not isinstance(metadata, dict):
+        raise InputValidationError("actions and eventMetadata must be objects.")
+    actions = dict(actions)
+    if "transfer_agent" in actions:  # Agent Engine's name for ADK's transfer_to_agent
+        actions["transfer_to_agent"] = actions.pop("transfer_agent")
+    if "transferAgent" in actions:
+        actions["transfer_to_agent"] = actions.pop("transferAgent")
+    fields = {
+        **metadata,
+        "content": wire.field(body, "content"),
+        "actions": actions,
+        "error_code": wire.field(body, "errorCode"),
+        "error_message": wire.field(body, "errorMessage"),
+    }
+    return {key: value for key, value in fields.items() if value is not None}

@@ -248,11 +248,16 @@ async def test_the_sdk_generates_from_a_session_it_wrote(
             author="user",
             invocation_id="inv-1",
             timestamp=datetime.now(UTC),
-            config={"content": {"role": "user", "parts": [{"text": "My cat Miso."}]}},
+            config={
+                "content": {"role": "user", "parts": [{"text": "My cat Miso."}]},
+                "actions": {"state_delta": {"pet": "Miso"}},
+                "event_metadata": {"turn_complete": True},
+            },
         )
         [event] = [e async for e in await sdk.aio.sessions.events.list(name=session)]
         assert event.content.parts[0].text == "My cat Miso." and event.invocation_id == "inv-1"
-        assert (await sdk.aio.sessions.get(name=session)).session_state == {"a": 1}
+        assert (await sdk.aio.sessions.get(name=session)).session_state == {"a": 1, "pet": "Miso"}
+        assert event.raw_event["turnComplete"] is True
         operation = await sdk.aio.memory_banks.memories.generate(
             name=f"reasoningEngines/{ENGINE}",
             vertex_session_source={"session": session},

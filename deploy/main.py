@@ -4,7 +4,9 @@ memory on PostgreSQL (`python -m deploy.main`).
 Owns: building the app from the deployment settings (adk-memory's URI schemes registered, the
 services built by ADK from those URIs, their pools released at shutdown, client-chosen invocation
 ids honoured only to resume, see `invocations.py`, the memory inspector when configured, on
-the same services and behind the same front as the API, and identity binding in front of all
+the same services and behind the same front as the API, Vertex AI's Memory Bank and session
+REST API when `ADK_MEMORY_VERTEX_API` is true (`adk_memory.adk.vertex_api`), and identity
+binding in front of all
 of it: `ADK_MEMORY_AUTH`, IAP's signed header by default, see `adk_memory.identity`) and
 serving it on $PORT, with the deployment's database and options in the environment the
 agents' own `configure()` reads. It holds no agent code and never sees the database password.
@@ -22,8 +24,9 @@ from google.adk.cli.fast_api import get_fast_api_app
 from adk_memory.adk.http_errors import add_error_responses
 from adk_memory.adk.inspector import INSPECTOR_PATH, inspector_router
 from adk_memory.adk.services import collect_services, register
+from adk_memory.adk.vertex_api import vertex_api_router
 from adk_memory.env import environment, export
-from adk_memory.identity import DEV_PATH, add_identity_guard, current_principal
+from adk_memory.identity import DEV_PATH, IdentityPolicy, add_identity_guard, current_principal
 from adk_memory.memory.service import PostgresMemoryService
 from adk_memory.sessions.service import PostgresSessionService
 from adk_memory.settings import identity_settings
@@ -60,8 +63,8 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
     [sessions] = [s for s in services if isinstance(s, PostgresSessionService)]
     app.add_middleware(ResumeOnlyInvocationIds, session_service=sessions)
     add_error_responses(app)  # adk-memory's errors as 4xx (bad input, not found) or 503/504
+    [memory] = [s for s in services if isinstance(s, PostgresMemoryService)]
     if deployment.inspector != "off":
-        [memory] = [s for s in services if isinstance(s, PostgresMemoryService)]
         inspector = inspector_router(
             memory,
             session_service=sessions,
@@ -70,6 +73,9 @@ def create_app(environ: Mapping[str, str] | None = None) -> FastAPI:
             principal=current_principal,
         )
         app.include_router(inspector)
+    if deployment.vertex_api:  # Memory Bank's REST API, for the official clients
+        policy = IdentityPolicy.from_settings(identity)
+        app.include_router(vertex_api_router(memory, sessions, policy=policy))
     # Outermost: a request for another user is refused before the invocation-id guard looks
     # its session up, and before ADK runs.
     add_identity_guard(app, identity, operator_paths=(INSPECTOR_PATH, DEV_PATH))

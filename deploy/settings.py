@@ -65,6 +65,10 @@ INSPECTOR_TOKEN_ENV = "ADK_MEMORY_INSPECTOR_TOKEN"
 """The inspector's form token (a secret), shared by every instance, so a form one instance
 renders is accepted by whichever instance receives it; required when it is `writable`."""
 
+VERTEX_API_ENV = "ADK_MEMORY_VERTEX_API"
+"""`true` serves Vertex AI's Memory Bank and session REST API at /v1beta1 (the official clients
+and ADK's Vertex services point their base URL at the app), behind the same identity binding."""
+
 DEFAULT_AUTH: AuthMode = "iap"
 """Identity binding when `ADK_MEMORY_AUTH` is unset: the deployed API sits behind IAP, whose
 signed header names the caller (`ADK_MEMORY_AUTH_AUDIENCE` is then required). `none` opts out
@@ -202,6 +206,14 @@ def _inspector(environ: Mapping[str, str]) -> tuple[InspectorMode, str | None]:
     return cast(InspectorMode, mode), token
 
 
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    """A `true` / `false` variable (unset: false)."""
+    value = environ.get(name, "false").lower()
+    if value not in ("true", "false"):
+        raise InputValidationError(f"{name} must be true or false, not {value!r}.")
+    return value == "true"
+
+
 def _with_query(url: str, options: Mapping[str, str]) -> str:
     parts = urlsplit(url)
     query = "&".join(q for q in (parts.query, urlencode(options)) if q)
@@ -220,6 +232,7 @@ class Deployment:
     web_ui: bool = False
     inspector: InspectorMode = "off"
     inspector_token: str | None = None
+    vertex_api: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], process: str = "agent") -> Deployment:
@@ -239,9 +252,6 @@ class Deployment:
         )
         _one_redactor(session, memory)
         _read_replica(environ, process, session, memory)
-        web_ui = environ.get(WEB_UI_ENV, "false").lower()
-        if web_ui not in ("true", "false"):
-            raise InputValidationError(f"{WEB_UI_ENV} must be true or false, not {web_ui!r}.")
         inspector, inspector_token = _inspector(environ)
         return cls(
             database_url=_database_url(environ, process),
@@ -249,9 +259,10 @@ class Deployment:
             session_options={**_SESSION_DEFAULTS, **session},
             memory_options={**_MEMORY_DEFAULTS, **memory},
             artifact_uri=environ.get(ARTIFACT_URI_ENV) or None,
-            web_ui=web_ui == "true",
+            web_ui=_flag(environ, WEB_UI_ENV),
             inspector=inspector,
             inspector_token=inspector_token,
+            vertex_api=_flag(environ, VERTEX_API_ENV),
         )
 
     def session_uri(self, **overrides: str) -> str:

@@ -597,3 +597,22 @@ async def test_the_app_serves_the_inspector_only_when_configured(deploy, environ
     async with serving(main.create_app(writable)) as client:
         confirm = await client.get("/memory-inspector/erase", params={"app": APP, "user": USER})
         assert "value='shared-secret'" in confirm.text
+
+
+async def test_the_app_serves_vertex_ais_rest_api_only_when_configured(
+    deploy, environ, restore_imports
+):
+    settings = importlib.import_module("deploy.settings")
+    with pytest.raises(InputValidationError, match="ADK_MEMORY_VERTEX_API must be true or false"):
+        settings.Deployment.from_env({**environ, "ADK_MEMORY_VERTEX_API": "yes"})
+    await importlib.import_module("deploy.migrate").migrate(settings.Deployment.from_env(environ))
+    main = importlib.import_module("deploy.main")
+    engine = f"/v1beta1/projects/p/locations/l/reasoningEngines/{APP}"
+    async with serving(main.create_app(environ)) as client:
+        assert (await client.get(f"{engine}/sessions")).status_code == 404
+    served = {**environ, "ADK_MEMORY_VERTEX_API": "true"}
+    async with serving(main.create_app(served)) as client:
+        session_id = (await client.post(SESSIONS, json={})).json()["id"]
+        listed = await client.get(f"{engine}/sessions", params={"filter": f'user_id="{USER}"'})
+        assert [s["userId"] for s in listed.json()["sessions"]] == [USER]
+        assert listed.json()["sessions"][0]["name"].endswith(session_id)

@@ -4,8 +4,10 @@ Owns: the memory tools (`tools.py`, `procedures.py`, `profiles.py`), the callbac
 that put memories into a model request (`callbacks.py`) or generate them from a session
 (`triggers.py`), the compaction plugins (`compaction/`), ADK's service URI schemes and registry
 (`services.py`), the one-call wiring (`stack.py`: `configure`), the memory inspector and HTTP
-error mapping for ADK's servers, and the operator flows that need both services (erasure,
-Vertex AI import/export). Importing this face loads ADK (its modules subclass ADK's types).
+error mapping for ADK's servers, Vertex AI's REST API served from both services (`vertex_api/`,
+imported on its own: not part of this face), and the operator flows that need both services
+(erasure, Vertex AI import/export). Importing this face loads ADK (its modules subclass ADK's
+types).
 
 It never writes SQL or opens a connection of its own (the services in `memory/` and
 `sessions/` do), never uses ADK's private modules (`_adk_private.py` is the one shim), and is

@@ -6,8 +6,9 @@ Owns: turning the database options into the session and memory service URIs that
 `configure()` reads (so the agents' own stacks use the same database: one database, one
 embedded server per command), registering those URI schemes, and handing every other argument
 to ADK's command unchanged (so each `adk web` / `adk api_server` option works as documented by
-ADK), and adding the memory inspector (`adk_memory.adk.inspector`) to the app ADK builds, on the
-very services ADK built from those URIs (what it says and seeds at start-up, `--demo` included,
+ADK), and adding the memory inspector (`adk_memory.adk.inspector`), and on request Vertex AI's
+REST API (`adk_memory.adk.vertex_api`), to the app ADK builds, on the very services ADK built
+from those URIs (what it says and seeds at start-up, `--demo` included,
 is `startup.py`'s). It never starts the server itself and never opens a connection (but for
 the demo's seeding): ADK builds the services, which connect (and start the embedded server) on
 first use.
@@ -35,9 +36,10 @@ from ..adk.inspector import (
     inspector_router,
 )
 from ..adk.services import EMBEDDED_SCHEME, collect_services, register
+from ..adk.vertex_api import vertex_api_router
 from ..db.embedded import resolve_data_dir
 from ..db.urls import normalise_url
-from ..identity import DEV_PATH, add_identity_guard, current_principal
+from ..identity import DEV_PATH, IdentityPolicy, add_identity_guard, current_principal
 from ..memory.service import PostgresMemoryService
 from ..sessions.service import PostgresSessionService
 from ..settings.identity import IdentitySettings
@@ -147,13 +149,16 @@ def serving_inspector(
     mode: InspectorMode,
     dev_ui: str | None = None,
     identity: IdentitySettings | None = None,
+    vertex_api: bool = False,
 ) -> Iterator[None]:
     """Inside the block, the app ADK builds answers adk-memory's errors with their HTTP status
     codes (`add_error_responses`), and gets the memory inspector at `INSPECTOR_PATH` (unless
     `mode` is off), reading and writing through the services ADK built for the app (the same
     pools as the agents' runners); with `dev_ui` (its path), session ids link to the
-    conversations there. With `identity` on, the identity guard stands in front of it all
-    (the inspector and ADK's `/dev/` tools for operators only)."""
+    conversations there. With `vertex_api`, Vertex AI's Memory Bank and session REST API is
+    served too (`adk_memory.adk.vertex_api`), on the same services. With `identity` on, the
+    identity guard stands in front of it all (the inspector and ADK's `/dev/` tools for
+    operators only)."""
     with collect_services() as services:
 
         def mount(app: Any) -> None:
@@ -170,6 +175,14 @@ def serving_inspector(
                 )
                 app.include_router(router)
             guarded = identity or IdentitySettings()
+            if vertex_api:
+                app.include_router(
+                    vertex_api_router(
+                        memory[0] if memory else None,
+                        sessions[0] if sessions else None,
+                        policy=IdentityPolicy.from_settings(guarded),
+                    )
+                )
             add_identity_guard(app, guarded, operator_paths=(INSPECTOR_PATH, DEV_PATH))
 
         with fast_api_app_built(mount):
@@ -181,6 +194,25 @@ def _adk_command(name: str) -> click.Command:
     from google.adk.cli import cli_tools_click
 
     return cli_tools_click.main.commands[name]
+
+
+_demo_option = click.option(
+    "--demo",
+    is_flag=True,
+    help=(
+        f"No Gemini key needed: the samples' agents and memory generation run on the "
+        f"deterministic demo model (${DEMO_ENV}), and a demo user with memories, revisions, "
+        "a quarantined fact and a failed generation is written first."
+    ),
+)
+_vertex_api_option = click.option(
+    "--vertex-api",
+    is_flag=True,
+    help=(
+        "Also serve Vertex AI's Memory Bank and session REST API at /v1beta1, so the "
+        "official clients and ADK's Vertex services work by pointing their base URL here."
+    ),
+)
 
 
 def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Command:
@@ -219,15 +251,8 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
             "Beyond localhost it needs --auth and an operator."
         ),
     )
-    @click.option(
-        "--demo",
-        is_flag=True,
-        help=(
-            f"No Gemini key needed: the samples' agents and memory generation run on the "
-            f"deterministic demo model (${DEMO_ENV}), and a demo user with memories, revisions, "
-            "a quarantined fact and a failed generation is written first."
-        ),
-    )
+    @_demo_option
+    @_vertex_api_option
     @identity_options
     @click.argument("adk_args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
@@ -239,6 +264,7 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         redact: str,
         inspector: InspectorMode,
         demo: bool,
+        vertex_api: bool,
         adk_args: tuple[str, ...],
         identity: IdentitySettings,
     ) -> None:
@@ -259,7 +285,8 @@ def _server_command(name: str, what: str, inspector: InspectorMode) -> click.Com
         with user_errors(), adk.make_context(ctx.info_name, argv, parent=ctx.parent) as sub:
             check_exposure(sub.params.get("host"), identity, inspector)
             starting(name, sub.params, inspector, demo)
-            with serving_inspector(inspector, DEV_UI_PATH if name == "web" else None, identity):
+            dev_ui = DEV_UI_PATH if name == "web" else None
+            with serving_inspector(inspector, dev_ui, identity, vertex_api):
                 adk.invoke(sub)
 
     return command

@@ -79,7 +79,7 @@ class Memories:
         self._ready = ready
         self._ttl = ttl
         self._trust = trust
-        self._revision_ttl = seconds(ttl.revision_ttl)
+        self._revision_ttl = ttl.revision_seconds()
         self._generation = generation
 
     def _believed(self, memory: Memory) -> Memory:

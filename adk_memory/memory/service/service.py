@@ -28,7 +28,7 @@ from ...redaction import Redactor
 from ...settings.database import constructor_database
 from ...settings.uri import announce, check_uri_alone
 from ..app_config import UNSHARED
-from ..embeddings import Embedder
+from ..embeddings import Embedder, GeminiEmbedder
 from ..generation import resolve_llm
 from ..guard import MemoryGuard
 from ..jobs import Worker
@@ -210,9 +210,12 @@ class PostgresMemoryService(BaseMemoryService):
         run_worker: bool,
     ) -> None:
         """Everything but the database, from `self.database` and the other arguments."""
+        self.config = config or MemoryBankConfig()
+        model = self.config.retrieval.embedding_model
+        if embedder is None and model is not None:
+            embedder = GeminiEmbedder(model)
         self._embedding = Embedding(embedder)
         screen = FactScreen(redactor, guard)
-        self.config = config or MemoryBankConfig()
         self.llm = resolve_llm(llm) if llm is not None else None
         shared = AppMemoryConfig.of(
             self.config, guard=guard_name(screen.guard), redact=redactor_name(screen.redactor)

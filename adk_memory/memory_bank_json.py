@@ -138,7 +138,8 @@ def duration(value: object, path: str) -> float:
 
 
 def _seconds(value: timedelta) -> str:
-    return f"{value.total_seconds():g}s"
+    """A protobuf Duration's JSON form: "3600s", "0.5s"."""
+    return f"{value.total_seconds():.9f}".rstrip("0").rstrip(".") + "s"
 
 
 # ------------------------------------------------------------------------------- from Memory Bank

@@ -182,7 +182,7 @@ def components(
             revision_ttl=config.ttl.revision_seconds(),
         ),
         privacy=Privacy(built.users, built.app_configs, database, gate, ready, config),
-        profiles=Profiles(built.users.profiles, ready),
+        profiles=Profiles(built.users.profiles, ready, gate, built.screen, config),
         inspection=Inspection(jobs, ready),
         audit=Audit(built.users.audit, ready),
     )

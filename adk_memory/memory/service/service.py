@@ -338,6 +338,7 @@ class PostgresMemoryService(BaseMemoryService):
     # structured profiles, and an operator's read-outs
     retrieve_profiles = delegate("profiles", Profiles.retrieve_profiles)
     list_profile_revisions = delegate("profiles", Profiles.list_profile_revisions)
+    import_profile = delegate("profiles", Profiles.import_profile)
     list_scopes = delegate("inspection", Inspection.list_scopes)
     list_operations = delegate("inspection", Inspection.list_operations)
     retry_operation = delegate("inspection", Inspection.retry_operation)

@@ -42,11 +42,18 @@ class _Payload(BaseModel):
     disable_consolidation: bool = False
     metadata: dict[str, Any] | None = None
     revision_labels: dict[str, Any] | None = None
+    revision_ttl_seconds: float | None = None
+    """How long the job's revisions are kept (0: disabled, written already expired); None: the
+    configuration's `revision_ttl`."""
 
     @property
     def labels(self) -> dict[str, str]:
         """The labels every revision the job writes carries."""
         return {str(k): str(v) for k, v in (self.revision_labels or {}).items()}
+
+    def revision_seconds(self, default: float | None) -> float | None:
+        """Its revisions' time to live: its own, else `default` (the configuration's)."""
+        return default if self.revision_ttl_seconds is None else self.revision_ttl_seconds
 
 
 class SessionPayload(_Payload):

@@ -13,7 +13,7 @@ It never writes SQL itself and never runs a job (the worker does: `pipelines.py`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from google.adk.events.event import Event
@@ -32,6 +32,7 @@ from ..checks import (
     check_source_type,
     check_timestamp,
     check_topics,
+    revision_options,
 )
 from ..entries import event_text, raw_event_memory_id
 from ..models import GenerateMemoriesOperation, SourceType
@@ -92,6 +93,8 @@ class Generation:
         metadata: Mapping[str, Any] | None = None,
         revision_labels: Mapping[str, str] | None = None,
         source_type: SourceType = SourceType.BOOTSTRAPPED,
+        revision_ttl: timedelta | None = None,
+        disable_memory_revisions: bool = False,
     ) -> GenerateMemoriesOperation:
         """Turn one source into memories of `scope`, in the background (Memory Bank's
         GenerateMemories). Exactly one source: a `session` (optionally only its events between
@@ -103,7 +106,10 @@ class Generation:
         `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
         the application's own data by default); a conversation's facts get theirs from
         extraction. A session an erasure removed is refused (`ErasedError`). Without a model
-        (`NoGeneration`), `InputValidationError`."""
+        (`NoGeneration`), `InputValidationError`. The revisions it writes carry
+        `revision_labels` and are kept for `revision_ttl` (default: the configuration's), or
+        never listed with `disable_memory_revisions` (Memory Bank's GenerateMemories options)."""
+        revisions = revision_options(revision_labels, revision_ttl, disable_memory_revisions)
         if sum(source is not None for source in (session, contents, facts)) != 1:
             raise InputValidationError("Pass exactly one of session, contents or facts.")
         if topic is not None:
@@ -124,7 +130,8 @@ class Generation:
         options = {
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
-            "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
+            "revision_labels": dict(revisions.labels),
+            "revision_ttl_seconds": revisions.seconds(None),
         }
         if session is not None:
             kept = await self._gate.refuse_erased_session(

@@ -17,7 +17,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ..models import Memory, MemoryFilter, MemoryRevision
 from ..scope import PROCEDURE_PREFIX, QUARANTINE_PREFIX, real_key_sql
-from .rows import filter_args, memory_of, revision_of
+from .rows import expression_args, filter_args, memory_of, revision_of
 from .sql import LIVE, MEMORY_COLUMNS, filter_sql
 
 # Memories of a scope that any revision traces to session $2, each with the facts extracted from
@@ -66,7 +66,8 @@ WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE}
 """
 
 # $1 scope key (NULL: every scope's facts, for operators: never a procedure, whose text only
-# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 filters,
+# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 and
+# $10/$11 filters,
 # $6/$7 the last row of the previous page (update time, id), $8 page size, $9 quarantined
 # memories too (the scope's, or with $1 NULL every scope's; never without it), each marked by
 # the last column. Newest first.
@@ -78,7 +79,7 @@ WHERE ($1::text IS NULL OR m.scope_key = $1
   AND ($9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
   AND ($1::text IS NOT NULL OR NOT (starts_with(m.scope_key, '{PROCEDURE_PREFIX}')
        OR starts_with(m.scope_key, '{QUARANTINE_PREFIX}{PROCEDURE_PREFIX}')))
-  AND {LIVE} {filter_sql(2)}
+  AND {LIVE} {filter_sql(2, 10)}
   AND ($6::timestamptz IS NULL OR (m.update_time, m.id) < ($6::timestamptz, $7::uuid))
 ORDER BY m.update_time DESC, m.id DESC
 LIMIT $8
@@ -169,7 +170,14 @@ class MemoryReads:
         """Live memories newest first, starting after `after` (the previous page's last row);
         on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`.
         `quarantined`: the quarantined ones too, marked `quarantined`."""
-        args = (scope_key, *filter_args(flt), *(after or (None, None)), limit, quarantined)
+        args = (
+            scope_key,
+            *filter_args(flt),
+            *(after or (None, None)),
+            limit,
+            quarantined,
+            *expression_args(flt),
+        )
         rows = await self._db.run(lambda conn: conn.fetch(self._list, *args), replica=replica)
         return [
             memory_of(r).model_copy(update={"quarantined": True}) if r[15] else memory_of(r)

@@ -31,17 +31,37 @@ MEMORY_COLUMNS = """
 LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
 
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
-# bounds. Substituted per statement so each statement numbers its own parameters.
+# bounds; and $E1/$E2 (numbered apart, at the end of each statement's parameters): Memory Bank's
+# filters compiled to a jsonpath predicate and its variables (`memory.filters`) over
+# `FILTER_DOCUMENT`. Substituted per statement so each statement numbers its own parameters.
 _FILTERS = """
     AND ({topics}::text[] IS NULL OR m.topics && {topics}::text[])
     AND ({metadata}::jsonb IS NULL OR m.metadata @> {metadata}::jsonb)
     AND ({after}::timestamptz IS NULL OR m.update_time > {after}::timestamptz)
-    AND ({before}::timestamptz IS NULL OR m.update_time < {before}::timestamptz)"""
+    AND ({before}::timestamptz IS NULL OR m.update_time < {before}::timestamptz)
+    AND ({path}::jsonpath IS NULL OR jsonb_path_match({document}, {path}::jsonpath,
+                                                     {variables}::jsonb) IS TRUE)"""
+
+FILTER_DOCUMENT = (
+    "jsonb_build_object('fact', m.fact, 'create_time', extract(epoch FROM m.create_time), "
+    "'update_time', extract(epoch FROM m.update_time), 'topics', to_jsonb(m.topics), "
+    "'metadata', m.metadata, 'scope', m.scope)"
+)
+"""A memory as the JSON document Memory Bank's filters are compiled against: its fact, its
+times as seconds since the epoch, its topics, its metadata and its scope."""
 
 
-def filter_sql(first: int) -> str:
+def filter_sql(first: int, expression: int) -> str:
+    """The filter clause: its four parameters from $`first`, the compiled expression's two from
+    $`expression`."""
     return _FILTERS.format(
-        topics=f"${first}", metadata=f"${first + 1}", after=f"${first + 2}", before=f"${first + 3}"
+        topics=f"${first}",
+        metadata=f"${first + 1}",
+        after=f"${first + 2}",
+        before=f"${first + 3}",
+        path=f"${expression}",
+        variables=f"${expression + 1}",
+        document=FILTER_DOCUMENT,
     )
 
 

@@ -10,16 +10,20 @@ The database is the real test server; generation's model is scripted (direct fac
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from test_cli import Cli, arun, cli, services
 
 from adk_memory import PostgresMemoryService
 from adk_memory.errors import InputValidationError, NotFoundError
 from adk_memory.memory.models import MemoryFilter
 from adk_memory.testing import HashEmbedder, ScriptedLlm
+
+__all__ = ["cli"]  # a fixture, used by name
 
 ALICE = {"app_name": "shop", "user_id": "alice"}
 BOB = {"app_name": "shop", "user_id": "bob"}
@@ -218,3 +222,45 @@ async def test_purge_by_filter_is_a_dry_run_without_force(service: PostgresMemor
     assert everyone.purge_count == 1 and (await service.list_memories(BOB)).memories == []
     with pytest.raises(InputValidationError, match="needs a filter"):
         await service.purge_memories(ALICE, force=True)
+
+
+# ------------------------------------------------------------------------------- the CLI
+
+
+def test_an_operator_rolls_back_lists_by_label_and_purges(cli: Cli, database_url: str) -> None:
+    async def seed() -> str:
+        async with services(database_url) as (_, memory):
+            made = await memory.create_memory(
+                "The user lives in Lyon.", ALICE, revision_labels={"source": "crm"}
+            )
+            await memory.update_memory(made.id, ALICE, fact="The user lives in Paris.")
+            await memory.create_memory("The user plays chess.", ALICE, metadata={"by": "a1"})
+            return made.id
+
+    memory_id = arun(seed)
+    alice = ("--app", "shop", "--user", "alice")
+    listed = json.loads(
+        cli("memories", "revisions", memory_id, *alice, "--label", "source=crm", "--json").stdout
+    )
+    [created] = listed
+    assert created["fact"] == "The user lives in Lyon."
+    rolled = cli("memories", "rollback", memory_id, created["id"], *alice).stdout
+    assert rolled == f"{memory_id}: The user lives in Lyon.\n"
+    assert created["id"] in cli("memories", "revisions", memory_id, *alice).stdout
+    missing = cli("memories", "revisions", memory_id, *alice, "--label", "source=x", code=1)
+    assert "No revisions labelled source=x" in missing.stderr
+
+    groups = '[{"filters": [{"key": "by", "value": {"stringValue": "a1"}}]}]'
+    dry = cli("memories", "purge", *alice, "--filter-groups", groups).stdout
+    assert dry == "1 memory would be purged (add --force).\n"
+    assert cli("memories", "purge", *alice, "--filter", 'fact:"lyon"', "--force").stdout == (
+        "1 memory purged.\n"
+    )
+    bad = cli("memories", "purge", *alice, "--filter", "nonsense ==", code=1)
+    assert "Invalid filter" in bad.stderr
+
+    async def left() -> list[str]:
+        async with services(database_url) as (_, memory):
+            return [m.fact for m in (await memory.list_memories(ALICE)).memories]
+
+    assert arun(left) == ["The user plays chess."]

@@ -131,8 +131,9 @@ class Generation:
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
             "revision_labels": dict(revisions.labels),
-            "revision_ttl_seconds": revisions.seconds(None),
         }
+        if revisions.seconds(None) is not None:  # a job's payload names only what was asked
+            options["revision_ttl_seconds"] = revisions.seconds(None)
         if session is not None:
             kept = await self._gate.refuse_erased_session(
                 session.app_name, session.user_id, session.id, session.events

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from google.genai import types
 from test_cli import Cli, arun, cli, services
 
 from adk_memory import PostgresMemoryService
@@ -264,3 +265,59 @@ def test_an_operator_rolls_back_lists_by_label_and_purges(cli: Cli, database_url
             return [m.fact for m in (await memory.list_memories(ALICE)).memories]
 
     assert arun(left) == ["The user plays chess."]
+
+
+# --------------------------------------------------------------- generation's options
+
+
+def _plan(memory_id: str, fact: str) -> str:
+    decision = {"action": "UPDATE", "fact_numbers": [1], "target_id": memory_id, "fact": fact}
+    return json.dumps({"operations": [decision]})
+
+
+async def test_allowed_topics_and_the_metadata_merge_strategies(make_memory_service: Any) -> None:
+    llm = ScriptedLlm()
+    service: PostgresMemoryService = make_memory_service(
+        llm=llm, embedder=HashEmbedder(), run_worker=True
+    )
+    # allowed_topics: the extraction model is shown only those of the configured topics.
+    llm.add(json.dumps({"facts": [{"fact": "The user likes tea.", "topic": "USER_PREFERENCES"}]}))
+    said = types.Content(role="user", parts=[types.Part(text="I like tea, and I am Ann.")])
+    await service.generate_memories(
+        contents=[said], scope=ALICE, allowed_topics=["USER_PREFERENCES"], wait_for_completion=True
+    )
+    prompt = str(llm.requests[0].config.system_instruction)
+    assert "USER_PREFERENCES" in prompt and "USER_PERSONAL_INFO" not in prompt
+
+    # What an update does with the request's metadata.
+    seat = await service.create_memory("The user prefers window seats.", BOB, metadata={"a": "1"})
+    for strategy, expected in (("MERGE", {"a": "1", "b": "2"}), ("OVERWRITE", {"b": "2"})):
+        llm.add(_plan(seat.id, f"The user prefers aisle seats ({strategy})."))
+        await service.generate_memories(
+            facts=["The user prefers aisle seats."],
+            scope=BOB,
+            metadata={"b": "2"},
+            metadata_merge_strategy=strategy,  # type: ignore[arg-type]
+            wait_for_completion=True,
+        )
+        updated = await service.get_memory(seat.id, BOB)
+        assert updated is not None and updated.metadata == expected
+    # REQUIRE_EXACT_MATCH: no memory has exactly this metadata, so none is a candidate: no
+    # consolidation call, a memory of its own.
+    calls = len(llm.requests)
+    await service.generate_memories(
+        facts=["The user prefers aisle seats."],
+        scope=BOB,
+        metadata={"c": "3"},
+        metadata_merge_strategy="REQUIRE_EXACT_MATCH",
+        wait_for_completion=True,
+    )
+    assert len(llm.requests) == calls
+    assert len((await service.list_memories(BOB)).memories) == 2
+    with pytest.raises(InputValidationError, match="metadata_merge_strategy"):
+        await service.generate_memories(
+            facts=["x"],
+            scope=BOB,
+            metadata_merge_strategy="LATEST",  # type: ignore[arg-type]
+        )
+    await service.close()

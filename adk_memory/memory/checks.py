@@ -157,6 +157,21 @@ def revision_options(
     return RevisionOptions(labels=check_labels(labels), ttl=ttl, disabled=disabled)
 
 
+MERGE_STRATEGIES = ("OVERWRITE", "MERGE", "REQUIRE_EXACT_MATCH")
+"""Memory Bank's metadata merge strategies (`generate_memories`)."""
+
+
+def check_merge_strategy(strategy: object) -> str | None:
+    """A metadata merge strategy (None, or Memory Bank's unspecified value: not given)."""
+    if strategy is None or strategy == "METADATA_MERGE_STRATEGY_UNSPECIFIED":
+        return None
+    if strategy not in MERGE_STRATEGIES:
+        raise InputValidationError(
+            f"metadata_merge_strategy must be one of {', '.join(MERGE_STRATEGIES)}."
+        )
+    return str(strategy)
+
+
 def check_labels(labels: object) -> dict[str, str]:
     """Revision labels: a mapping of text to text (None: none), sanitised as stored text is."""
     if labels is None:

@@ -207,7 +207,9 @@ class FactLearner:
             )
         return Material(
             conversation=conversation,
-            customization=self._config.customization_for(frozenset(self.target.scope)),
+            customization=self.payload.customization(
+                self._config.customization_for(frozenset(self.target.scope))
+            ),
             time=_time(events),
             cited=[e.id for e in events],
             watermark=mark,

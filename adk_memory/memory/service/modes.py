@@ -28,6 +28,7 @@ from ..checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
     check_mapping,
+    check_merge_strategy,
     check_session_id,
     check_source_type,
     check_timestamp,
@@ -37,6 +38,7 @@ from ..checks import (
 from ..entries import event_text, raw_event_memory_id
 from ..models import GenerateMemoriesOperation, SourceType
 from ..pipeline import JobPayload, contents_payload, facts_payload, session_payload
+from ..pipeline.payload import MetadataMergeStrategy
 from ..policy.screen import FactScreen
 from ..policy.trust import fact_source
 from ..scope import Scope, scope_key, user_scope, validate_scope
@@ -95,6 +97,8 @@ class Generation:
         source_type: SourceType = SourceType.BOOTSTRAPPED,
         revision_ttl: timedelta | None = None,
         disable_memory_revisions: bool = False,
+        allowed_topics: Sequence[str] | None = None,
+        metadata_merge_strategy: MetadataMergeStrategy | None = None,
     ) -> GenerateMemoriesOperation:
         """Turn one source into memories of `scope`, in the background (Memory Bank's
         GenerateMemories). Exactly one source: a `session` (optionally only its events between
@@ -108,7 +112,12 @@ class Generation:
         extraction. A session an erasure removed is refused (`ErasedError`). Without a model
         (`NoGeneration`), `InputValidationError`. The revisions it writes carry
         `revision_labels` and are kept for `revision_ttl` (default: the configuration's), or
-        never listed with `disable_memory_revisions` (Memory Bank's GenerateMemories options)."""
+        never listed with `disable_memory_revisions` (Memory Bank's GenerateMemories options).
+        `allowed_topics` (topic labels: a managed topic's name, a custom topic's label) narrows
+        extraction to those of the configured topics; `metadata_merge_strategy` says what the
+        memories it updates do with `metadata`: OVERWRITE, MERGE (the request's keys win), or
+        REQUIRE_EXACT_MATCH (only memories with exactly this metadata are consolidated with);
+        None: they keep theirs."""
         revisions = revision_options(revision_labels, revision_ttl, disable_memory_revisions)
         if sum(source is not None for source in (session, contents, facts)) != 1:
             raise InputValidationError("Pass exactly one of session, contents or facts.")
@@ -131,9 +140,10 @@ class Generation:
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
             "revision_labels": dict(revisions.labels),
+            "revision_ttl_seconds": revisions.seconds(None),
+            "allowed_topics": check_topics(allowed_topics),
+            "metadata_merge_strategy": check_merge_strategy(metadata_merge_strategy),
         }
-        if revisions.seconds(None) is not None:  # a job's payload names only what was asked
-            options["revision_ttl_seconds"] = revisions.seconds(None)
         if session is not None:
             kept = await self._gate.refuse_erased_session(
                 session.app_name, session.user_id, session.id, session.events

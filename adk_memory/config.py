@@ -265,6 +265,12 @@ class ConsolidationConfig(_Settings):
     """Topic labels whose facts are never consolidated: each is created as a memory of its own
     (as with `disable_consolidation`), e.g. a journal topic where every entry counts."""
 
+    revisions_per_candidate_count: int = Field(default=0, ge=0, le=10)
+    """Memory Bank's: how many of each candidate memory's latest revisions the consolidation
+    model is also shown (their earlier facts, newest first), so it sees how a memory changed
+    (a change back, a value that keeps flipping); 0: the current fact only (one query more per
+    consolidation otherwise)."""
+
 
 class CustomizationConfig(_Settings):
     """What to remember, for requests of one shape of scope (or by default)."""

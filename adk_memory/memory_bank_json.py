@@ -238,11 +238,7 @@ def _generated(value: Any, path: str) -> Any:
 
 
 def _consolidation(value: Any, path: str) -> list[tuple[str, Any]]:
-    known = {
-        "revisions_per_candidate_count": _refuse(
-            "consolidation sees each candidate memory's current fact only"
-        )
-    }
+    known = {"revisions_per_candidate_count": _same("revisions_per_candidate_count")}
     return [("consolidation_config", _fields(value, path, known, {}))]
 
 
@@ -424,4 +420,7 @@ def _customization_out(config: Mapping[str, Any]) -> Doc:
         ]
     if config.get("disable_natural_language_memories"):
         out["disableNaturalLanguageMemories"] = True
+    count = (config.get("consolidation_config") or {}).get("revisions_per_candidate_count")
+    if count:
+        out["consolidationConfig"] = {"revisionsPerCandidateCount": count}
     return out

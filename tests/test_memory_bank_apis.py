@@ -19,7 +19,7 @@ import pytest
 from google.genai import types
 from test_cli import Cli, arun, cli, services
 
-from adk_memory import PostgresMemoryService
+from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.errors import InputValidationError, NotFoundError
 from adk_memory.memory.models import MemoryFilter
 from adk_memory.testing import HashEmbedder, ScriptedLlm
@@ -320,4 +320,30 @@ async def test_allowed_topics_and_the_metadata_merge_strategies(make_memory_serv
             scope=BOB,
             metadata_merge_strategy="LATEST",  # type: ignore[arg-type]
         )
+    await service.close()
+
+
+async def test_consolidation_sees_each_candidates_latest_revisions(
+    make_memory_service: Any,
+) -> None:
+    config = MemoryBankConfig.model_validate(
+        {"customizationConfigs": [{"consolidationConfig": {"revisionsPerCandidateCount": 3}}]}
+    )
+    llm = ScriptedLlm()
+    service: PostgresMemoryService = make_memory_service(
+        llm=llm, embedder=HashEmbedder(), run_worker=True, config=config
+    )
+    seat = await service.create_memory("The user prefers window seats.", ALICE)
+    await service.update_memory(seat.id, ALICE, fact="The user prefers aisle seats.")
+    await service.update_memory(seat.id, ALICE, fact="The user prefers exit-row seats.")
+    llm.add(_plan(seat.id, "The user prefers window seats again."))
+    await service.generate_memories(
+        facts=["The user prefers window seats again."], scope=ALICE, wait_for_completion=True
+    )
+    [request] = llm.requests
+    shown = "".join(p.text or "" for c in request.contents for p in c.parts or ())
+    assert (
+        "The user prefers exit-row seats. | earlier: The user prefers aisle seats. / "
+        "The user prefers window seats." in shown
+    )
     await service.close()

@@ -35,6 +35,7 @@ SNAKE: dict[str, Any] = {
             ],
             "disable_natural_language_memories": False,
             "enable_third_person_memories": False,
+            "consolidation_config": {"revisions_per_candidate_count": 2},
         }
     ],
     "ttl_config": {"default_ttl": "86400s", "memory_revision_default_ttl": "3600s"},
@@ -89,6 +90,7 @@ def test_snake_and_camel_case_read_alike_and_map_to_ours() -> None:
         ManagedTopic.USER_PREFERENCES,
         CustomTopic(label="pets", description="The user's pets."),
     )
+    assert custom.consolidation_config.revisions_per_candidate_count == 2
     assert config.ttl.default_ttl == timedelta(days=1)
     assert config.ttl.revision_ttl == timedelta(hours=1)
     assert config.ttl.disable_memory_revisions and config.ttl.revision_seconds() == 0
@@ -122,14 +124,6 @@ def test_the_docs_config_and_ours_round_trip() -> None:
         (
             {"customizationConfigs": [{"enableThirdPersonMemories": True}]},
             "customization_configs[0].enable_third_person_memories=True",
-        ),
-        (
-            {
-                "customization_configs": [
-                    {"consolidation_config": {"revisionsPerCandidateCount": 3}}
-                ]
-            },
-            "customization_configs[0].consolidation_config.revisions_per_candidate_count",
         ),
         (
             {"generation_config": {"generation_trigger_config": {}}},

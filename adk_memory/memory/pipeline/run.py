@@ -169,7 +169,9 @@ class Generator:
                 else {}
             )
             shown = learner.shown(candidates, support, material)
-            operations += await learner.consolidate(self._llm, merged, shown, material)
+            count = material.customization.consolidation_config.revisions_per_candidate_count
+            earlier = await self._read.earlier_facts(learner.target.key, shown, count)
+            operations += await learner.consolidate(self._llm, merged, shown, material, earlier)
         return operations, candidates
 
     @traced("generation.candidates")

@@ -129,6 +129,22 @@ GROUP BY r.memory_id
 """
 
 
+# The facts of the latest revisions of a scope's ($1) memories ($2 ids), at most $3 each, newest
+# first: what consolidation shows of each candidate's history
+# (`ConsolidationConfig.revisions_per_candidate_count`). Expired revisions are left out.
+_REVISION_FACTS = """
+SELECT memory_id::text, fact FROM (
+    SELECT memory_id, fact, create_time, id,
+           row_number() OVER (PARTITION BY memory_id ORDER BY create_time DESC, id DESC) AS n
+    FROM {schema}.memory_revisions
+    WHERE scope_key = $1 AND memory_id = ANY($2::uuid[]) AND fact IS NOT NULL
+      AND (expire_time IS NULL OR expire_time > now())
+) r
+WHERE n <= $3
+ORDER BY memory_id, n
+"""
+
+
 class MemoryReads:
     """Runs the read statements against one `Database` (and its schema)."""
 
@@ -143,6 +159,7 @@ class MemoryReads:
         self._scopes = _SCOPES.format(schema=schema)
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._trust_history = _TRUST_HISTORY.format(schema=schema)
+        self._revision_facts = _REVISION_FACTS.format(schema=schema)
 
     async def get(self, memory_id: str, scope_key: str) -> Memory | None:
         """One live memory of the scope."""
@@ -215,6 +232,20 @@ class MemoryReads:
             lambda conn: conn.fetch(self._derived_from, scope_key, session_id)
         )
         return [(r[0], list(r[1])) for r in rows]
+
+    async def revision_facts(
+        self, scope_key: str, memory_ids: Sequence[str], per_memory: int
+    ) -> dict[str, list[str]]:
+        """The facts of the latest `per_memory` revisions of each of the scope's memories among
+        `memory_ids`, newest first (one query; none asked: no query)."""
+        if not memory_ids or per_memory < 1:
+            return {}
+        args = (scope_key, list(memory_ids), per_memory)
+        rows = await self._db.run(lambda conn: conn.fetch(self._revision_facts, *args))
+        found: dict[str, list[str]] = {}
+        for memory_id, fact in rows:
+            found.setdefault(memory_id, []).append(fact)
+        return found
 
     async def trust_history(
         self, scope_key: str, memory_ids: Sequence[str]

@@ -145,22 +145,33 @@ class Generation:
             "metadata_merge_strategy": check_merge_strategy(metadata_merge_strategy),
         }
         if session is not None:
-            kept = await self._gate.refuse_erased_session(
-                session.app_name, session.user_id, session.id, session.events
-            )
-            events = [
-                e
-                for e in kept
-                if (start_time is None or e.timestamp >= start_time.timestamp())
-                and (end_time is None or e.timestamp < end_time.timestamp())
-            ]
-            payload = session_payload(session.id, events, options, self._screen)
+            payload = await self._session_payload(session, start_time, end_time, options)
         elif contents is not None:
             payload = await self._contents_payload(checked, contents, session_id, options)
         else:
             payload = await self._facts_payload(checked, facts or (), topic, source_type, options)
         operation = await self._submitter.submit(checked, payload)
         return await self._operations.wait(operation) if wait_for_completion else operation
+
+    async def _session_payload(
+        self,
+        session: Session,
+        start_time: datetime | None,
+        end_time: datetime | None,
+        options: dict[str, Any],
+    ) -> JobPayload:
+        """A session job's payload: its events in [start_time, end_time), a session an erasure
+        removed refused."""
+        kept = await self._gate.refuse_erased_session(
+            session.app_name, session.user_id, session.id, session.events
+        )
+        events = [
+            e
+            for e in kept
+            if (start_time is None or e.timestamp >= start_time.timestamp())
+            and (end_time is None or e.timestamp < end_time.timestamp())
+        ]
+        return session_payload(session.id, events, options, self._screen)
 
     async def _contents_payload(
         self,

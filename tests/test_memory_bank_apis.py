@@ -157,6 +157,9 @@ async def test_retrieval_filters_narrow_before_ranking(service: PostgresMemorySe
 
     # AIP-160 on the fact (`:` is "has": a substring, any case), on topics and on times.
     assert await facts(filter='fact:"COFFEE"') == ["The user's coffee is always black."]
+    # Regular-expression characters in a `:` value are matched as written.
+    assert await facts(filter='fact:"always black."') == ["The user's coffee is always black."]
+    assert await facts(filter='fact:"s black (.*"') == []
     assert await facts(filter='topics:"USER_PREFERENCES" AND NOT fact:"black"') == [
         "The user loves espresso."
     ]

@@ -8,9 +8,10 @@ Owns: the grammar adk-memory reads (the subset of AIP-160 Memory Bank documents 
 the labels filter of
 revision listings (`labels.KEY="VALUE"` joined by AND), and the compilation of an expression and
 of Memory Bank's `filter_groups` (an OR of ANDs of metadata conditions) into a jsonpath over a
-memory's JSON (`FILTER_DOCUMENT` in `store.sql`), each value passed as a jsonpath variable, so no
-text of the caller's becomes SQL or jsonpath syntax but field names from a closed list and the
-escaped pattern of a `:` on the fact. It never touches the database.
+memory's JSON (`store.sql.filter_document`, built with the fields it names), each value passed
+as a jsonpath variable, so no text of the caller's becomes SQL or jsonpath syntax but field
+names from a closed list and the escaped pattern of a `:` on the fact. It never touches the
+database.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ _TOKEN = re.compile(
 _OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _TIMES = {"create_time": "create_time", "createtime": "create_time",
           "update_time": "update_time", "updatetime": "update_time"}  # fmt: skip
+DOCUMENT_FIELDS = ("fact", "create_time", "update_time", "topics", "metadata", "scope")
+"""The fields of a memory's document a filter is evaluated on (`store.sql.filter_document`):
+each one a predicate names is a key of its variables, so the document holds only those."""
+_FIELDS = frozenset(DOCUMENT_FIELDS)
+METADATA_ONLY = "_metadata_only"
+"""The variables' key of a predicate on metadata alone: its paths start at the metadata."""
 _TOPIC_FIELDS = {
     "topics",
     "topics.managed_memory_topic",
@@ -72,6 +79,12 @@ class _Compiler:
 
     variables: dict[str, Any] = field(default_factory=dict)
 
+    def uses(self, name: str) -> None:
+        """Note that the predicate reads the document's field `name`: the document is built
+        with the fields named among the variables' keys (`store.sql.filter_document`), which
+        never clash with the values' names (`v0`, `v1`, ...)."""
+        self.variables[name] = True
+
     def var(self, value: Any) -> str:
         name = f"v{len(self.variables)}"
         self.variables[name] = value
@@ -80,6 +93,9 @@ class _Compiler:
     def compare(self, name: str, op: str, value: Any) -> str:
         """One comparison of a field of the memory's JSON document with a value."""
         key = name.lower()
+        field_name = _TIMES.get(key) or key.split(".", 1)[0]
+        if field_name in _FIELDS:
+            self.uses(field_name)
         if key == "fact":
             if op == ":":
                 pattern = json.dumps(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", str(value)))
@@ -117,6 +133,7 @@ class _Compiler:
             op, negate = "=", not negate
         if op not in _OPS:
             raise _bad(f"metadata takes =, !=, <, <=, > or >=, not {op}")
+        self.uses("metadata")
         found = f"exists($.metadata.{json.dumps(key)} ? (@ {_OPS[op]} {self.var(value)}))"
         return f"!{found}" if negate else found
 
@@ -225,7 +242,11 @@ def compile_filter(
         parts.append("(" + " || ".join(_group(compiler, g) for g in groups) + ")")
     if not parts:
         return None
-    return " && ".join(parts), compiler.variables
+    path, variables = " && ".join(parts), compiler.variables
+    if variables.keys() & _FIELDS == {"metadata"}:  # evaluated on the metadata itself
+        del variables["metadata"]
+        return path.replace("$.metadata.", "$."), {**variables, METADATA_ONLY: True}
+    return path, variables
 
 
 def _group(compiler: _Compiler, group: MetadataConjunction) -> str:

@@ -96,10 +96,11 @@ class Profiles:
         """Set a scope's profile fields kept elsewhere (Memory Bank's structured profile
         memories, on `import vertex`), each with a revision labelled `labels`; a field already
         holding its value is left alone, so importing again changes nothing. Values are
-        redacted as facts are. When the service's configuration has the schema for this scope,
-        every field must be one of its properties and valid against it (`InputValidationError`
-        otherwise, nothing written); without it they are kept as given. Returns how many fields
-        changed. A user who opted out is refused (`OptedOutError`)."""
+        redacted as facts are (field names, the schema's, are not). When the service's
+        configuration has the schema for this scope, every field must be one of its properties
+        and valid against it (`InputValidationError` otherwise, nothing written); without it
+        they are kept as given. Returns how many fields changed. A user who opted out is
+        refused (`OptedOutError`)."""
         checked = validate_scope(scope)
         schema_id = _check_name("schema_id", schema_id, SCHEMA_ID_PATTERN)
         if not isinstance(values, Mapping):
@@ -124,7 +125,7 @@ class Profiles:
             scope_key(checked),
             dict(checked),
             schema_id,
-            self._screen.json(fields),
+            {name: self._screen.json(value) for name, value in fields.items()},
             labels={str(k): str(v) for k, v in (labels or {}).items()},
             revision_ttl=self._config.ttl.revision_seconds(),
         )

@@ -18,9 +18,10 @@ from pydantic import ValidationError
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.config import AppMemoryConfig, CustomTopic, ManagedTopic
-from adk_memory.errors import UnsupportedConfigError
+from adk_memory.errors import InputValidationError, UnsupportedConfigError
 from adk_memory.memory.embeddings import GeminiEmbedder
 from adk_memory.memory_bank_json import to_memory_bank
+from adk_memory.testing import HashEmbedder
 
 DOCS = json.loads((Path(__file__).parent / "data" / "memory_bank" / "docs_config.json").read_text())
 SCOPE = {"app_name": "shop", "user_id": "u1"}
@@ -187,4 +188,24 @@ async def test_disabled_revisions_are_never_listed(make_memory_service: Any) -> 
     await service.update_memory(memory.id, SCOPE, fact="The user likes green tea.")
     assert await service.list_revisions(memory.id, SCOPE) == []
     assert (await service.get_memory(memory.id, SCOPE)).fact == "The user likes green tea."  # type: ignore[union-attr]
+    await service.close()
+
+
+async def test_an_imported_profile_is_checked_against_the_configured_schema(
+    make_memory_service: Any,
+) -> None:
+    config = MemoryBankConfig.model_validate(SNAKE)  # travel-profile, for scopes of a user_id
+    service: PostgresMemoryService = make_memory_service(
+        config=config, embedder=HashEmbedder(), run_worker=False
+    )
+    scope = {"user_id": "u1"}
+    values = {"seat": "aisle", "trips": 3}
+    assert await service.import_profile(scope, "travel-profile", values) == 2
+    assert await service.import_profile(scope, "travel-profile", {"seat": "aisle"}) == 0
+    with pytest.raises(InputValidationError, match="'seat'"):
+        await service.import_profile(scope, "travel-profile", {"seat": "middle"})
+    with pytest.raises(InputValidationError, match="not a property"):
+        await service.import_profile(scope, "travel-profile", {"shoe_size": 9})
+    [profile] = await service.retrieve_profiles(scope=scope)
+    assert profile.profile == values
     await service.close()

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import TEST_SCHEMA
 from pydantic import ValidationError
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService
+from adk_memory.adk.stack import configure
 from adk_memory.config import AppMemoryConfig, CustomTopic, ManagedTopic
 from adk_memory.errors import InputValidationError, UnsupportedConfigError
 from adk_memory.memory.embeddings import GeminiEmbedder
@@ -209,3 +211,25 @@ async def test_an_imported_profile_is_checked_against_the_configured_schema(
     [profile] = await service.retrieve_profiles(scope=scope)
     assert profile.profile == values
     await service.close()
+
+
+async def test_configure_and_the_service_take_memory_banks_json(
+    make_memory_service: Any, database_url: str
+) -> None:
+    document = {"ttlConfig": {"defaultTtl": "86400s"}, "customizationConfigs": [{}]}
+    stack = configure(
+        database_url, schema=TEST_SCHEMA, environ={}, run_worker=False, memory=document
+    )
+    assert stack.memory_service.config.ttl.default_ttl == timedelta(days=1)
+    await stack.close()
+    service: PostgresMemoryService = make_memory_service(config=DOCS, embedder=HashEmbedder())
+    assert service.config.ttl.create_ttl == timedelta(days=30)
+    await service.close()
+    with pytest.raises(UnsupportedConfigError, match="generation_trigger_config"):
+        configure(
+            database_url,
+            environ={},
+            memory={"generationConfig": {"generationTriggerConfig": {}}},
+        )
+    with pytest.raises(InputValidationError, match="Invalid memory configuration"):
+        make_memory_service(config={"ttlConfig": {"defaultTtl": "soon"}})

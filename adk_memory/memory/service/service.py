@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from google.adk.memory.base_memory_service import BaseMemoryService
@@ -27,7 +27,7 @@ from ...db.engine import DEFAULT_SCHEMA
 from ...redaction import Redactor
 from ...settings.database import constructor_database
 from ...settings.uri import announce, check_uri_alone
-from ..app_config import UNSHARED
+from ..app_config import UNSHARED, parse_memory_config
 from ..embeddings import Embedder, GeminiEmbedder
 from ..generation import resolve_llm
 from ..guard import MemoryGuard
@@ -107,7 +107,8 @@ class PostgresMemoryService(BaseMemoryService):
       database_url: `postgresql://...`; None and no engine: the embedded PostgreSQL.
       embedder: makes vectors for facts and queries (e.g. `GeminiEmbedder()`); None: full-text
         search only (no API key needed).
-      config: TTLs, retrieval weights, topics and generation settings (`MemoryBankConfig`).
+      config: TTLs, retrieval weights, topics and generation settings (`MemoryBankConfig`, or
+        a mapping of its fields or of Memory Bank's own configuration JSON).
       llm: the generation model: a model name (e.g. "gemini-2.5-flash") or any ADK `BaseLlm`
         (e.g. `adk_memory.testing.ScriptedLlm`). With one, the service is in extraction mode:
         ADK's add_* calls enqueue generation; without, sessions are remembered as raw events.
@@ -166,7 +167,7 @@ class PostgresMemoryService(BaseMemoryService):
         *,
         uri: str | None = None,
         embedder: Embedder | None = None,
-        config: MemoryBankConfig | None = None,
+        config: MemoryBankConfig | Mapping[str, Any] | None = None,
         llm: str | BaseLlm | None = None,
         run_worker: bool = True,
         redactor: Redactor | None = None,
@@ -202,7 +203,7 @@ class PostgresMemoryService(BaseMemoryService):
     def _build(
         self,
         embedder: Embedder | None,
-        config: MemoryBankConfig | None,
+        config: MemoryBankConfig | Mapping[str, Any] | None,
         llm: str | BaseLlm | None,
         redactor: Redactor | None,
         guard: MemoryGuard | None,
@@ -210,6 +211,8 @@ class PostgresMemoryService(BaseMemoryService):
         run_worker: bool,
     ) -> None:
         """Everything but the database, from `self.database` and the other arguments."""
+        if isinstance(config, Mapping):  # ours or Memory Bank's JSON
+            config = parse_memory_config(config)
         self.config = config or MemoryBankConfig()
         model = self.config.retrieval.embedding_model
         if embedder is None and model is not None:

@@ -2,7 +2,8 @@
 a session as their source.
 
 Owns: `PostgresMemoryService.memories`: get / list / update / delete by id (ADK's form and
-Memory Bank's), revisions (listed, and imported from elsewhere), and `revoke_source` (the
+Memory Bank's), revisions (listed, filtered by label, got one by one, rolled back to, imported
+from elsewhere), Memory Bank's purge by filter (`purge_memories`), and `revoke_source` (the
 memories a session supports deleted, what their other sources said generated again by the
 service's mode). Every read hands out a memory with its effective confidence (`core.believed`);
 every change of a user's memory takes the user's opt-out (`core.Gate`) and redacts and guards
@@ -250,8 +251,8 @@ class Memories:
     ) -> list[MemoryRevision]:
         """A memory's history, oldest first; still there after the memory was deleted.
         `labels`: only revisions carrying all of these labels; `filter`: the same in Memory
-        Bank's ListMemoryRevisions form, `labels.KEY="VALUE"` joined by AND (either case:
-        `labels.key = "v" AND labels.other = "w"`)."""
+        Bank's ListMemoryRevisions form, `labels.KEY="VALUE"` joined by AND (spaces around `=`
+        allowed: `labels.key = "v" AND labels.other = "w"`)."""
         checked = validate_scope(scope)
         wanted = {**check_labels(labels), **revision_label_filter(filter)}
         store = await self._ready()

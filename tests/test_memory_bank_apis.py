@@ -21,6 +21,7 @@ from test_cli import Cli, arun, cli, services
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.errors import InputValidationError, NotFoundError
+from adk_memory.memory.checks import as_filter
 from adk_memory.memory.models import MemoryFilter
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
@@ -166,6 +167,12 @@ async def test_retrieval_filters_narrow_before_ranking(service: PostgresMemorySe
     future = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
     assert await facts(filter=f'create_time > "{future}"') == []
     assert len(await facts(filter=f'update_time < "{future}"')) == 4
+    # A top-level update-time bound is the plain comparison `updated_after` states (no per-row
+    # document), the rest of the expression kept.
+    split = as_filter(f'update_time < "{future}" AND fact:"black"')
+    assert split is not None and split.expression == 'fact : "black"'
+    assert split.updated_before == datetime.fromisoformat(future)
+    assert await facts(filter=split) == ["The user's coffee is always black."]
     # OR binds tighter than AND (AIP-160): chess AND (tokyo OR espresso) matches nothing.
     assert await facts(filter='fact:"chess" AND fact:"tokyo" OR fact:"espresso"') == []
     # Metadata filter groups: (author = agent 123) OR (label = travel AND author = agent 321).

@@ -21,7 +21,7 @@ from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise, sanitise_text
 from ..errors import InputValidationError
-from .filters import compile_filter
+from .filters import compile_filter, time_bounds
 from .models import Memory, MemoryFilter, MetadataConjunction, RevisionOptions, SourceType
 from .scope import Scope, user_scope, validate_scope
 
@@ -120,12 +120,20 @@ def check_filter(flt: object) -> MemoryFilter | None:
     if not isinstance(flt, MemoryFilter):
         raise InputValidationError("filter must be a MemoryFilter.")
     compile_filter(flt.expression, flt.filter_groups)  # an unreadable expression fails here
+    after = check_time("updated_after", flt.updated_after)
+    before = check_time("updated_before", flt.updated_before)
+    expression = flt.expression
+    if expression is not None and expression.strip():
+        expression, bound_after, bound_before = time_bounds(expression)
+        after = max((t for t in (after, bound_after) if t is not None), default=None)
+        before = min((t for t in (before, bound_before) if t is not None), default=None)
     return flt.model_copy(
         update={
             "topics": check_topics(flt.topics),
             "metadata": check_mapping("The filter's metadata", flt.metadata),
-            "updated_after": check_time("updated_after", flt.updated_after),
-            "updated_before": check_time("updated_before", flt.updated_before),
+            "updated_after": after,
+            "updated_before": before,
+            "expression": expression,
         }
     )
 

@@ -138,15 +138,18 @@ class _Compiler:
         return f"!{found}" if negate else found
 
 
-def _epoch(value: Any, name: str) -> float:
-    """An RFC 3339 time as the seconds since the epoch the document holds."""
+def _moment(value: Any, name: str) -> datetime:
+    """An RFC 3339 time (a naive one is UTC)."""
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
         raise _bad(f"{name} needs an RFC 3339 time, got {value!r}") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _epoch(value: Any, name: str) -> float:
+    """An RFC 3339 time as the seconds since the epoch the document holds."""
+    return _moment(value, name).timestamp()
 
 
 def _literal(kind: str, text: str) -> Any:
@@ -247,6 +250,36 @@ def compile_filter(
         del variables["metadata"]
         return path.replace("$.metadata.", "$."), {**variables, METADATA_ONLY: True}
     return path, variables
+
+
+def time_bounds(expression: str) -> tuple[str | None, datetime | None, datetime | None]:
+    """An expression's top-level `update_time > T` and `update_time < T` terms (ANDed with the
+    rest) as the bounds `MemoryFilter.updated_after` / `updated_before` state as plain
+    comparisons, and the rest of the expression (None: nothing left), so the commonest filter,
+    a time window, needs no per-row document. Call it on an expression `compile_filter`
+    read."""
+    conjuncts: list[list[tuple[str, str]]] = [[]]
+    depth = 0
+    for token in _tokens(expression):
+        depth += {("paren", "("): 1, ("paren", ")"): -1}.get(token, 0)
+        if depth == 0 and token == ("word", "AND"):
+            conjuncts.append([])
+        else:
+            conjuncts[-1].append(token)
+    after: datetime | None = None
+    before: datetime | None = None
+    rest: list[str] = []
+    for terms in conjuncts:
+        name, op, value = terms if len(terms) == 3 else (("", ""), ("", ""), ("", ""))
+        if _TIMES.get(name[1].lower()) != "update_time" or op[1] not in (">", "<"):
+            rest.append(" ".join(text for _, text in terms))
+            continue
+        moment = _moment(_literal(*value), name[1])
+        if op[1] == ">":
+            after = moment if after is None else max(after, moment)
+        else:
+            before = moment if before is None else min(before, moment)
+    return (" AND ".join(rest) or None), after, before
 
 
 def _group(compiler: _Compiler, group: MetadataConjunction) -> str:

@@ -8,13 +8,23 @@ built, not in the middle of a turn, and the shape an app's configuration is stor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    model_validator,
+)
+
+from .memory_bank_json import from_memory_bank, unsupported_cause
 
 
 class _Settings(BaseModel):
@@ -43,12 +53,23 @@ class TtlConfig(_Settings):
     revision_ttl: timedelta | None = None
     """How long revisions are kept; None keeps the whole history."""
 
+    disable_memory_revisions: bool = False
+    """Memory Bank's `disable_memory_revisions`: no revision is listed for any change (each
+    change's revision is written already expired, so a replay of the write still finds it, and
+    the sweep deletes it). A request can ask for the same on its own."""
+
     @model_validator(mode="after")
     def _positive(self) -> TtlConfig:
         for name, value in self:
-            if value is not None and value <= timedelta(0):
+            if isinstance(value, timedelta) and value <= timedelta(0):
                 raise ValueError(f"{name} must be a positive duration")
         return self
+
+    def revision_seconds(self) -> float | None:
+        """How long a revision is kept, in seconds: 0 with revisions disabled, None forever."""
+        if self.disable_memory_revisions:
+            return 0.0
+        return None if self.revision_ttl is None else self.revision_ttl.total_seconds()
 
     def for_create(self) -> timedelta | None:
         """The TTL of a directly created memory."""
@@ -104,6 +125,11 @@ class RetrievalConfig(_Settings):
 
     candidates: int = Field(default=100, ge=1, le=10_000)
     """How many candidates each of the vector and full-text searches contributes before fusion."""
+
+    embedding_model: str | None = None
+    """The embedding model a service built without an `embedder` uses (`GeminiEmbedder(model)`;
+    Memory Bank's `similarity_search_config.embedding_model`); None: no vector search unless an
+    embedder is given. An embedder given to the service wins."""
 
     top_k: int = Field(default=3, ge=1, le=100)
     """How many memories ADK's `search_memory` returns (Memory Bank's default)."""
@@ -238,6 +264,12 @@ class ConsolidationConfig(_Settings):
     disabled_topics: tuple[str, ...] = ()
     """Topic labels whose facts are never consolidated: each is created as a memory of its own
     (as with `disable_consolidation`), e.g. a journal topic where every entry counts."""
+
+    revisions_per_candidate_count: int = Field(default=0, ge=0, le=10)
+    """Memory Bank's: how many of each candidate memory's latest revisions the consolidation
+    model is also shown (their earlier facts, newest first), so it sees how a memory changed
+    (a change back, a value that keeps flipping); 0: the current fact only (one query more per
+    consolidation otherwise)."""
 
 
 class CustomizationConfig(_Settings):
@@ -418,7 +450,13 @@ class TrustConfig(_Settings):
 
 
 class MemoryBankConfig(_Settings):
-    """Everything that shapes a memory bank: TTLs, retrieval, and generation."""
+    """Everything that shapes a memory bank: TTLs, retrieval, and generation.
+
+    Also read from Memory Bank's own `memory_bank_config` JSON, as is (snake_case or camelCase,
+    `ttl_config`, `generation_config`, `similarity_search_config`, Memory Bank's topic and
+    few-shot shapes, OpenAPI `memory_schema`s: `adk_memory.memory_bank_json`); a Memory Bank
+    field adk-memory does not implement raises `UnsupportedConfigError` naming it.
+    """
 
     ttl: TtlConfig = TtlConfig()
     """Memory and revision lifetimes."""
@@ -439,6 +477,23 @@ class MemoryBankConfig(_Settings):
 
     trust: TrustConfig = TrustConfig()
     """Provenance: conflict strategy, confidence's rises, falls, decay and pruning."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _memory_bank_shape(cls, data: Any) -> Any:
+        return from_memory_bank(data) if isinstance(data, Mapping) else data
+
+    @classmethod
+    def model_validate(cls, obj: Any, **options: Any) -> Self:
+        """Pydantic's, but a Memory Bank field we do not implement raises its own
+        `UnsupportedConfigError` (pydantic would wrap it: it is a ValueError)."""
+        try:
+            return super().model_validate(obj, **options)
+        except ValidationError as exc:
+            cause = unsupported_cause(exc)
+            if cause is None:
+                raise
+            raise cause from None
 
     @model_validator(mode="after")
     def _one_per_scope_shape(self) -> MemoryBankConfig:

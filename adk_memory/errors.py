@@ -34,6 +34,12 @@ class InputValidationError(AdkMemoryError, _AdkInputValidationError):
     out of range, a bad option. Raised before anything is written."""
 
 
+class UnsupportedConfigError(InputValidationError):
+    """A Memory Bank configuration field adk-memory does not implement (named in the message,
+    with its path): refused rather than dropped, so a config that relies on it never runs
+    silently without it."""
+
+
 class ModelCredentialsError(InputValidationError):
     """A worker or a backfill refused to start: its generation model is a Gemini model and the
     environment holds no credentials for it (an API key, or Vertex AI settings), so every job

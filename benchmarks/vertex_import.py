@@ -71,6 +71,10 @@ class SyntheticEngine:
             body["nextPageToken"] = str(end)
         return body
 
+    async def engine(self, name: str) -> Mapping[str, Any]:
+        """The engine resource: no Memory Bank configuration (the benchmark times memories)."""
+        return {"name": name}
+
 
 async def bench(url: str, embedded: bool, memories: int, users: int) -> None:
     print(f"Server:     {common.server_label(url, embedded)}")

@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from unittest.mock import ANY
 
 import asyncpg
 import pytest
@@ -441,3 +442,33 @@ def test_the_stored_shape_round_trips() -> None:
     document = config.model_dump(mode="json")
     assert document["customization_configs"][1]["scope_keys"] == ["app_name", "team", "user_id"]
     assert AppMemoryConfig.model_validate(json.loads(json.dumps(document))) == config
+
+
+def test_a_memory_bank_config_from_its_docs_is_pushed_as_is(cli: Cli, tmp_path: Path) -> None:
+    """tests/data/memory_bank/docs_config.json is assembled from Memory Bank's set-up docs'
+    snippets (customization with managed and custom topics and few-shot examples, similarity
+    search, generation and granular TTL configuration), field names as the docs spell them."""
+    docs = Path(__file__).parent / "data" / "memory_bank" / "docs_config.json"
+    assert cli("config", "push", str(docs), "--app", APP).stdout == f"{APP}: version 1\n"
+    stored = json.loads(cli("config", "show", "--app", APP, "--json").stdout)["config"]
+    user_level = stored["customization_configs"][0]
+    assert user_level["scope_keys"] == ["user_id"]
+    assert user_level["memory_topics"][0] == "USER_PERSONAL_INFO"
+    assert user_level["memory_topics"][1]["label"] == "business_feedback"
+    assert user_level["generate_memories_examples"][1] == {
+        "conversation": [
+            {"role": "model", "parts": [{"text": ANY}]},
+            {"role": "user", "parts": [{"text": "Thanks for the coffee."}]},
+        ],
+        "generated_memories": [],
+    }
+    assert stored["ttl"]["generate_updated_ttl"] == "P60D"
+    assert stored["retrieval"]["embedding_model"] == "text-embedding-005"
+    assert stored["generation"]["model"] == "gemini-2.5-flash"
+    # A field adk-memory does not implement is refused by name, and nothing is stored.
+    (tmp_path / "trigger.json").write_text(
+        json.dumps({"generationConfig": {"generationTriggerConfig": {"generationRule": {}}}})
+    )
+    refused = cli("config", "push", str(tmp_path / "trigger.json"), "--app", "other", code=1)
+    assert "generation_config.generation_trigger_config is not supported" in refused.stderr
+    cli("config", "show", "--app", "other", code=1)

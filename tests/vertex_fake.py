@@ -67,6 +67,12 @@ class RecordedAgentEngine:
         self.served += count
         return copy.deepcopy(body)
 
+    async def engine(self, name: str) -> Mapping[str, Any]:
+        """The Agent Engine resource (GET on its name): `{"name": ...}` unless a test set
+        `responses[ENGINE]` (one body in a list, as every path here)."""
+        self.calls.append((name, None))
+        return copy.deepcopy(self.responses.get(name, [{"name": name}])[0])
+
 
 def memory_record(responses: dict[str, Any], memory_id: str) -> dict[str, Any]:
     """The recorded Memory resource with this id (for tests that edit one)."""

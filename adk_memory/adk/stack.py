@@ -42,6 +42,7 @@ from ..config import DatabaseTimeouts, MemoryBankConfig
 from ..db.engine import make_engine
 from ..db.loops import dispose
 from ..errors import InputValidationError
+from ..memory.app_config import parse_memory_config
 from ..memory.embeddings import Embedder, GeminiEmbedder
 from ..memory.generation import resolve_llm
 from ..memory.guard import MemoryGuard
@@ -247,8 +248,13 @@ def _model(model: str | BaseLlm | None, memory: MemoryBankConfig, named: str | N
         raise InputValidationError(f"Unknown model {model!r}: {exc}") from exc
 
 
-def _memory_config(memory: MemoryBankConfig | None, ttl: timedelta | None) -> MemoryBankConfig:
-    """The bank's config, with `ttl` (`$ADK_MEMORY_MEMORY_TTL`) as its default TTL unless set."""
+def _memory_config(
+    memory: MemoryBankConfig | Mapping[str, Any] | None, ttl: timedelta | None
+) -> MemoryBankConfig:
+    """The bank's config (a mapping: ours or Memory Bank's JSON, validated), with `ttl`
+    (`$ADK_MEMORY_MEMORY_TTL`) as its default TTL unless set."""
+    if isinstance(memory, Mapping):
+        memory = parse_memory_config(memory)
     memory = MemoryBankConfig() if memory is None else memory
     if not isinstance(memory, MemoryBankConfig):
         raise InputValidationError("memory must be a MemoryBankConfig.")
@@ -298,7 +304,7 @@ def configure(
     read_url: str | None = None,
     schema: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
-    memory: MemoryBankConfig | None = None,
+    memory: MemoryBankConfig | Mapping[str, Any] | None = None,
     model: str | BaseLlm | None = None,
     embedder: Embedder | None = None,
     session_ttl: timedelta | None = None,
@@ -327,8 +333,8 @@ def configure(
         or _FILE; the embedded PostgreSQL in `data_dir`: DATA_DIR; ./.adk/pgdata). One pool.
       read_url: a read replica, same role and password (READ_DATABASE_URL; none).
       schema: the Postgres schema of the tables (SCHEMA; adk_memory).
-      memory: `MemoryBankConfig` (its unset `ttl.default_ttl`: MEMORY_TTL); given, it is
-        published as the app's shared configuration on the app's first generation.
+      memory: `MemoryBankConfig` or a mapping (ours, or Memory Bank's JSON) (its unset
+        `ttl.default_ttl`: MEMORY_TTL); published as the app's on its first generation.
       model: a name or `BaseLlm` for memories and summaries (MODEL; the config's).
       embedder: vector search (`GeminiEmbedder(EMBEDDING_MODEL)`; none: full text only).
       session_ttl: idle sessions older are swept (SESSION_TTL; kept forever).

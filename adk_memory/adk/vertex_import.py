@@ -15,6 +15,12 @@ hold yet are appended, so an import stopped half way through a session finishes 
 deleted here after an earlier import is not brought back (counted as skipped). Nothing is ever
 deleted. A record that cannot be read stops the import before its batch is written.
 
+The engine's Memory Bank configuration (`contextSpec.memoryBankConfig`) is pushed as the app's
+configuration (`import_config`, with `--app`: a configuration equal to the app's latest is
+that version, so a rerun adds none), and its structured profile memories (`structuredContent`)
+become the scope's profile fields (`import_profile`: a field already holding its value is left
+alone, each change an UPDATED or CREATED field revision labelled `imported_from: vertex`).
+
 An erased user stays erased (`memory.tombstones`): a memory or session whose id an erasure
 tombstoned, or any record of an erased (app, user) from before their latest erasure (a memory
 by its `createTime`, else `updateTime`; a session by its `updateTime`; a record without a time
@@ -49,8 +55,10 @@ from ..memory.store.tombstones import Kind
 from ..sessions.service import PostgresSessionService
 from .vertex_records import (
     VertexMemory,
+    VertexProfile,
     read_event,
     read_memory,
+    read_profile,
     read_revisions,
     read_session,
     write_event,
@@ -58,7 +66,7 @@ from .vertex_records import (
     write_revision,
     write_session,
 )
-from .vertex_source import AgentEnginePages, Listing, items
+from .vertex_source import AgentEnginePages, Listing, items, memory_bank_config
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +111,9 @@ class Tally:
 class ImportReport:
     memories: Tally = field(default_factory=Tally)
     revisions: Tally = field(default_factory=Tally)
+    profiles: Tally = field(default_factory=Tally)
+    """Structured profile memories (counted in `memories` as read and skipped too: they are
+    not natural-language memories)."""
     sessions: Tally = field(default_factory=Tally)
     events: Tally = field(default_factory=Tally)
 
@@ -110,6 +121,7 @@ class ImportReport:
         return [
             ("memories", self.memories),
             ("revisions", self.revisions),
+            ("profiles", self.profiles),
             ("sessions", self.sessions),
             ("events", self.events),
         ]
@@ -128,6 +140,9 @@ class _Pages:
         self, listing: Listing, parent: str, page_token: str | None
     ) -> Mapping[str, Any]:
         return await retry_call(lambda: self._pages.page(listing, parent, page_token), RETRY)
+
+    async def engine(self, name: str) -> Mapping[str, Any]:
+        return await retry_call(lambda: self._pages.engine(name), RETRY)
 
 
 class VertexImporter:
@@ -199,6 +214,7 @@ class VertexImporter:
             raise InputValidationError("No memory service to import memories into.")
         tally = self.report.memories
         pending: dict[str, list[VertexMemory]] = {}
+        profiles: list[VertexProfile] = []
         pages = items(self._pages, Listing.MEMORIES, self._engine)
         while True:
             try:
@@ -206,7 +222,7 @@ class VertexImporter:
             except StopAsyncIteration:
                 break
             except Exception:
-                await self._flush(service, pending)
+                await self._flush(service, pending, profiles)
                 raise
             now = datetime.now(timezone.utc)
             for record in page:
@@ -217,23 +233,44 @@ class VertexImporter:
                     and memory.expire_time is not None
                     and (memory.expire_time <= now)
                 )
+                profile = read_profile(record) if memory is None else None
+                if profile is not None and not self._too_old(profile.update_time):
+                    profiles.append(profile)
                 if memory is None or expired or self._too_old(memory.update_time):
                     tally.skipped += 1
                 else:
                     ttl = memory.expire_time - now if memory.expire_time is not None else None
                     memory = replace(memory, fact=replace(memory.fact, ttl=ttl))
                     pending.setdefault(scope_key(memory.scope), []).append(memory)
-            if sum(map(len, pending.values())) >= BATCH:
-                await self._flush(service, pending)
+            if sum(map(len, pending.values())) + len(profiles) >= BATCH:
+                await self._flush(service, pending, profiles)
             if progress is not None:
                 progress(tally.read)
-        await self._flush(service, pending)
+        await self._flush(service, pending, profiles)
         return tally
 
+    async def import_config(self, app_name: str) -> tuple[int, bool] | None:
+        """The engine's Memory Bank configuration pushed as app `app_name`'s (its version, and
+        whether this call created it); None when the engine has none. A field adk-memory does
+        not implement stops here (`UnsupportedConfigError`), before any memory is read."""
+        if self._memory is None:
+            raise InputValidationError("No memory service to import the configuration into.")
+        engine = await self._pages.engine(self._engine)
+        config = memory_bank_config(engine)
+        if config is None:
+            return None
+        return await self._memory.push_config(app_name, config)
+
     async def _flush(
-        self, service: PostgresMemoryService, pending: dict[str, list[VertexMemory]]
+        self,
+        service: PostgresMemoryService,
+        pending: dict[str, list[VertexMemory]],
+        profiles: list[VertexProfile],
     ) -> None:
-        """Write the memories read and not written yet, and forget them."""
+        """Write the memories and profiles read and not written yet, and forget them."""
+        for profile in profiles:
+            await self._write_profile(service, profile)
+        profiles.clear()
         for group in pending.values():
             try:
                 await self._write_memories(service, group)
@@ -241,6 +278,29 @@ class VertexImporter:
                 logger.warning("Memories not imported: %s", exc)
                 self.report.memories.skipped += len(group)
         pending.clear()
+
+    async def _write_profile(self, service: PostgresMemoryService, profile: VertexProfile) -> None:
+        """One structured profile memory's fields (an erased user's counted, not written)."""
+        tally = self.report.profiles
+        tally.read += 1
+        scope = profile.scope
+        if "app_name" in scope and "user_id" in scope:
+            times = {profile.name: profile.update_time}
+            if await self._erased(Kind.MEMORY, scope["app_name"], scope["user_id"], times):
+                tally.erased += 1
+                return
+        try:
+            changed = await service.import_profile(
+                scope, profile.schema_id, profile.data, labels=IMPORTED_LABELS
+            )
+        except OptedOutError as exc:
+            logger.warning("Profile not imported: %s", exc)
+            tally.skipped += 1
+            return
+        if changed:
+            tally.imported += 1
+        else:
+            tally.present += 1
 
     async def _write_memories(
         self, service: PostgresMemoryService, group: Sequence[VertexMemory]

@@ -161,6 +161,45 @@ def read_memory(record: object) -> VertexMemory | None:
     )
 
 
+@dataclass(frozen=True)
+class VertexProfile:
+    """One Memory Bank structured profile memory, read: its scope, schema and field values."""
+
+    name: str
+    scope: Scope
+    schema_id: str
+    data: dict[str, Any]
+    update_time: datetime | None
+
+
+def read_profile(record: object) -> VertexProfile | None:
+    """A Memory resource holding a structured profile (`structuredContent`: `schemaId` and
+    `data`, Memory Bank's `STRUCTURED_PROFILE` memories) as its fields to import; None for any
+    other memory."""
+    record, name = _resource(record, "memory")
+    what = f"Memory {name}"
+    content = record.get("structuredContent")
+    if content is None:
+        return None
+    if not isinstance(content, Mapping) or not isinstance(content.get("schemaId"), str):
+        raise InputValidationError(f"{what}: structuredContent has no schemaId.")
+    data = content.get("data") or {}
+    if not isinstance(data, Mapping):
+        raise InputValidationError(f"{what}: structuredContent data is not an object.")
+    try:
+        scope = validate_scope(record.get("scope"))
+    except InputValidationError as exc:
+        raise InputValidationError(f"{what}: {exc}") from exc
+    update_time = _optional_time(record, "updateTime", what)
+    return VertexProfile(
+        name=name,
+        scope=scope,
+        schema_id=content["schemaId"],
+        data=dict(data),
+        update_time=update_time or _optional_time(record, "createTime", what),
+    )
+
+
 def _metadata_value(value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"boolValue": value}

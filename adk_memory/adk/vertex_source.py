@@ -37,11 +37,26 @@ class Listing(str, Enum):
 class AgentEnginePages(Protocol):
     """One page of a listing: `parent` is the Agent Engine's resource name for memories and
     sessions, a memory's for its revisions, a session's for its events; `page_token` the
-    previous page's `nextPageToken` (None: the first page). Returns the list response body."""
+    previous page's `nextPageToken` (None: the first page). Returns the list response body.
+    `engine`: the Agent Engine resource itself (a `ReasoningEngine`, camelCase; its
+    `contextSpec.memoryBankConfig` is Memory Bank's configuration), `{}` when unknown."""
 
     async def page(
         self, listing: Listing, parent: str, page_token: str | None
     ) -> Mapping[str, Any]: ...
+
+    async def engine(self, name: str) -> Mapping[str, Any]: ...
+
+
+def memory_bank_config(engine: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An Agent Engine resource's Memory Bank configuration (either case), None without one."""
+    for spec_key in ("contextSpec", "context_spec"):
+        spec = engine.get(spec_key)
+        if isinstance(spec, Mapping):
+            for key in ("memoryBankConfig", "memory_bank_config"):
+                if isinstance(spec.get(key), Mapping):
+                    return dict(spec[key])
+    return None
 
 
 async def items(
@@ -121,14 +136,24 @@ class VertexClientPages:
             "nextPageToken": (pager.config or {}).get("page_token"),
         }
 
+    async def engine(self, name: str) -> Mapping[str, Any]:
+        found = await self._engines().get(name=name)
+        resource = getattr(found, "api_resource", found)  # the SDK's AgentEngine wraps it
+        dumped: Mapping[str, Any] = resource.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        return dumped
+
 
 class JsonlPages:
     """`AgentEnginePages` on a JSON-lines file: each line `{"memory": {...}, "revisions":
     [...]}` or `{"session": {...}, "events": [...]}` (a Memory or Session resource with its
-    revisions or events, oldest first), served as one page per listing. The file is read once,
-    whole, and checked line by line before anything is served."""
+    revisions or events, oldest first), or one `{"engine": {...}}` (the Agent Engine resource,
+    for its configuration), served as one page per listing. The file is read once, whole, and
+    checked line by line before anything is served."""
 
     def __init__(self, source: IO[str]) -> None:
+        self._engine: Mapping[str, Any] = {}
         self._memories: list[Mapping[str, Any]] = []
         self._sessions: list[Mapping[str, Any]] = []
         self._children: dict[tuple[Listing, str], list[Mapping[str, Any]]] = {}
@@ -140,8 +165,13 @@ class JsonlPages:
                     raise InputValidationError(f"Line {number}: {exc}") from exc
 
     def _add(self, line: object) -> None:
+        if isinstance(line, dict) and line.keys() == {"engine"}:
+            if not isinstance(line["engine"], dict):
+                raise InputValidationError('"engine" must be an object.')
+            self._engine = line["engine"]
+            return
         if not isinstance(line, dict) or len({"memory", "session"} & line.keys()) != 1:
-            raise InputValidationError('a line is an object with "memory" or "session".')
+            raise InputValidationError('a line is an object with "memory", "session" or "engine".')
         kind, listing, children = (
             ("memory", Listing.REVISIONS, "revisions")
             if "memory" in line
@@ -165,3 +195,6 @@ class JsonlPages:
         else:
             found = self._children.get((listing, parent), [])
         return {listing.value: found}
+
+    async def engine(self, name: str) -> Mapping[str, Any]:
+        return self._engine

@@ -81,9 +81,12 @@ _COMMANDS: dict[str, _Entry] = {
         "memories",
         "Read memories (list, show, search, revisions, export), import them (import), rebuild "
         "their full-text index (reindex); review quarantined ones (quarantine); forget those "
-        "no longer believed (prune).",
+        "no longer believed (prune); roll one back to a revision (rollback); delete those a "
+        "filter matches (purge).",
         children=(
             (".quarantine", "quarantine"),
+            (".memory_bank", "rollback"),
+            (".memory_bank", "purge"),
             (".ingest", "import_memories"),
             (".ingest", "reindex"),
             (".prune", "prune"),

@@ -1,5 +1,5 @@
 """`adk-memory memories list|show|search|revisions|export`: an operator's read-only view of
-memories.
+memories (`memories rollback` and `memories purge`, which write, are `memory_bank.py`'s).
 
 Owns: the scope options (`--app`, `--user`, `--scope KEY=VALUE`) and how a listing is bounded
 by them. A scope is matched exactly, as the memory service matches it, so `--app A --user U`
@@ -298,29 +298,44 @@ def search(
         note("No memories match.")
 
 
-async def _revisions(target: Target, memory_id: str, scope: Scope) -> list[MemoryRevision]:
+async def _revisions(
+    target: Target, memory_id: str, scope: Scope, labels: dict[str, str]
+) -> list[MemoryRevision]:
     async with target.memory() as service:
-        return await service.list_revisions(memory_id, scope)
+        return await service.list_revisions(memory_id, scope, labels=labels)
 
 
 @memories.command()
 @database_options
 @scope_options(across_users=False)
 @click.argument("memory_id")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    callback=_pair,
+    metavar="KEY=VALUE",
+    help="Only revisions with this label (repeatable: all of them).",
+)
 @click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
-def revisions(target: Target, scope: Scope, memory_id: str, as_json: bool) -> None:
-    """A memory's history, oldest first (kept after the memory is deleted)."""
-    history = run(_revisions(target, memory_id, scope))
+def revisions(
+    target: Target, scope: Scope, memory_id: str, labels: dict[str, str], as_json: bool
+) -> None:
+    """A memory's history, oldest first (kept after the memory is deleted); each revision's id
+    is what `memories rollback` takes."""
+    history = run(_revisions(target, memory_id, scope, labels))
     if not history:
-        raise click.ClickException(f"No revisions of memory {memory_id} in scope {scope}.")
+        which = f" labelled {key_values(labels)}" if labels else ""
+        raise click.ClickException(f"No revisions{which} of memory {memory_id} in scope {scope}.")
     if as_json:
         echo_json(history)
         return
     echo_table(
-        ["TIME", "ACTION", "LABELS", "FACT"],
+        ["TIME", "REVISION", "ACTION", "LABELS", "FACT"],
         [
             [
                 f"{r.create_time:%Y-%m-%d %H:%M:%S}",
+                r.id,
                 r.action.value,
                 key_values(r.labels),
                 shorten(r.fact or ""),

@@ -101,8 +101,9 @@ def _import_options(command: Any) -> Any:
                 "--app",
                 "app_name",
                 metavar="APP",
-                help="The app_name the sessions get here: the ADK app's name (an Agent Engine "
-                "session has none of its own).",
+                help="The ADK app's name here: the engine's Memory Bank configuration is pushed "
+                "as this app's (`config push`), and with --sessions the sessions get it (an Agent "
+                "Engine session has none of its own).",
             ),
             click.option(
                 "--allow-erased",
@@ -131,12 +132,24 @@ def _table(report: ImportReport) -> None:
 
 
 async def _run(
-    importer: VertexImporter, memory: PostgresMemoryService, sessions: PostgresSessionService | None
+    importer: VertexImporter,
+    memory: PostgresMemoryService,
+    sessions: PostgresSessionService | None,
+    app_name: str | None,
 ) -> None:
     """The import, its services opened and closed here; an API error the user can act on (or
-    that outlasted the retries) becomes one line."""
+    that outlasted the retries) becomes one line. With `app_name`, the engine's configuration
+    first (a field adk-memory does not implement stops the import before any memory)."""
     try:
         async with memory:
+            if app_name:
+                pushed = await importer.import_config(app_name)
+                if pushed is None:
+                    note("The Agent Engine has no Memory Bank configuration: none pushed.")
+                else:
+                    version, created = pushed
+                    unchanged = "" if created else " (unchanged)"
+                    note(f"Memory Bank configuration: {app_name} version {version}{unchanged}.")
             with running_count("memories read") as progress:
                 await importer.import_memories(progress)
         if sessions is not None:
@@ -164,8 +177,6 @@ def _import(
 ) -> None:
     if with_sessions and not app_name:
         raise click.UsageError("--sessions needs --app: the app the sessions belong to here.")
-    if app_name and not with_sessions:
-        raise click.UsageError("--app names the sessions' app: add --sessions.")
     overrides = click.get_current_context().find_object(Overrides) or Overrides()
     embedder = overrides.embedder or (
         GeminiEmbedder(embedding_model) if embedding_model is not None else None
@@ -185,7 +196,7 @@ def _import(
     )
     resume = "Run the same command again to resume: nothing is imported twice."
     try:
-        run(_run(importer, memory, sessions))
+        run(_run(importer, memory, sessions, app_name))
     except click.ClickException as exc:
         _table(importer.report)
         raise click.ClickException(f"{exc.message} {resume}") from exc
@@ -225,7 +236,8 @@ def import_vertex(
     allow_erased: bool,
 ) -> None:
     """Copy an Agent Engine's Memory Bank memories (fact, scope, topics, metadata, times, the
-    TTL left) and, with --sessions, its sessions with their events, through
+    TTL left) and structured profiles, with --app its Memory Bank configuration (pushed as the
+    app's), and with --sessions its sessions with their events, through
     google-cloud-aiplatform (pip install "adk-memory[vertex]"; Application Default
     Credentials). Memories are redacted and guarded as the agent's own writes: use the agent's
     --embedding-model and --redact. Safe to run again, or to resume after a stop: nothing is

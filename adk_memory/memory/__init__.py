@@ -1,8 +1,9 @@
 """Long-term memory on PostgreSQL + pgvector: ADK's `BaseMemoryService` and Memory Bank's API.
 
 Owns: the memory service (`PostgresMemoryService`), what it takes and returns (memories, facts,
-revisions, filters, pages, generation operations, quarantined facts, profiles, stored app
-configurations), the embedders, scopes, and the rooms behind the service, each with its own
+revisions and their options, filters with Memory Bank's metadata conditions, pages, purge
+results, generation operations, quarantined facts, profiles, stored app configurations), the
+embedders, scopes, and the rooms behind the service, each with its own
 face: `service/` (the service composed of its components) over the pipeline room
 (`pipeline/`: the typed job and its generator; `generation/`: the model calls; `jobs/`: the
 queue and worker), over `store/` (every statement on the memory tables) and `policy/` (the
@@ -36,8 +37,12 @@ if TYPE_CHECKING:
         MemoryPage,
         MemoryRevision,
         MemoryType,
+        MetadataCondition,
+        MetadataConjunction,
+        PurgeResult,
         QuarantinedMemory,
         RetrievedMemory,
+        RevisionOptions,
         SourceType,
     )
     from .rendering import neutralise
@@ -64,10 +69,14 @@ __all__ = [
     "MemoryProfile",
     "MemoryRevision",
     "MemoryType",
+    "MetadataCondition",
+    "MetadataConjunction",
     "PostgresMemoryService",
     "ProfileRevision",
+    "PurgeResult",
     "QuarantinedMemory",
     "RetrievedMemory",
+    "RevisionOptions",
     "Scope",
     "SourceType",
     "neutralise",

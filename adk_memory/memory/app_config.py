@@ -9,13 +9,14 @@ and redactor names mean is `policy.names`'s; the `memory_app_configs` table's st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import AppMemoryConfig
+from ..config import AppMemoryConfig, MemoryBankConfig
 from ..errors import AppConfigError as AppConfigError  # its home before errors.py
 from ..errors import InputValidationError
 from .scope import validate_scope
@@ -45,6 +46,16 @@ def problems(exc: ValidationError) -> str:
         f"{'.'.join(str(part) for part in error['loc']) or 'config'}: {error['msg']}"
         for error in exc.errors()[:5]
     )
+
+
+def parse_memory_config(document: Mapping[str, Any]) -> MemoryBankConfig:
+    """A `MemoryBankConfig` from a mapping of its fields or of Memory Bank's own configuration
+    JSON (`memory_bank_json`); `InputValidationError` naming each problem's field otherwise
+    (`UnsupportedConfigError` for a Memory Bank field adk-memory does not implement)."""
+    try:
+        return MemoryBankConfig.model_validate(dict(document))
+    except ValidationError as exc:
+        raise InputValidationError(f"Invalid memory configuration: {problems(exc)}.") from exc
 
 
 def parse_app_config(document: Any) -> AppMemoryConfig:

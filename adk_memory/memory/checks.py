@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .._json import dump_json, sanitise, sanitise_text
 from ..errors import InputValidationError
-from .models import Memory, MemoryFilter, SourceType
+from .filters import compile_filter, time_bounds
+from .models import Memory, MemoryFilter, MetadataConjunction, RevisionOptions, SourceType
 from .scope import Scope, user_scope, validate_scope
 
 MAX_FACT_LENGTH = 10_000
@@ -117,14 +119,76 @@ def check_filter(flt: object) -> MemoryFilter | None:
         return None
     if not isinstance(flt, MemoryFilter):
         raise InputValidationError("filter must be a MemoryFilter.")
+    compile_filter(flt.expression, flt.filter_groups)  # an unreadable expression fails here
+    after = check_time("updated_after", flt.updated_after)
+    before = check_time("updated_before", flt.updated_before)
+    expression = flt.expression
+    if expression is not None and expression.strip():
+        expression, bound_after, bound_before = time_bounds(expression)
+        after = max((t for t in (after, bound_after) if t is not None), default=None)
+        before = min((t for t in (before, bound_before) if t is not None), default=None)
     return flt.model_copy(
         update={
             "topics": check_topics(flt.topics),
             "metadata": check_mapping("The filter's metadata", flt.metadata),
-            "updated_after": check_time("updated_after", flt.updated_after),
-            "updated_before": check_time("updated_before", flt.updated_before),
+            "updated_after": after,
+            "updated_before": before,
+            "expression": expression,
         }
     )
+
+
+def as_filter(
+    flt: MemoryFilter | str | None, groups: Sequence[MetadataConjunction] | None = None
+) -> MemoryFilter | None:
+    """A call's filter in Memory Bank's form (an AIP-160 text, metadata `groups`) or ours, as
+    one checked `MemoryFilter` (None: no filter)."""
+    if isinstance(flt, str):
+        flt = MemoryFilter(expression=flt)
+    if groups:
+        try:
+            checked = [MetadataConjunction.model_validate(g) for g in groups]
+        except ValidationError as exc:
+            raise InputValidationError(f"Invalid filter_groups: {exc.errors()[0]['msg']}.") from exc
+        flt = (flt or MemoryFilter()).model_copy(update={"filter_groups": checked})
+    return check_filter(flt)
+
+
+def revision_options(
+    labels: object = None, ttl: object = None, disabled: object = False
+) -> RevisionOptions:
+    """One request's revision options checked: text labels, a positive `revision_ttl`, a flag."""
+    if ttl is not None and (not isinstance(ttl, timedelta) or ttl <= timedelta(0)):
+        raise InputValidationError("revision_ttl must be a positive timedelta.")
+    if not isinstance(disabled, bool):
+        raise InputValidationError("disable_memory_revisions must be a bool.")
+    return RevisionOptions(labels=check_labels(labels), ttl=ttl, disabled=disabled)
+
+
+MERGE_STRATEGIES = ("OVERWRITE", "MERGE", "REQUIRE_EXACT_MATCH")
+"""Memory Bank's metadata merge strategies (`generate_memories`)."""
+
+
+def check_merge_strategy(strategy: object) -> str | None:
+    """A metadata merge strategy (None, or Memory Bank's unspecified value: not given)."""
+    if strategy is None or strategy == "METADATA_MERGE_STRATEGY_UNSPECIFIED":
+        return None
+    if strategy not in MERGE_STRATEGIES:
+        raise InputValidationError(
+            f"metadata_merge_strategy must be one of {', '.join(MERGE_STRATEGIES)}."
+        )
+    return str(strategy)
+
+
+def check_labels(labels: object) -> dict[str, str]:
+    """Revision labels: a mapping of text to text (None: none), sanitised as stored text is."""
+    if labels is None:
+        return {}
+    if not isinstance(labels, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise InputValidationError("labels must be a dict of strings to strings.")
+    return {sanitise_text(k): sanitise_text(v) for k, v in labels.items()}
 
 
 def check_fact(fact: object) -> str:

@@ -7,12 +7,14 @@ these by the service). Plain data: no database, no model calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..memory_bank_json import snake
 
 MemoryType = Literal["fact", "procedure"]
 """What a memory is: a fact about its scope (the user), or a procedure (a playbook: how a kind of
@@ -168,10 +170,57 @@ class MemoryRevision(BaseModel):
     before revisions kept it)."""
 
 
+_METADATA_VALUE_KINDS = ("string_value", "double_value", "bool_value", "timestamp_value")
+
+
+class MetadataCondition(BaseModel):
+    """One condition on a memory's metadata (Memory Bank's `MemoryFilter`): the value at `key`
+    compared with `value` by `op`; `negate` inverts it (a memory without the key then
+    matches). Also read in Memory Bank's JSON: `{"key": ..., "value": {"stringValue": ...},
+    "op": "EQUAL", "negate": false}`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str = Field(min_length=1, max_length=256)
+    value: str | bool | float | datetime
+    op: Literal["EQUAL", "GREATER_THAN", "LESS_THAN"] = "EQUAL"
+    negate: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _memory_bank_value(cls, data: Any) -> Any:
+        """A typed value (`{"stringValue": "x"}`, either case) as the value itself."""
+        if isinstance(data, dict) and isinstance(data.get("value"), dict):
+            typed = {snake(k): v for k, v in data["value"].items()}
+            kinds = [k for k in _METADATA_VALUE_KINDS if k in typed]
+            if len(kinds) != 1:
+                raise ValueError("a metadata value holds exactly one typed value")
+            data = {**data, "value": typed[kinds[0]]}
+        if isinstance(data, dict) and data.get("op") in (None, "OPERATOR_UNSPECIFIED"):
+            data = {k: v for k, v in data.items() if k != "op"}
+        return data
+
+
+class MetadataConjunction(BaseModel):
+    """Conditions that must all hold (Memory Bank's `MemoryConjunctionFilter`); a search's
+    `filter_groups` are ORed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    filters: list[MetadataCondition] = Field(default_factory=list, max_length=50)
+
+
 class MemoryFilter(BaseModel):
     """Narrows a listing or a search. Every condition must hold."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    expression: str | None = None
+    """Memory Bank's AIP-160 filter (`memory.filters`): `fact`, `create_time`, `update_time`,
+    `topics`, `metadata.KEY`; e.g. `update_time > "2025-01-01T00:00:00Z" AND topics:"pets"`."""
+    filter_groups: list[MetadataConjunction] | None = Field(default=None, max_length=50)
+    """Memory Bank's metadata filter groups: a memory matches when every condition of at least
+    one group holds (an OR of ANDs)."""
 
     topics: list[str] | None = None
     """Memories with at least one of these topics."""
@@ -182,6 +231,38 @@ class MemoryFilter(BaseModel):
     memory_type: MemoryType | None = None
     """The kind of memories (None: facts). Facts and procedures are kept apart, so a search
     returns one kind only."""
+
+
+@dataclass(frozen=True)
+class RevisionOptions:
+    """One request's say over the revisions it writes (Memory Bank's `revision_labels`,
+    `revision_ttl` and `disable_memory_revisions` on create, update and generate)."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels every revision the request writes carries (listed with `list_revisions(labels=)`)."""
+    ttl: timedelta | None = None
+    """How long its revisions are kept (None: the configuration's `revision_ttl`)."""
+    disabled: bool = False
+    """No revision listed: each is written already expired (a replay of the write still finds
+    it; the sweep deletes it)."""
+
+    def seconds(self, default: float | None) -> float | None:
+        """Its revisions' time to live in seconds, `default` (the configuration's) unless it
+        says otherwise; 0 when disabled."""
+        if self.disabled:
+            return 0.0
+        return default if self.ttl is None else self.ttl.total_seconds()
+
+
+class PurgeResult(BaseModel):
+    """What a purge by filter matched (Memory Bank's `PurgeMemoriesResponse.purge_count`) and,
+    with `force`, deleted; without it (a dry run) nothing was (`purged` False)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    purge_count: int
+    memory_ids: list[str] = Field(default_factory=list)
+    purged: bool = False
 
 
 class MemoryPage(BaseModel):

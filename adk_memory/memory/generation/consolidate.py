@@ -9,7 +9,7 @@ the operations, and applies them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from google.adk.models.base_llm import BaseLlm
@@ -95,10 +95,16 @@ def plain_creates(facts: Sequence[ExtractedFact]) -> list[MemoryOperation]:
     return operations
 
 
-def _render_input(facts: Sequence[ExtractedFact], candidates: Sequence[Memory]) -> str:
+def _render_input(
+    facts: Sequence[ExtractedFact],
+    candidates: Sequence[Memory],
+    earlier: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """The consolidation model's input. Stored memories (written before any guard, perhaps)
     and new facts are shown `neutralise`d, as to every model: one line each, no tag or role
-    marker that could pass as an instruction."""
+    marker that could pass as an instruction. `earlier`: a candidate's earlier facts (its
+    latest revisions', newest first), shown on its line."""
+    earlier = earlier or {}
     new_facts = "\n".join(
         f"{n}. ({f.topic}, source: {f.source}{', FORGET' if f.forget else ''}) {neutralise(f.fact)}"
         for n, f in enumerate(facts, 1)
@@ -107,6 +113,11 @@ def _render_input(facts: Sequence[ExtractedFact], candidates: Sequence[Memory]) 
         f"- id: {m.id} | topics: {', '.join(map(neutralise, m.topics)) or 'none'} | "
         f"updated: {m.update_time:%Y-%m-%d} | source: {fact_source(m.source_type)} | "
         f"confidence: {_confidence(m)} | {neutralise(m.fact)}"
+        + (
+            " | earlier: " + " / ".join(neutralise(f) for f in earlier[m.id])
+            if earlier.get(m.id)
+            else ""
+        )
         for m in candidates
     )
     return load_template("consolidate_input").substitute(
@@ -215,6 +226,7 @@ async def consolidate(
     timeout: float = 60.0,
     instructions: str = "",
     prompt: str = "consolidate",
+    earlier: Mapping[str, Sequence[str]] | None = None,
 ) -> list[MemoryOperation]:
     """How the new facts change the scope's memories, decided in one model call against the
     candidates (the most similar existing memories). A fact already known yields no operation.
@@ -225,7 +237,8 @@ async def consolidate(
     remember is created. That keeps calls per generation at most one here, however large the
     store grows. `instructions`: the scope's extra consolidation instructions
     (`ConsolidationConfig.instructions`), appended to the prompt; the decisions are validated
-    the same way whatever they say.
+    the same way whatever they say. `earlier`: each candidate's earlier facts, shown with it
+    (`ConsolidationConfig.revisions_per_candidate_count`).
     """
     if not facts:
         return []
@@ -235,7 +248,9 @@ async def consolidate(
         llm,
         system_instruction=load_template(prompt).template + app_instructions(instructions),
         contents=[
-            types.Content(role="user", parts=[types.Part(text=_render_input(facts, candidates))])
+            types.Content(
+                role="user", parts=[types.Part(text=_render_input(facts, candidates, earlier))]
+            )
         ],
         schema=_Plan,
         timeout=timeout,

@@ -181,6 +181,31 @@ class Draft:
     profile: list[FieldChange]
     labels: dict[str, str]
     metadata: dict[str, Any]
+    updated_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The metadata each updated memory gets (by id; one left out keeps its own):
+    `updated_metadata`."""
+
+
+def updated_metadata(
+    decisions: trust.Decisions,
+    targets: Mapping[str, Memory],
+    metadata: dict[str, Any],
+    strategy: str | None,
+) -> dict[str, dict[str, Any]]:
+    """The metadata the job's updates write, by Memory Bank's `metadata_merge_strategy`:
+    OVERWRITE the request's, MERGE the memory's with the request's keys added (replacing equal
+    keys); otherwise (none, or REQUIRE_EXACT_MATCH, whose targets already hold the request's)
+    each keeps its own."""
+    if strategy not in ("OVERWRITE", "MERGE"):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for op, _ in decisions.applied:
+        target = targets.get(op.target_id or "")
+        if op.action == "UPDATE" and target is not None:
+            found[target.id] = (
+                dict(metadata) if strategy == "OVERWRITE" else {**target.metadata, **metadata}
+            )
+    return found
 
 
 def plan(draft: Draft, vectors: list[list[float]] | None, config: MemoryBankConfig) -> Plan:
@@ -262,6 +287,7 @@ def _updates(
             MemoryChange(
                 fact=op.fact,
                 topics=[op.topic] if op.topic else None,
+                metadata=draft.updated_metadata.get(op.target_id or ""),
                 embedding=embedding.get(id(op)),
                 ttl_seconds=ttl,
                 extracted_facts=op.extracted_facts,

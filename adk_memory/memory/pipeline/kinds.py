@@ -136,9 +136,14 @@ class Learner(Protocol):
         ...
 
     async def consolidate(
-        self, llm: BaseLlm, facts: list[ExtractedFact], shown: list[Memory], material: Material
+        self,
+        llm: BaseLlm,
+        facts: list[ExtractedFact],
+        shown: list[Memory],
+        material: Material,
+        earlier: Mapping[str, list[str]],
     ) -> list[MemoryOperation]:
-        """One consolidation call."""
+        """One consolidation call; `earlier`: each candidate's earlier facts (may be empty)."""
         ...
 
     def profile_facts(self) -> list[str]:
@@ -207,7 +212,9 @@ class FactLearner:
             )
         return Material(
             conversation=conversation,
-            customization=self._config.customization_for(frozenset(self.target.scope)),
+            customization=self.payload.customization(
+                self._config.customization_for(frozenset(self.target.scope))
+            ),
             time=_time(events),
             cited=[e.id for e in events],
             watermark=mark,
@@ -247,11 +254,17 @@ class FactLearner:
         return candidates
 
     async def consolidate(
-        self, llm: BaseLlm, facts: list[ExtractedFact], shown: list[Memory], material: Material
+        self,
+        llm: BaseLlm,
+        facts: list[ExtractedFact],
+        shown: list[Memory],
+        material: Material,
+        earlier: Mapping[str, list[str]],
     ) -> list[MemoryOperation]:
-        """One consolidation call, with the scope's extra instructions."""
+        """One consolidation call, with the scope's extra instructions and the candidates'
+        earlier facts."""
         instructions = material.customization.consolidation_config.instructions
-        return await consolidate(llm, facts, shown, instructions=instructions)
+        return await consolidate(llm, facts, shown, instructions=instructions, earlier=earlier)
 
     def profile_facts(self) -> list[str]:
         """A facts job's facts, which its profiles are learned from too (else none)."""
@@ -330,9 +343,15 @@ class PlaybookLearner:
         return masked
 
     async def consolidate(
-        self, llm: BaseLlm, facts: list[ExtractedFact], shown: list[Memory], material: Material
+        self,
+        llm: BaseLlm,
+        facts: list[ExtractedFact],
+        shown: list[Memory],
+        material: Material,
+        earlier: Mapping[str, list[str]],
     ) -> list[MemoryOperation]:
-        """One consolidation call with the procedure prompt."""
+        """One consolidation call with the procedure prompt. A playbook's earlier texts are
+        never shown: they were not masked for this job's user (`shown` is)."""
         return await consolidate(llm, facts, shown, prompt=PROCEDURE_CONSOLIDATION)
 
     def profile_facts(self) -> list[str]:

@@ -23,12 +23,23 @@ from google.adk.events.event import Event
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ...config import CustomizationConfig
 from ..generation.sources import FactSource
+from ..generation.topics import topic_label
 from ..policy.anonymise import Anonymiser
 from ..policy.screen import FactScreen
 
+MetadataMergeStrategy = Literal["OVERWRITE", "MERGE", "REQUIRE_EXACT_MATCH"]
+"""Memory Bank's `MemoryMetadataMergeStrategy` values (`_Payload.metadata_merge_strategy`)."""
+
 PROCEDURE_SOURCE = "procedure"
 """The `source` of a procedure job's payload."""
+
+
+def _unset(value: object) -> bool:
+    """An option added after payloads were first stored is stored only when given, so a job's
+    payload keeps the shape earlier releases stored (and read)."""
+    return value is None
 
 
 class _Payload(BaseModel):
@@ -42,11 +53,34 @@ class _Payload(BaseModel):
     disable_consolidation: bool = False
     metadata: dict[str, Any] | None = None
     revision_labels: dict[str, Any] | None = None
+    revision_ttl_seconds: float | None = Field(default=None, exclude_if=_unset)
+    """How long the job's revisions are kept (0: disabled, written already expired); None: the
+    configuration's `revision_ttl`."""
+    allowed_topics: list[str] | None = Field(default=None, exclude_if=_unset)
+    """Memory Bank's `allowed_topics`: extraction keeps only facts of these topics (the
+    configured topics narrowed to them); None: every configured topic."""
+    metadata_merge_strategy: MetadataMergeStrategy | None = Field(default=None, exclude_if=_unset)
+    """Memory Bank's `metadata_merge_strategy` for the memories the job updates: `OVERWRITE`
+    (their metadata becomes the request's), `MERGE` (the request's keys added, replacing equal
+    keys), `REQUIRE_EXACT_MATCH` (only memories whose metadata equals the request's are
+    consolidated with). None: an updated memory keeps its metadata."""
 
     @property
     def labels(self) -> dict[str, str]:
         """The labels every revision the job writes carries."""
         return {str(k): str(v) for k, v in (self.revision_labels or {}).items()}
+
+    def customization(self, configured: CustomizationConfig) -> CustomizationConfig:
+        """The scope's customization, its topics narrowed to `allowed_topics`."""
+        if self.allowed_topics is None:
+            return configured
+        allowed = set(self.allowed_topics)
+        kept = tuple(t for t in configured.memory_topics if topic_label(t) in allowed)
+        return configured.model_copy(update={"memory_topics": kept})
+
+    def revision_seconds(self, default: float | None) -> float | None:
+        """Its revisions' time to live: its own, else `default` (the configuration's)."""
+        return default if self.revision_ttl_seconds is None else self.revision_ttl_seconds
 
 
 class SessionPayload(_Payload):

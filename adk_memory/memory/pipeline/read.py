@@ -85,6 +85,18 @@ class Reader:
         """The scope's structured profiles, by schema id."""
         return await self._profiles.profiles(key)
 
+    async def earlier_facts(
+        self, key: str, candidates: list[Memory], count: int
+    ) -> dict[str, list[str]]:
+        """Each candidate's facts in its latest `count` revisions, newest first, those equal to
+        its current fact left out (no read when `count` is 0)."""
+        facts = await self._store.revision_facts(key, [m.id for m in candidates], count)
+        current = {m.id: m.fact for m in candidates}
+        return {
+            memory_id: [f for f in found if f != current.get(memory_id)]
+            for memory_id, found in facts.items()
+        }
+
     async def history(self, key: str, memory_ids: list[str]) -> dict[str, trust.History]:
         """The trust history of the targeted memories (none targeted: no read)."""
         return await self._store.trust_history(key, memory_ids) if memory_ids else {}

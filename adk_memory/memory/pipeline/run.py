@@ -96,7 +96,12 @@ class Generator:
             else await self._extract(learner, material)
         )
         facts = await self._judged(learner, extracted, judged)
-        operations, candidates = await self._operations(learner, facts, material)
+        exact = (
+            dict(payload.metadata or {})
+            if payload.metadata_merge_strategy == "REQUIRE_EXACT_MATCH"
+            else None
+        )
+        operations, candidates = await self._operations(learner, facts, material, exact)
         operations = await decide.judge_operations(learner.screen, operations, target.scope, judged)
         profile = await self._profiles(learner, material, judged)
         targeted = set(trust.targets(operations))
@@ -120,6 +125,9 @@ class Generator:
             profile=profile,
             labels=payload.labels,
             metadata=dict(payload.metadata or {}),
+            updated_metadata=decide.updated_metadata(
+                decisions, targets, dict(payload.metadata or {}), payload.metadata_merge_strategy
+            ),
         )
         vectors = await self._embed([op.fact or "" for op in written], "document")
         # WRITE it all, with the job's completion, in one transaction.
@@ -137,10 +145,15 @@ class Generator:
 
     @traced("generation.consolidate", database=False)
     async def _operations(
-        self, learner: Learner, facts: list[ExtractedFact], material: Material
+        self,
+        learner: Learner,
+        facts: list[ExtractedFact],
+        material: Material,
+        exact: dict[str, Any] | None = None,
     ) -> tuple[list[MemoryOperation], list[Memory]]:
         """The facts' operations (those the kind keeps apart created as given, the others
-        consolidated in one model call against their candidates), and the candidates read."""
+        consolidated in one model call against their candidates), and the candidates read;
+        `exact`: only candidates whose metadata is this one."""
         if not facts:
             return [], []
         apart, merged = learner.split(facts, material)
@@ -148,13 +161,17 @@ class Generator:
         candidates: list[Memory] = []
         if merged:
             candidates = await self._candidates(learner, merged)
+            if exact is not None:  # REQUIRE_EXACT_MATCH: only memories with the same metadata
+                candidates = [m for m in candidates if m.metadata == exact]
             support = (
                 await self._read.support(learner.target.key, candidates)
                 if learner.reads_support
                 else {}
             )
             shown = learner.shown(candidates, support, material)
-            operations += await learner.consolidate(self._llm, merged, shown, material)
+            count = material.customization.consolidation_config.revisions_per_candidate_count
+            earlier = await self._read.earlier_facts(learner.target.key, shown, count)
+            operations += await learner.consolidate(self._llm, merged, shown, material, earlier)
         return operations, candidates
 
     @traced("generation.candidates")

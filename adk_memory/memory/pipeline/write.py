@@ -51,10 +51,12 @@ class Writer:
     async def write(self, job: ClaimedJob[JobPayload], target: Target, plan: Plan) -> None:
         """Apply `plan` and complete `job` (nothing when the try no longer owns it)."""
 
+        revision_ttl = job.payload.revision_seconds(self._revision_ttl)
+
         async def effects(
             conn: asyncpg.Connection,
         ) -> tuple[list[tuple[MemoryAction, Memory]], Any]:
-            applied = await self._store.apply_generation(conn, plan.memories, self._revision_ttl)
+            applied = await self._store.apply_generation(conn, plan.memories, revision_ttl)
             if plan.profile is not None:
                 await self._profiles.apply(
                     conn,
@@ -64,7 +66,7 @@ class Writer:
                     source=plan.profile.source,
                     ttl_seconds=plan.profile.ttl_seconds,
                     labels=plan.labels,
-                    revision_ttl=self._revision_ttl,
+                    revision_ttl=revision_ttl,
                 )
             await self._record_support(conn, target, plan, applied)
             return applied, result(applied, plan)

@@ -18,7 +18,6 @@ from google.adk.models.base_llm import BaseLlm
 
 from ...config import AppMemoryConfig, MemoryBankConfig
 from ...db.engine import Database
-from ..checks import seconds
 from ..jobs import ClaimedJob, JobQueue, Worker
 from ..pipeline import JOB_PAYLOADS
 from ..policy.screen import FactScreen
@@ -93,7 +92,7 @@ def parts(
     app_configs = AppConfigStore(database)
     ready = Readiness(store, embedding)
     gate = Gate(OptOutStore(database), users.tombstones, ready)
-    writer = Writer(screen, embedding, ready, seconds(config.ttl.revision_ttl))
+    writer = Writer(screen, embedding, ready, config.ttl.revision_seconds())
     run = no_model
     if llm is not None:
         run = Pipelines(
@@ -180,10 +179,10 @@ def components(
             ready,
             retrieval,
             config=config.generation,
-            revision_ttl=seconds(config.ttl.revision_ttl),
+            revision_ttl=config.ttl.revision_seconds(),
         ),
         privacy=Privacy(built.users, built.app_configs, database, gate, ready, config),
-        profiles=Profiles(built.users.profiles, ready),
+        profiles=Profiles(built.users.profiles, ready, gate, built.screen, config),
         inspection=Inspection(jobs, ready),
         audit=Audit(built.users.audit, ready),
     )

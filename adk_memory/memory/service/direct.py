@@ -23,9 +23,9 @@ from google.adk.sessions.session import Session
 from ...config import TrustConfig, TtlConfig
 from ...errors import InputValidationError, NotFoundError
 from ...telemetry import traced
-from ..checks import MAX_DIRECT_FACTS, check_key, check_mapping
+from ..checks import MAX_DIRECT_FACTS, check_key, check_mapping, revision_options
 from ..entries import entry_memory_id, entry_text, entry_time, keyed_ids
-from ..models import Memory, MemoryFact, SourceType
+from ..models import Memory, MemoryFact, RevisionOptions, SourceType
 from ..policy.screen import Screened
 from ..scope import Scope, user_scope, validate_scope
 from .core import Gate, believed
@@ -66,12 +66,18 @@ class DirectWrites:
         confidence: float | None = None,
         ttl: timedelta | None = None,
         source_type: SourceType = SourceType.BOOTSTRAPPED,
+        revision_labels: Mapping[str, str] | None = None,
+        revision_ttl: timedelta | None = None,
+        disable_memory_revisions: bool = False,
     ) -> Memory:
         """Store a fact as a memory of `scope`, as given (no consolidation): redacted, then
-        judged by the guard. A quarantined fact is stored but not live until an operator
-        approves it: the memory returned says so (`quarantined` True, `guard` the rule id and
-        reason) and a WARNING is logged with the rule id. It is a result, not an error, because
-        the fact was stored (an operator may approve it); check `memory.quarantined`.
+        judged by the guard. Its CREATED revision carries `revision_labels` and is kept for
+        `revision_ttl` (default: the configuration's), or is never listed with
+        `disable_memory_revisions` (Memory Bank's per-request revision options). A quarantined
+        fact is stored but not live until an operator approves it: the memory returned says so
+        (`quarantined` True, `guard` the rule id and reason) and a WARNING is logged with the
+        rule id. It is a result, not an error, because the fact was stored (an operator may
+        approve it); check `memory.quarantined`.
 
         Raises:
           MemoryRejectedError: the guard refused the fact (nothing is stored).
@@ -86,12 +92,19 @@ class DirectWrites:
             ttl=ttl,
             source_type=source_type,
         )
-        [memory] = await self._create_all([item], scope, itemised=False)
+        revisions = revision_options(revision_labels, revision_ttl, disable_memory_revisions)
+        [memory] = await self._create_all([item], scope, itemised=False, revisions=revisions)
         return memory
 
     @traced("memory.create_memories")
     async def create_memories(
-        self, facts: Sequence[str | MemoryFact], scope: Mapping[str, str]
+        self,
+        facts: Sequence[str | MemoryFact],
+        scope: Mapping[str, str],
+        *,
+        revision_labels: Mapping[str, str] | None = None,
+        revision_ttl: timedelta | None = None,
+        disable_memory_revisions: bool = False,
     ) -> list[Memory]:
         """Store many facts as memories of one `scope` (one scope per call, so a call can never
         spread over users), each as `create_memory` would, in one statement: one embedding call
@@ -106,12 +119,18 @@ class DirectWrites:
         Quarantined facts are stored under the quarantine, as by `create_memory`. Returns the
         memories in the order given: a keyed fact's whether this call or an earlier one wrote
         it, and none for a keyed fact that was not written (its key's memory was deleted, or
-        holds another fact).
+        holds another fact). The revision options are `create_memory`'s, for every fact.
         """
-        return await self._create_all(facts, scope, itemised=True)
+        revisions = revision_options(revision_labels, revision_ttl, disable_memory_revisions)
+        return await self._create_all(facts, scope, itemised=True, revisions=revisions)
 
     async def _create_all(
-        self, items: Sequence[str | MemoryFact], scope: Mapping[str, str], *, itemised: bool
+        self,
+        items: Sequence[str | MemoryFact],
+        scope: Mapping[str, str],
+        *,
+        itemised: bool,
+        revisions: RevisionOptions | None = None,
     ) -> list[Memory]:
         """`create_memories`; `itemised`: errors name the item they are about."""
         checked = validate_scope(scope)
@@ -130,7 +149,8 @@ class DirectWrites:
         for index, (item, kept) in enumerate(zip(facts, screened, strict=True)):
             with about_item(index if itemised else None):
                 drafts.append(self._draft(checked, item, kept))
-        created = {m.id: m for m in await self._writer.write(checked, drafts, itemised=itemised)}
+        written = await self._writer.write(checked, drafts, itemised=itemised, revisions=revisions)
+        created = {m.id: m for m in written}
         writes: dict[str, str | None] = {}  # a key given twice in one call: its first is written
         for draft in drafts:
             writes.setdefault(draft.memory_id, draft.revision_id)

@@ -2,7 +2,8 @@
 a session as their source.
 
 Owns: `PostgresMemoryService.memories`: get / list / update / delete by id (ADK's form and
-Memory Bank's), revisions (listed, and imported from elsewhere), and `revoke_source` (the
+Memory Bank's), revisions (listed, filtered by label, got one by one, rolled back to, imported
+from elsewhere), Memory Bank's purge by filter (`purge_memories`), and `revoke_source` (the
 memories a session supports deleted, what their other sources said generated again by the
 service's mode). Every read hands out a memory with its effective confidence (`core.believed`);
 every change of a user's memory takes the user's opt-out (`core.Gate`) and redacts and guards
@@ -23,11 +24,12 @@ from ...config import TrustConfig, TtlConfig
 from ...errors import InputValidationError, NotFoundError
 from ...telemetry import traced
 from ..checks import (
+    as_filter,
     check_count,
     check_fact,
-    check_filter,
     check_id,
     check_key,
+    check_labels,
     check_mapping,
     check_session_id,
     check_time,
@@ -35,16 +37,20 @@ from ..checks import (
     check_unit,
     decode_token,
     encode_token,
+    revision_options,
     scope_of,
     seconds,
 )
+from ..filters import revision_label_filter
 from ..models import (
     GenerateMemoriesOperation,
     Memory,
     MemoryFilter,
     MemoryPage,
     MemoryRevision,
+    MetadataConjunction,
     PastRevision,
+    PurgeResult,
 )
 from ..policy.screen import FactScreen, MemoryRejectedError
 from ..scope import kind_key, read_for, scope_key, validate_scope
@@ -79,7 +85,7 @@ class Memories:
         self._ready = ready
         self._ttl = ttl
         self._trust = trust
-        self._revision_ttl = seconds(ttl.revision_ttl)
+        self._revision_ttl = ttl.revision_seconds()
         self._generation = generation
 
     def _believed(self, memory: Memory) -> Memory:
@@ -112,7 +118,8 @@ class Memories:
         self,
         scope: Mapping[str, str] | None = None,
         *,
-        filter: MemoryFilter | None = None,
+        filter: MemoryFilter | str | None = None,
+        filter_groups: Sequence[MetadataConjunction] | None = None,
         page_size: int = 50,
         page_token: str | None = None,
         include_quarantined: bool = False,
@@ -127,7 +134,7 @@ class Memories:
         quarantined memory is never listed, with a scope or without.
         """
         key = scope_key(validate_scope(scope)) if scope is not None else None
-        filter = check_filter(filter)
+        filter = as_filter(filter, filter_groups)
         if key is not None:
             key, filter = kind_key(key, filter)
         elif filter is not None and filter.memory_type is not None:
@@ -163,8 +170,12 @@ class Memories:
         confidence: float | None = None,
         ttl: timedelta | None = None,
         labels: Mapping[str, str] | None = None,
+        revision_ttl: timedelta | None = None,
+        disable_memory_revisions: bool = False,
     ) -> Memory:
-        """Change a memory (fields left None are kept) and record an UPDATED revision.
+        """Change a memory (fields left None are kept) and record an UPDATED revision, labelled
+        `labels`, kept for `revision_ttl` (default: the configuration's) or never listed with
+        `disable_memory_revisions`.
 
         The expiry is reset to now + `ttl`, else now + the configured default TTL, else kept. A
         new fact is redacted and judged by the guard; one the guard does not allow outright is
@@ -176,6 +187,7 @@ class Memories:
         """
         checked = validate_scope(scope)
         memory_id = check_id(memory_id)
+        revisions = revision_options(labels, revision_ttl, disable_memory_revisions)
         await self._gate.refuse_opted_out(checked)
         if fact is not None:
             screened = await self._screen.admit(check_fact(fact), checked, "api")
@@ -191,10 +203,12 @@ class Memories:
             confidence=check_unit("confidence", confidence),
             embedding=vectors[0] if vectors else None,
             ttl_seconds=seconds(ttl if ttl is not None else self._ttl.for_update()),
-            labels=dict(labels or {}),
+            labels=dict(revisions.labels),
         )
         store = await self._ready()
-        memory = await store.update(memory_id, scope_key(checked), change, self._revision_ttl)
+        memory = await store.update(
+            memory_id, scope_key(checked), change, revisions.seconds(self._revision_ttl)
+        )
         if memory is None:
             raise NotFoundError(f"No memory {memory_id} in scope {checked}.")
         return self._believed(memory)
@@ -228,14 +242,99 @@ class Memories:
 
     @traced("memory.list_revisions")
     async def list_revisions(
-        self, memory_id: str, scope: Mapping[str, str]
+        self,
+        memory_id: str,
+        scope: Mapping[str, str],
+        *,
+        labels: Mapping[str, str] | None = None,
+        filter: str | None = None,
     ) -> list[MemoryRevision]:
-        """A memory's history, oldest first; still there after the memory was deleted."""
+        """A memory's history, oldest first; still there after the memory was deleted.
+        `labels`: only revisions carrying all of these labels; `filter`: the same in Memory
+        Bank's ListMemoryRevisions form, `labels.KEY="VALUE"` joined by AND (spaces around `=`
+        allowed: `labels.key = "v" AND labels.other = "w"`)."""
         checked = validate_scope(scope)
+        wanted = {**check_labels(labels), **revision_label_filter(filter)}
         store = await self._ready()
-        return await store.revisions(
+        history = await store.revisions(
             check_id(memory_id), scope_key(checked), replica=read_for(checked)
         )
+        return [r for r in history if wanted.items() <= r.labels.items()]
+
+    @traced("memory.get_revision")
+    async def get_revision(
+        self, memory_id: str, scope: Mapping[str, str], revision_id: str
+    ) -> MemoryRevision:
+        """One revision of a memory (live or deleted) of this scope (Memory Bank's
+        GetMemoryRevision). Raises NotFoundError when the memory has no such revision here
+        (another scope's, an expired one, or one of another memory)."""
+        revision_id = check_id(revision_id)
+        for revision in await self.list_revisions(memory_id, scope):
+            if revision.id == revision_id:
+                return revision
+        raise NotFoundError(f"No revision {revision_id} of memory {memory_id} in this scope.")
+
+    @traced("memory.rollback_memory")
+    async def rollback_memory(
+        self, memory_id: str, scope: Mapping[str, str], target_revision_id: str
+    ) -> Memory:
+        """Set a live memory's fact back to what it was at one of its revisions (Memory Bank's
+        RollbackMemory): an update like any other (redacted, guarded, its expiry reset as
+        `update_memory` does) whose UPDATED revision is labelled `rolled_back_to` with the
+        target's id, so the history shows the rollback and it can itself be rolled back.
+        Topics and metadata are kept (a revision records the fact only).
+
+        Raises:
+          NotFoundError: no live memory with this id here, or no such revision of it.
+          InputValidationError: the revision holds no fact.
+        """
+        revision = await self.get_revision(memory_id, scope, target_revision_id)
+        if revision.fact is None:
+            raise InputValidationError(f"Revision {revision.id} holds no fact to roll back to.")
+        return await self.update_memory(
+            memory_id, scope, fact=revision.fact, labels={"rolled_back_to": revision.id}
+        )
+
+    @traced("memory.purge_memories")
+    async def purge_memories(
+        self,
+        scope: Mapping[str, str] | None = None,
+        *,
+        filter: MemoryFilter | str | None = None,
+        filter_groups: Sequence[MetadataConjunction] | None = None,
+        force: bool = False,
+    ) -> PurgeResult:
+        """Delete the memories a filter matches (Memory Bank's PurgeMemories): `filter` (an
+        AIP-160 text, e.g. `update_time < "2024-01-01T00:00:00Z"` or `scope.user_id = "u1"`, or
+        a `MemoryFilter`) and/or `filter_groups`, within `scope` (None: every scope's facts,
+        an operator's purge; never a procedure or a quarantined memory). Without `force` it is
+        a dry run: what would go is counted and listed, nothing is deleted. With it, each
+        memory is deleted as `delete_memory` does (a DELETED revision labelled `reason:
+        purged`), one at a time, so a purge stopped part way is resumed by running it again.
+        A whole scope without a filter is `purge(scope)`; a whole user, `erase_user`."""
+        flt = as_filter(filter, filter_groups)
+        if flt is None or flt == MemoryFilter():
+            raise InputValidationError(
+                "A purge by filter needs a filter; purge(scope) forgets a whole scope."
+            )
+        matched: list[Memory] = []
+        token: str | None = None
+        while True:
+            page = await self.list_memories(scope, filter=flt, page_size=1000, page_token=token)
+            matched.extend(page.memories)
+            token = page.next_page_token
+            if token is None:
+                break
+        if not force:
+            return PurgeResult(purge_count=len(matched), memory_ids=[m.id for m in matched])
+        store = await self._ready()
+        labels = {"reason": "purged"}
+        purged = [
+            m.id
+            for m in matched
+            if await store.delete(scope_key(m.scope), m.id, labels, self._revision_ttl)
+        ]
+        return PurgeResult(purge_count=len(purged), memory_ids=purged, purged=True)
 
     @traced("memory.import_revisions")
     async def import_revisions(

@@ -13,7 +13,7 @@ It never writes SQL itself and never runs a job (the worker does: `pipelines.py`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from google.adk.events.event import Event
@@ -28,14 +28,17 @@ from ..checks import (
     MAX_DIRECT_FACTS,
     MAX_FACT_LENGTH,
     check_mapping,
+    check_merge_strategy,
     check_session_id,
     check_source_type,
     check_timestamp,
     check_topics,
+    revision_options,
 )
 from ..entries import event_text, raw_event_memory_id
 from ..models import GenerateMemoriesOperation, SourceType
 from ..pipeline import JobPayload, contents_payload, facts_payload, session_payload
+from ..pipeline.payload import MetadataMergeStrategy
 from ..policy.screen import FactScreen
 from ..policy.trust import fact_source
 from ..scope import Scope, scope_key, user_scope, validate_scope
@@ -92,6 +95,10 @@ class Generation:
         metadata: Mapping[str, Any] | None = None,
         revision_labels: Mapping[str, str] | None = None,
         source_type: SourceType = SourceType.BOOTSTRAPPED,
+        revision_ttl: timedelta | None = None,
+        disable_memory_revisions: bool = False,
+        allowed_topics: Sequence[str] | None = None,
+        metadata_merge_strategy: MetadataMergeStrategy | None = None,
     ) -> GenerateMemoriesOperation:
         """Turn one source into memories of `scope`, in the background (Memory Bank's
         GenerateMemories). Exactly one source: a `session` (optionally only its events between
@@ -103,7 +110,15 @@ class Generation:
         `source_type`: where direct `facts` come from, for the trust rule (`memory.trust`;
         the application's own data by default); a conversation's facts get theirs from
         extraction. A session an erasure removed is refused (`ErasedError`). Without a model
-        (`NoGeneration`), `InputValidationError`."""
+        (`NoGeneration`), `InputValidationError`. The revisions it writes carry
+        `revision_labels` and are kept for `revision_ttl` (default: the configuration's), or
+        never listed with `disable_memory_revisions` (Memory Bank's GenerateMemories options).
+        `allowed_topics` (topic labels: a managed topic's name, a custom topic's label) narrows
+        extraction to those of the configured topics; `metadata_merge_strategy` says what the
+        memories it updates do with `metadata`: OVERWRITE, MERGE (the request's keys win), or
+        REQUIRE_EXACT_MATCH (only memories with exactly this metadata are consolidated with);
+        None: they keep theirs."""
+        revisions = revision_options(revision_labels, revision_ttl, disable_memory_revisions)
         if sum(source is not None for source in (session, contents, facts)) != 1:
             raise InputValidationError("Pass exactly one of session, contents or facts.")
         if topic is not None:
@@ -124,25 +139,39 @@ class Generation:
         options = {
             "disable_consolidation": disable_consolidation,
             "metadata": self._screen.json(check_mapping("metadata", metadata) or {}),
-            "revision_labels": {str(k): str(v) for k, v in (revision_labels or {}).items()},
+            "revision_labels": dict(revisions.labels),
+            "revision_ttl_seconds": revisions.seconds(None),
+            "allowed_topics": check_topics(allowed_topics),
+            "metadata_merge_strategy": check_merge_strategy(metadata_merge_strategy),
         }
         if session is not None:
-            kept = await self._gate.refuse_erased_session(
-                session.app_name, session.user_id, session.id, session.events
-            )
-            events = [
-                e
-                for e in kept
-                if (start_time is None or e.timestamp >= start_time.timestamp())
-                and (end_time is None or e.timestamp < end_time.timestamp())
-            ]
-            payload = session_payload(session.id, events, options, self._screen)
+            payload = await self._session_payload(session, start_time, end_time, options)
         elif contents is not None:
             payload = await self._contents_payload(checked, contents, session_id, options)
         else:
             payload = await self._facts_payload(checked, facts or (), topic, source_type, options)
         operation = await self._submitter.submit(checked, payload)
         return await self._operations.wait(operation) if wait_for_completion else operation
+
+    async def _session_payload(
+        self,
+        session: Session,
+        start_time: datetime | None,
+        end_time: datetime | None,
+        options: dict[str, Any],
+    ) -> JobPayload:
+        """A session job's payload: its events in [start_time, end_time), a session an erasure
+        removed refused."""
+        kept = await self._gate.refuse_erased_session(
+            session.app_name, session.user_id, session.id, session.events
+        )
+        events = [
+            e
+            for e in kept
+            if (start_time is None or e.timestamp >= start_time.timestamp())
+            and (end_time is None or e.timestamp < end_time.timestamp())
+        ]
+        return session_payload(session.id, events, options, self._screen)
 
     async def _contents_payload(
         self,

@@ -17,7 +17,6 @@ from ..._cache import LruCache
 from ...config import AppMemoryConfig, MemoryBankConfig
 from ...errors import AppConfigError, ServiceConfigurationError
 from ...settings.variables import parse_redact
-from ..checks import seconds
 from ..jobs import ClaimedJob, JobQueue, Worker
 from ..models import GenerateMemoriesOperation
 from ..pipeline import Generator, JobPayload
@@ -141,7 +140,7 @@ class Pipelines:
             llm=self._llm,
             embed=self._embedding.embed,
             config=config,
-            revision_ttl=seconds(config.ttl.revision_ttl),
+            revision_ttl=config.ttl.revision_seconds(),
             screen=screen,
         )
 

@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...errors import InputValidationError, NotFoundError
 from ...telemetry import traced
 from ..app_config import check_app_name
-from ..checks import check_count, check_id, check_unit, seconds
+from ..checks import check_count, check_id, check_unit
 from ..jobs import JobQueue
 from ..models import GuardedFact, Memory, MemoryFilter, MemoryType, QuarantinedMemory
 from ..scope import kind_key, procedure_key, quarantine_key, scope_key, user_scope, validate_scope
@@ -79,7 +79,7 @@ class Privacy:
         self._gate = gate
         self._ready = ready
         self._config = config
-        self._revision_ttl = seconds(config.ttl.revision_ttl)
+        self._revision_ttl = config.ttl.revision_seconds()
 
     @traced("memory.purge")
     async def purge(self, scope: Mapping[str, str]) -> int:

@@ -4,8 +4,10 @@ Owns: the memory service's profile reads (`PostgresMemoryService.profiles`:
 `retrieve_profiles`, in ADK's form or with a scope, and `list_profile_revisions`), and the
 public types they return (`MemoryProfile` has the attributes of Memory Bank's, which ADK's
 Vertex service returns). A lookup is one indexed query on the scope's key: no search, no
-embedding, no model. It never writes a profile (generation does, `generator.py`; purge,
-erasure and the TTL sweep forget them, `privacy.py`) and never reads another scope's fields.
+embedding, no model. It writes a profile only for `import_profile` (profiles kept elsewhere,
+Memory Bank's on import, checked against the configured schema); generation writes them
+(`generator.py`), purge, erasure and the TTL sweep forget them (`privacy.py`). It never reads
+or writes another scope's fields.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...config import SCHEMA_ID_PATTERN
+from ...config import SCHEMA_ID_PATTERN, MemoryBankConfig
 from ...errors import InputValidationError
 from ...telemetry import traced
 from ..checks import scope_of
+from ..generation.profiles import field_error
 from ..models import MemoryAction, SourceType
+from ..policy.screen import FactScreen
 from ..scope import scope_key, validate_scope
 from ..store.profiles import ProfileStore
-from .core import Readiness
+from .core import Gate, Readiness
 
 _FIELD_PATTERN = r"[^\x00]{1,256}"
 """A field name: a JSON schema property name, any text (bounded)."""
@@ -66,9 +70,65 @@ class Profiles:
     """The structured-profile reads (`PostgresMemoryService.profiles`). Built with the profile
     store and readiness."""
 
-    def __init__(self, profiles: ProfileStore, ready: Readiness) -> None:
+    def __init__(
+        self,
+        profiles: ProfileStore,
+        ready: Readiness,
+        gate: Gate,
+        screen: FactScreen,
+        config: MemoryBankConfig,
+    ) -> None:
         self._profiles = profiles
         self._ready = ready
+        self._gate = gate
+        self._screen = screen
+        self._config = config
+
+    @traced("memory.import_profile")
+    async def import_profile(
+        self,
+        scope: Mapping[str, str],
+        schema_id: str,
+        values: Mapping[str, Any],
+        *,
+        labels: Mapping[str, str] | None = None,
+    ) -> int:
+        """Set a scope's profile fields kept elsewhere (Memory Bank's structured profile
+        memories, on `import vertex`), each with a revision labelled `labels`; a field already
+        holding its value is left alone, so importing again changes nothing. Values are
+        redacted as facts are (field names, the schema's, are not). When the service's
+        configuration has the schema for this scope, every field must be one of its properties
+        and valid against it (`InputValidationError` otherwise, nothing written); without it
+        they are kept as given. Returns how many fields changed. A user who opted out is
+        refused (`OptedOutError`)."""
+        checked = validate_scope(scope)
+        schema_id = _check_name("schema_id", schema_id, SCHEMA_ID_PATTERN)
+        if not isinstance(values, Mapping):
+            raise InputValidationError("A profile's values must be a mapping of its fields.")
+        fields = {_check_name("field", f, _FIELD_PATTERN): v for f, v in values.items()}
+        schema = {s.id: s for s in self._config.structured_for(frozenset(checked))}.get(schema_id)
+        for field, value in fields.items():
+            if schema is None:
+                break
+            error = (
+                field_error(schema.field_schema(field), value)
+                if field in schema.fields
+                else "not a property of the schema"
+            )
+            if error is not None:
+                raise InputValidationError(f"Profile {schema_id!r} field {field!r}: {error}.")
+        if not fields:
+            return 0
+        await self._gate.refuse_opted_out(checked)
+        await self._ready()
+        return await self._profiles.set_fields(
+            scope_key(checked),
+            dict(checked),
+            schema_id,
+            {name: self._screen.json(value) for name, value in fields.items()},
+            labels={str(k): str(v) for k, v in (labels or {}).items()},
+            revision_ttl=self._config.ttl.revision_seconds(),
+        )
 
     @traced("memory.retrieve_profiles")
     async def retrieve_profiles(

@@ -20,9 +20,9 @@ from ...config import RetrievalConfig, TrustConfig
 from ...db.batches import in_batches
 from ...errors import InputValidationError, OptedOutError
 from ...telemetry import annotate, traced
-from ..checks import MAX_TOP_K, check_count, check_filter, check_query, check_time, seconds
+from ..checks import MAX_TOP_K, as_filter, check_count, check_query, check_time, seconds
 from ..entries import to_memory_entry
-from ..models import Memory, MemoryFilter, RetrievedMemory
+from ..models import Memory, MemoryFilter, MetadataConjunction, RetrievedMemory
 from ..policy.screen import FactScreen
 from ..scope import Scope, kind_key, read_for, scope_key, user_scope, validate_scope
 from ..store import Search
@@ -64,18 +64,23 @@ class Retrieval:
         *,
         search_query: str | None = None,
         top_k: int = 3,
-        filter: MemoryFilter | None = None,
+        filter: MemoryFilter | str | None = None,
+        filter_groups: Sequence[MetadataConjunction] | None = None,
         now: datetime | None = None,
     ) -> list[RetrievedMemory]:
-        """Memories of exactly `scope`. With a query: the `top_k` most relevant, best first
-        (hybrid vector + full-text, and the memories of a time the query names, blended with
-        recency, importance and effective confidence). Without: all of them, newest first
-        (score 0). `now`: what relative times in the query ("last week") are read against, in
-        its timezone (naive: UTC); default the clock, in UTC."""
+        """Memories of exactly `scope`. With a query: the `top_k` (at most 100) most relevant,
+        best first (hybrid vector + full-text, and the memories of a time the query names,
+        blended with recency, importance and effective confidence). Without: all of them,
+        newest first (score 0). `filter`: a `MemoryFilter`, or Memory Bank's AIP-160 text
+        (`memory.filters`: fact, create_time, update_time, topics, metadata.KEY);
+        `filter_groups`: Memory Bank's metadata filter groups (an OR of ANDs). Both narrow the
+        candidates before ranking, so `top_k` results still come back when enough match. `now`:
+        what relative times in the query ("last week") are read against, in its timezone
+        (naive: UTC); default the clock, in UTC."""
         checked = validate_scope(scope)
         check_count("top_k", top_k, MAX_TOP_K)
         search_query = check_query(search_query)
-        filter = check_filter(filter)
+        filter = as_filter(filter, filter_groups)
         if self._retrieval.opt_out_hides:
             await self._gate.refuse_opted_out(checked)
         if search_query is None or not search_query.strip():

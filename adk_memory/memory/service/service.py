@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from google.adk.memory.base_memory_service import BaseMemoryService
@@ -27,8 +27,8 @@ from ...db.engine import DEFAULT_SCHEMA
 from ...redaction import Redactor
 from ...settings.database import constructor_database
 from ...settings.uri import announce, check_uri_alone
-from ..app_config import UNSHARED
-from ..embeddings import Embedder
+from ..app_config import UNSHARED, parse_memory_config
+from ..embeddings import Embedder, GeminiEmbedder
 from ..generation import resolve_llm
 from ..guard import MemoryGuard
 from ..jobs import Worker
@@ -107,7 +107,8 @@ class PostgresMemoryService(BaseMemoryService):
       database_url: `postgresql://...`; None and no engine: the embedded PostgreSQL.
       embedder: makes vectors for facts and queries (e.g. `GeminiEmbedder()`); None: full-text
         search only (no API key needed).
-      config: TTLs, retrieval weights, topics and generation settings (`MemoryBankConfig`).
+      config: TTLs, retrieval weights, topics and generation settings (`MemoryBankConfig`, or
+        a mapping of its fields or of Memory Bank's own configuration JSON).
       llm: the generation model: a model name (e.g. "gemini-2.5-flash") or any ADK `BaseLlm`
         (e.g. `adk_memory.testing.ScriptedLlm`). With one, the service is in extraction mode:
         ADK's add_* calls enqueue generation; without, sessions are remembered as raw events.
@@ -166,7 +167,7 @@ class PostgresMemoryService(BaseMemoryService):
         *,
         uri: str | None = None,
         embedder: Embedder | None = None,
-        config: MemoryBankConfig | None = None,
+        config: MemoryBankConfig | Mapping[str, Any] | None = None,
         llm: str | BaseLlm | None = None,
         run_worker: bool = True,
         redactor: Redactor | None = None,
@@ -202,7 +203,7 @@ class PostgresMemoryService(BaseMemoryService):
     def _build(
         self,
         embedder: Embedder | None,
-        config: MemoryBankConfig | None,
+        config: MemoryBankConfig | Mapping[str, Any] | None,
         llm: str | BaseLlm | None,
         redactor: Redactor | None,
         guard: MemoryGuard | None,
@@ -210,9 +211,14 @@ class PostgresMemoryService(BaseMemoryService):
         run_worker: bool,
     ) -> None:
         """Everything but the database, from `self.database` and the other arguments."""
+        if isinstance(config, Mapping):  # ours or Memory Bank's JSON
+            config = parse_memory_config(config)
+        self.config = config or MemoryBankConfig()
+        model = self.config.retrieval.embedding_model
+        if embedder is None and model is not None:
+            embedder = GeminiEmbedder(model)
         self._embedding = Embedding(embedder)
         screen = FactScreen(redactor, guard)
-        self.config = config or MemoryBankConfig()
         self.llm = resolve_llm(llm) if llm is not None else None
         shared = AppMemoryConfig.of(
             self.config, guard=guard_name(screen.guard), redact=redactor_name(screen.redactor)
@@ -295,6 +301,9 @@ class PostgresMemoryService(BaseMemoryService):
     list_memories = delegate("memories", Memories.list_memories)
     update_memory = delegate("memories", Memories.update_memory)
     list_revisions = delegate("memories", Memories.list_revisions)
+    get_revision = delegate("memories", Memories.get_revision)
+    rollback_memory = delegate("memories", Memories.rollback_memory)
+    purge_memories = delegate("memories", Memories.purge_memories)
     import_revisions = delegate("memories", Memories.import_revisions)
     revoke_source = delegate("memories", Memories.revoke_source)
     retrieve_memories = delegate("retrieval", Retrieval.retrieve_memories)
@@ -335,6 +344,7 @@ class PostgresMemoryService(BaseMemoryService):
     # structured profiles, and an operator's read-outs
     retrieve_profiles = delegate("profiles", Profiles.retrieve_profiles)
     list_profile_revisions = delegate("profiles", Profiles.list_profile_revisions)
+    import_profile = delegate("profiles", Profiles.import_profile)
     list_scopes = delegate("inspection", Inspection.list_scopes)
     list_operations = delegate("inspection", Inspection.list_operations)
     retry_operation = delegate("inspection", Inspection.retry_operation)

@@ -28,7 +28,7 @@ from ..checks import (
     check_unit,
     seconds,
 )
-from ..models import Memory, SourceType
+from ..models import Memory, RevisionOptions, SourceType
 from ..policy.screen import FactScreen, MemoryRejectedError, Screened, guard_labels
 from ..scope import Scope, quarantine_key, scope_key
 from ..store import NewMemory
@@ -108,22 +108,31 @@ class Writer:
         return await self._screen.screen_all(checked, scope, source)
 
     async def write(
-        self, scope: Scope, drafts: Sequence[Draft], *, itemised: bool = False
+        self,
+        scope: Scope,
+        drafts: Sequence[Draft],
+        *,
+        itemised: bool = False,
+        revisions: RevisionOptions | None = None,
     ) -> list[Memory]:
         """Embed the drafts' facts in one call, check each draft's fields, and insert them all
-        in one statement (each with its CREATED revision). Returns the memories the store
-        wrote (a replayed keyed one is not written again)."""
+        in one statement (each with its CREATED revision, carrying the request's `revisions`
+        labels and kept as long as it says). Returns the memories the store wrote (a replayed
+        keyed one is not written again)."""
+        revisions = revisions or RevisionOptions()
         vectors = await self._embedding.embed([d.screened.fact for d in drafts], "document")
         key = scope_key(scope)
         batch = []
         for index, draft in enumerate(drafts):
             with about_item(index if itemised else None):
                 new = self._new_memory(draft, scope, key, vectors[index] if vectors else None)
+            if revisions.labels:
+                new = replace(new, labels={**revisions.labels, **(new.labels or {})})
             batch.append(
                 new if draft.revision_id is None else replace(new, revision_id=draft.revision_id)
             )
         store = await self._ready()
-        return await store.insert_many(batch, self._revision_ttl)
+        return await store.insert_many(batch, revisions.seconds(self._revision_ttl))
 
     def _new_memory(
         self, draft: Draft, scope: Scope, key: str, embedding: Sequence[float] | None

@@ -106,6 +106,7 @@ class MemoryStore:
         self.scopes = reads.scopes
         self.derived_from = reads.derived_from
         self.trust_history = reads.trust_history
+        self.revision_facts = reads.revision_facts
         self._retrieval = Retrieval(db, searchable)
         self.retrieval = self._retrieval.retrieval
         self.retrieve = self._retrieval.retrieve

@@ -169,6 +169,44 @@ class ProfileStore:
             profiles.setdefault(schema_id, {})[field] = json.loads(value)
         return profiles
 
+    async def set_fields(
+        self,
+        scope_key: str,
+        scope: dict[str, str],
+        schema_id: str,
+        values: dict[str, Any],
+        *,
+        labels: dict[str, str],
+        revision_ttl: float | None,
+    ) -> int:
+        """Set a profile's fields to `values` from outside generation (an import's), each one
+        whose live value differs, with a revision each, in one transaction (`apply`'s
+        statements, source `bootstrapped`, never expiring); how many changed. Its replay after
+        a lost reply finds them set and changes none (it returns 0)."""
+
+        async def write(conn: asyncpg.Connection) -> int:
+            async with conn.transaction():
+                rows = await conn.fetch(self._profile, scope_key)
+                live = {field: json.loads(v) for s, field, v in rows if s == schema_id}
+                changes = [
+                    FieldChange(schema_id, field, value)
+                    for field, value in values.items()
+                    if field not in live or live[field] != value
+                ]
+                await self.apply(
+                    conn,
+                    scope_key=scope_key,
+                    scope=scope,
+                    changes=changes,
+                    source=(SourceType.BOOTSTRAPPED, None),
+                    ttl_seconds=(None, None),
+                    labels=labels,
+                    revision_ttl=revision_ttl,
+                )
+                return len(changes)
+
+        return await self._db.run(write)
+
     async def revisions(self, scope_key: str, schema_id: str, field: str) -> list[FieldRevision]:
         """A field's history, oldest first (still there after the field was cleared)."""
         rows = await self._db.run(

@@ -17,7 +17,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ..models import Memory, MemoryFilter, MemoryRevision
 from ..scope import PROCEDURE_PREFIX, QUARANTINE_PREFIX, real_key_sql
-from .rows import filter_args, memory_of, revision_of
+from .rows import expression_args, filter_args, memory_of, revision_of
 from .sql import LIVE, MEMORY_COLUMNS, filter_sql
 
 # Memories of a scope that any revision traces to session $2, each with the facts extracted from
@@ -66,7 +66,8 @@ WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE}
 """
 
 # $1 scope key (NULL: every scope's facts, for operators: never a procedure, whose text only
-# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 filters,
+# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 and
+# $10/$11 filters,
 # $6/$7 the last row of the previous page (update time, id), $8 page size, $9 quarantined
 # memories too (the scope's, or with $1 NULL every scope's; never without it), each marked by
 # the last column. Newest first.
@@ -78,7 +79,7 @@ WHERE ($1::text IS NULL OR m.scope_key = $1
   AND ($9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
   AND ($1::text IS NOT NULL OR NOT (starts_with(m.scope_key, '{PROCEDURE_PREFIX}')
        OR starts_with(m.scope_key, '{QUARANTINE_PREFIX}{PROCEDURE_PREFIX}')))
-  AND {LIVE} {filter_sql(2)}
+  AND {LIVE} {filter_sql(2, 10)}
   AND ($6::timestamptz IS NULL OR (m.update_time, m.id) < ($6::timestamptz, $7::uuid))
 ORDER BY m.update_time DESC, m.id DESC
 LIMIT $8
@@ -128,6 +129,22 @@ GROUP BY r.memory_id
 """
 
 
+# The facts of the latest revisions of a scope's ($1) memories ($2 ids), at most $3 each, newest
+# first: what consolidation shows of each candidate's history
+# (`ConsolidationConfig.revisions_per_candidate_count`). Expired revisions are left out.
+_REVISION_FACTS = """
+SELECT memory_id::text, fact FROM (
+    SELECT memory_id, fact, create_time, id,
+           row_number() OVER (PARTITION BY memory_id ORDER BY create_time DESC, id DESC) AS n
+    FROM {schema}.memory_revisions
+    WHERE scope_key = $1 AND memory_id = ANY($2::uuid[]) AND fact IS NOT NULL
+      AND (expire_time IS NULL OR expire_time > now())
+) r
+WHERE n <= $3
+ORDER BY memory_id, n
+"""
+
+
 class MemoryReads:
     """Runs the read statements against one `Database` (and its schema)."""
 
@@ -142,6 +159,7 @@ class MemoryReads:
         self._scopes = _SCOPES.format(schema=schema)
         self._derived_from = _DERIVED_FROM.format(schema=schema)
         self._trust_history = _TRUST_HISTORY.format(schema=schema)
+        self._revision_facts = _REVISION_FACTS.format(schema=schema)
 
     async def get(self, memory_id: str, scope_key: str) -> Memory | None:
         """One live memory of the scope."""
@@ -169,7 +187,14 @@ class MemoryReads:
         """Live memories newest first, starting after `after` (the previous page's last row);
         on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`.
         `quarantined`: the quarantined ones too, marked `quarantined`."""
-        args = (scope_key, *filter_args(flt), *(after or (None, None)), limit, quarantined)
+        args = (
+            scope_key,
+            *filter_args(flt),
+            *(after or (None, None)),
+            limit,
+            quarantined,
+            *expression_args(flt),
+        )
         rows = await self._db.run(lambda conn: conn.fetch(self._list, *args), replica=replica)
         return [
             memory_of(r).model_copy(update={"quarantined": True}) if r[15] else memory_of(r)
@@ -207,6 +232,20 @@ class MemoryReads:
             lambda conn: conn.fetch(self._derived_from, scope_key, session_id)
         )
         return [(r[0], list(r[1])) for r in rows]
+
+    async def revision_facts(
+        self, scope_key: str, memory_ids: Sequence[str], per_memory: int
+    ) -> dict[str, list[str]]:
+        """The facts of the latest `per_memory` revisions of each of the scope's memories among
+        `memory_ids`, newest first (one query; none asked: no query)."""
+        if not memory_ids or per_memory < 1:
+            return {}
+        args = (scope_key, list(memory_ids), per_memory)
+        rows = await self._db.run(lambda conn: conn.fetch(self._revision_facts, *args))
+        found: dict[str, list[str]] = {}
+        for memory_id, fact in rows:
+            found.setdefault(memory_id, []).append(fact)
+        return found
 
     async def trust_history(
         self, scope_key: str, memory_ids: Sequence[str]

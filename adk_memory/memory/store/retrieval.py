@@ -21,7 +21,7 @@ from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
 from ..text import SearchText
-from .rows import filter_args, memory_of, vector_text
+from .rows import expression_args, filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
 
@@ -129,6 +129,8 @@ class _RetrieveArgs:
     window_end: datetime | None
     confidence_weight: float
     confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
+    filter_path: str | None  # $24/$25: Memory Bank's filters, compiled (`sql.filter_sql`)
+    filter_variables: str | None
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
@@ -238,7 +240,7 @@ ORDER BY m.score DESC, m.id
 # Typed, unused filter parameters: the statement keeps its numbering without naming a column.
 _NO_FILTERS = """
     AND $12::text[] IS NULL AND $13::jsonb IS NULL AND $14::timestamptz IS NULL
-    AND $15::timestamptz IS NULL"""
+    AND $15::timestamptz IS NULL AND $24::jsonpath IS NULL AND $25::jsonb IS NULL"""
 
 RERANKED_MIN = 200
 """With the `QUANTIZED` strategy, the bit vectors nearest to the query that are re-ranked by
@@ -294,7 +296,7 @@ def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
     is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
     evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
     of a 36k-memory scope's covered scan."""
-    filters = filter_sql(12) if filtered else _NO_FILTERS
+    filters = filter_sql(12, 24) if filtered else _NO_FILTERS
     nearest = _vector_search(
         strategy,
         query="$2::vector",
@@ -414,6 +416,7 @@ class Retrieval:
         them as they run)."""
         query = self._searchable(search.query_text)
         topics, metadata, updated_after, updated_before = filter_args(search.flt)
+        filter_path, filter_variables = expression_args(search.flt)
         relevance, recency, importance = search.weights
         similarity_floor, text_floor = search.floors
         window_start, window_end = search.window or (None, None)
@@ -441,6 +444,8 @@ class Retrieval:
             window_end=window_end,
             confidence_weight=search.confidence_weight,
             confidence_half_life_seconds=search.confidence_half_life_seconds,
+            filter_path=filter_path,
+            filter_variables=filter_variables,
         )
         return self._retrieve[search.flt is not None], bind(args)
 

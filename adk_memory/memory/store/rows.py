@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from ..._json import dump_json
+from ..filters import compile_filter
 from ..models import Memory, MemoryAction, MemoryFilter, MemoryRevision, SourceType
 
 
@@ -82,3 +83,13 @@ def filter_args(flt: MemoryFilter | None) -> tuple[Any, ...]:
         return (None, None, None, None)
     topics = list(flt.topics) if flt.topics is not None else None
     return (topics, json_value(flt.metadata), flt.updated_after, flt.updated_before)
+
+
+def expression_args(flt: MemoryFilter | None) -> tuple[str | None, str | None]:
+    """A filter's Memory Bank expression and groups as the clause's last two parameters
+    (`sql.filter_sql`): the jsonpath and its variables (JSON), or two NULLs."""
+    compiled = compile_filter(flt.expression, flt.filter_groups) if flt is not None else None
+    if compiled is None:
+        return (None, None)
+    path, variables = compiled
+    return (path, json.dumps(variables))

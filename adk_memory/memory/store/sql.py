@@ -13,6 +13,7 @@ from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from ..filters import DOCUMENT_FIELDS, METADATA_ONLY
 from ..scope import real_key_sql
 
 if TYPE_CHECKING:
@@ -31,17 +32,56 @@ MEMORY_COLUMNS = """
 LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
 
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
-# bounds. Substituted per statement so each statement numbers its own parameters.
+# bounds; and $E1/$E2 (numbered apart, at the end of each statement's parameters): Memory Bank's
+# filters compiled to a jsonpath predicate and its variables (`memory.filters`) over
+# `filter_document`. Substituted per statement so each statement numbers its own parameters.
 _FILTERS = """
     AND ({topics}::text[] IS NULL OR m.topics && {topics}::text[])
     AND ({metadata}::jsonb IS NULL OR m.metadata @> {metadata}::jsonb)
     AND ({after}::timestamptz IS NULL OR m.update_time > {after}::timestamptz)
-    AND ({before}::timestamptz IS NULL OR m.update_time < {before}::timestamptz)"""
+    AND ({before}::timestamptz IS NULL OR m.update_time < {before}::timestamptz)
+    AND ({path}::jsonpath IS NULL OR jsonb_path_match({document}, {path}::jsonpath,
+                                                     {variables}::jsonb) IS TRUE)"""
+
+_FIELD_SQL = {
+    "fact": "m.fact",
+    "create_time": "extract(epoch FROM m.create_time)",
+    "update_time": "extract(epoch FROM m.update_time)",
+    "topics": "to_jsonb(m.topics)",
+    "metadata": "m.metadata",
+    "scope": "m.scope",
+}
+"""A memory's fields as Memory Bank's filters see them (`memory.filters.DOCUMENT_FIELDS`): its
+fact, its times as seconds since the epoch, its topics, its metadata and its scope."""
 
 
-def filter_sql(first: int) -> str:
+def filter_document(variables: str) -> str:
+    """SQL for the document a filter is evaluated on: the memory's metadata as it is for a
+    filter on metadata alone (`METADATA_ONLY`: no document to build, 10 times cheaper per row),
+    else an object of only the fields the filter names (each one it names is also a key of its
+    `variables`), since building every field for every row of a scope costs more than
+    evaluating the filter."""
+    named = ", ".join(
+        f"'{name}', CASE WHEN {variables}::jsonb ? '{name}' THEN {_FIELD_SQL[name]} END"
+        for name in DOCUMENT_FIELDS
+    )
+    return (
+        f"CASE WHEN {variables}::jsonb ? '{METADATA_ONLY}' THEN m.metadata "
+        f"ELSE jsonb_build_object({named}) END"
+    )
+
+
+def filter_sql(first: int, expression: int) -> str:
+    """The filter clause: its four parameters from $`first`, the compiled expression's two from
+    $`expression`."""
     return _FILTERS.format(
-        topics=f"${first}", metadata=f"${first + 1}", after=f"${first + 2}", before=f"${first + 3}"
+        topics=f"${first}",
+        metadata=f"${first + 1}",
+        after=f"${first + 2}",
+        before=f"${first + 3}",
+        path=f"${expression}",
+        variables=f"${expression + 1}",
+        document=filter_document(f"${expression + 1}"),
     )
 
 

@@ -4,7 +4,9 @@ Owns: `search_text`, which turns a memory's fact (when it is indexed) and a quer
 searched) into the same two strings, so both sides always meet in the same form: words, for the
 service's text-search configuration, and character bigrams, for Postgres' `simple`
 configuration, of the scripts that are written without spaces (Chinese, Japanese, Thai, Lao,
-Khmer, Myanmar) and of Hangul (Korean words carry their particles: 서울에서 must find 서울).
+Khmer, Myanmar) and of Hangul (Korean words carry their particles: 서울에서 must find 서울),
+with the single characters of the scripts whose characters are words or syllables (Chinese
+characters, Japanese kanji, Hangul: 猫 must find 我有一只猫, 茶 must find 緑茶).
 Normalisation is NFKC (full-width and compatibility forms), case folding (ß is ss) and accent
 folding (composed and decomposed "Café" are both "cafe"). It never touches SQL, never changes
 the stored fact (a memory stays as written), and never needs a model.
@@ -42,9 +44,24 @@ _UNSPACED = re.compile(
 )
 
 
+# Characters that carry meaning alone, indexed one by one as well as in pairs: Chinese characters
+# (and Japanese kanji) and Hangul syllables. Kana, Thai and the other alphabets spell sounds:
+# one of their letters alone matches everything.
+_MEANINGFUL = re.compile(
+    "["
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003ffff"  # CJK extensions B and later
+    "]"
+)
+
+
 class SearchText(NamedTuple):
     """A text in its searchable form: `words` for the text-search configuration `config`,
-    `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams, and
+    `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams and
+    meaningful single characters (`_MEANINGFUL`), and
     with "auto" every word but the common function words once more, unstemmed, so a word typed
     exactly as stored matches whatever language either side was detected in."""
 
@@ -71,6 +88,12 @@ def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _grams(run: str) -> list[str]:
+    """What an unspaced run is searched by: its bigrams, then its meaningful characters (a
+    one-character word is found wherever it stands, not only where it starts a pair)."""
+    return _bigrams(run) + [char for char in run if _MEANINGFUL.match(char)]
 
 
 def segments(text: str) -> list[tuple[str, bool]]:
@@ -101,7 +124,7 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
     configuration `language` (or the detected one, for "auto"). The unspaced runs become spaces
     in the words, so a Latin word inside Japanese ("私はPythonで") is a word of its own."""
     normal = normalise(text)
-    grams = [gram for run in _UNSPACED.findall(normal) for gram in _bigrams(run)]
+    grams = list(dict.fromkeys(gram for run in _UNSPACED.findall(normal) for gram in _grams(run)))
     words = _UNSPACED.sub(" ", normal)
     if language != AUTO:
         return SearchText(config=language, words=words, grams=" ".join(grams))

@@ -102,6 +102,37 @@ def _term_queries(terms: str) -> str:
     return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
 
 
+LOOSE_PREFIX = 5
+"""How many leading characters of a query word no memory of the scope holds are looked for
+instead (`_LOOSE`): enough to keep a word's stem through the endings of inflecting languages
+(Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków, مهندسا مهندس) and the
+head of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
+
+LOOSE_MIN = 4
+"""The shortest query word looked for by its prefix: shorter ones (function words, "psa") would
+match a large share of any scope."""
+
+LOOSE_WEIGHT = 0.5
+"""What a prefix match counts for against an exact one of the same rarity: the looser evidence
+ranks a memory below one holding the word as asked."""
+
+# The looser form of a full-text search, for the query terms no memory of the scope holds (a
+# word typed in another form than stored: an inflection, a compound, a language with no stemmer
+# or another language's stemmer): each such term of `LOOSE_MIN` or more characters is looked
+# for as a prefix (its first `LOOSE_PREFIX` characters). Only then: a query whose words all
+# occur in the scope searches exactly as without it (the same cost, the same ranking), so it
+# never costs English what it gains for the rest. A prefix match counts like a term of its own
+# in BM25 (its rarity: the memories holding the prefix), weighted by `LOOSE_WEIGHT`; the share
+# of the query's information a memory matches keeps its denominator (the unmatched term already
+# counts there). `{hits}`, `{query_terms}`: the exact hits and the query's terms.
+_LOOSE_TERMS = f"""
+    SELECT t.term,
+           (quote_literal(left(t.term, {LOOSE_PREFIX})) || ':*')::tsquery AS tq
+      FROM unnest({{query_terms}}) t(term)
+     WHERE char_length(t.term) >= {LOOSE_MIN}
+       AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
+
+
 @dataclass(frozen=True)
 class _RetrieveArgs:
     """`_RETRIEVE`'s parameters, $1.. in field order (`sql.bind`)."""
@@ -178,23 +209,43 @@ WITH vec AS (
     SELECT m.id, m.fts FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
        AND {LIVE} {{filters}}
-), hits AS (
+), hits AS MATERIALIZED (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
       FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
+), loose AS MATERIALIZED (
+    {_LOOSE_TERMS.format(query_terms="(SELECT terms FROM query)", hits="hits")}
+), loose_matched AS MATERIALIZED (
+    SELECT m.id, m.fts FROM {{schema}}.memories m
+     WHERE $16 AND m.scope_key = $1
+       AND m.fts @@ (SELECT nullif(string_agg(tq::text, ' | '), '')::tsquery FROM loose)
+       AND {LIVE} {{filters}}
+), loose_hits AS (
+    SELECT m.id, length(m.fts) AS len, l.term AS lexeme
+      FROM loose_matched m JOIN loose l ON m.fts @@ l.tq
 ), corpus AS (
     SELECT ({_SCOPE_SIZE}) AS n,
-           (SELECT avg(length(fts))::float8 FROM matched) AS avg_len
+           (SELECT avg(length(fts))::float8
+              FROM (SELECT fts FROM matched UNION ALL SELECT fts FROM loose_matched) a) AS avg_len
 ), idf AS (
     SELECT q.term, {_idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
       FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
       LEFT JOIN hits h ON h.lexeme = q.term
      GROUP BY q.term, c.n
+), loose_idf AS (
+    SELECT h.lexeme AS term, {_idf("greatest(c.n, count(*))", "count(*)")} AS idf
+      FROM loose_hits h CROSS JOIN corpus c
+     GROUP BY h.lexeme, c.n
+), scored AS (
+    SELECT h.id, {_bm25("i.idf", "h.len", "c.avg_len")} AS part
+      FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
+    UNION ALL
+    SELECT h.id, {LOOSE_WEIGHT}::float8 * {_bm25("i.idf", "h.len", "c.avg_len")}
+      FROM loose_hits h JOIN loose_idf i ON i.term = h.lexeme CROSS JOIN corpus c
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY bm25 DESC) AS rank FROM (
-        SELECT h.id, sum({_bm25("i.idf", "h.len", "c.avg_len")}) AS bm25
-          FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
-         GROUP BY h.id
-         ORDER BY bm25 DESC, h.id
+        SELECT id, sum(part) AS bm25 FROM scored
+         GROUP BY id
+         ORDER BY bm25 DESC, id
          LIMIT $5) t
      WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
 ), content AS (

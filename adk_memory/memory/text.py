@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import NamedTuple
 
-from .languages import FUNCTION_WORDS, detect_configuration
+from .languages import FUNCTION_WORDS, detect_configuration, detect_language
 
 # Combining marks folded away: the Latin/Greek/Cyrillic diacritics (é, ñ, ё), Arabic harakat and
 # Hebrew points. Marks that change a letter of other scripts (Japanese dakuten: が is not か,
@@ -132,3 +132,11 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
     return SearchText(
         config=detect_configuration(words, AUTO_FALLBACK), words=words, grams=" ".join(grams)
     )
+
+
+def own_stemmer(searchable: SearchText) -> bool:
+    """Whether `searchable` is searched with its own language's stemmer: its script or function
+    words place it in the language of its configuration, whose stemmer finds the other forms of
+    its words. When not (another language's stemmer, or a language that has none), a word typed
+    in another form than stored is looked for more loosely (`store.retrieval`)."""
+    return detect_language(searchable.words, searchable.config) == searchable.config

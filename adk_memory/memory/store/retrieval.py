@@ -20,7 +20,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
-from ..text import SearchText
+from ..text import SearchText, own_stemmer
 from .rows import filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
@@ -104,7 +104,8 @@ def _term_queries(terms: str) -> str:
 
 LOOSE_PREFIX = 5
 """How many leading characters of a query word no memory of the scope holds are looked for
-instead (`_LOOSE`): enough to keep a word's stem through the endings of inflecting languages
+instead (`_LOOSE_TERMS`; at most the word less its last character, so a shorter stored form
+is found too: котом finds кот, דודי finds דוד): enough to keep a word's stem through the endings of inflecting languages
 (Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków, مهندسا مهندس) and the
 head of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
 
@@ -117,19 +118,23 @@ LOOSE_WEIGHT = 0.5
 ranks a memory below one holding the word as asked."""
 
 # The looser form of a full-text search, for the query terms no memory of the scope holds (a
-# word typed in another form than stored: an inflection, a compound, a language with no stemmer
-# or another language's stemmer): each such term of `LOOSE_MIN` or more characters is looked
+# word typed in another form than stored: an inflection, a compound) when the query is not
+# searched with its own language's stemmer (`text.own_stemmer`: a language with no stemmer, or
+# searched with another language's; an English query under the English configuration is not
+# loosened, its stemmer finds the other forms): each such term of `LOOSE_MIN` or more characters is looked
 # for as a prefix (its first `LOOSE_PREFIX` characters). Only then: a query whose words all
 # occur in the scope searches exactly as without it (the same cost, the same ranking), so it
 # never costs English what it gains for the rest. A prefix match counts like a term of its own
 # in BM25 (its rarity: the memories holding the prefix), weighted by `LOOSE_WEIGHT`; the share
 # of the query's information a memory matches keeps its denominator (the unmatched term already
-# counts there). `{hits}`, `{query_terms}`: the exact hits and the query's terms.
+# counts there). `{enabled}`: whether to loosen; `{hits}`, `{query_terms}`: the exact hits and
+# the query's terms.
 _LOOSE_TERMS = f"""
     SELECT t.term,
-           (quote_literal(left(t.term, {LOOSE_PREFIX})) || ':*')::tsquery AS tq
+           (quote_literal(left(t.term, least({LOOSE_PREFIX}, char_length(t.term) - 1)))
+            || ':*')::tsquery AS tq
       FROM unnest({{query_terms}}) t(term)
-     WHERE char_length(t.term) >= {LOOSE_MIN}
+     WHERE {{enabled}} AND char_length(t.term) >= {LOOSE_MIN}
        AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
 
 
@@ -160,6 +165,7 @@ class _RetrieveArgs:
     window_end: datetime | None
     confidence_weight: float
     confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
+    loose: bool  # whether query words no memory holds are looked for by prefix (`_LOOSE_TERMS`)
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
@@ -213,7 +219,7 @@ WITH vec AS (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
       FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
 ), loose AS MATERIALIZED (
-    {_LOOSE_TERMS.format(query_terms="(SELECT terms FROM query)", hits="hits")}
+    {_LOOSE_TERMS.format(enabled="$24", query_terms="(SELECT terms FROM query)", hits="hits")}
 ), loose_matched AS MATERIALIZED (
     SELECT m.id, m.fts FROM {{schema}}.memories m
      WHERE $16 AND m.scope_key = $1
@@ -492,6 +498,7 @@ class Retrieval:
             window_end=window_end,
             confidence_weight=search.confidence_weight,
             confidence_half_life_seconds=search.confidence_half_life_seconds,
+            loose=not own_stemmer(query),
         )
         return self._retrieve[search.flt is not None], bind(args)
 

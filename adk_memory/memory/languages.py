@@ -29,8 +29,8 @@ _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     for language, words in {
         "english": "the and of to is in it that was for on are with as his they be at have "
         "this from or had by but what were we when your can said there use an each which she "
-        "do how their if will my i me you our did has been would about who whom whose where "
-        "why",
+        "do how their if will my i me you our did has been would about who whom whose where a "
+        "does why",
         "german": "der die und in den von zu das mit sich des auf fur ist im dem nicht ein "
         "eine als auch es an werden aus er hat dass sie nach wird bei einer um am sind noch "
         "wie einem uber einen so zum war haben nur oder aber vor zur bis mehr durch ich mein "

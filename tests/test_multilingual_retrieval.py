@@ -15,8 +15,8 @@ from conftest import TEST_SCHEMA as SCHEMA
 
 from adk_memory import MemoryBankConfig
 from adk_memory.config import RetrievalConfig
-from adk_memory.eval import evaluate, load_dataset, recall_by
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
+from adk_memory.eval import evaluate, load_dataset, recall_by
 from adk_memory.memory.text import normalise, own_stemmer, search_text
 
 DATASET = Path(__file__).parent / "data" / "multilingual_retrieval.json"

@@ -115,9 +115,7 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-_MEANINGFUL_CHARACTERS = (
-    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
-)
+_MEANINGFUL_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
 """Migration 14's characters (frozen with it): CJK ideographs and Hangul syllables."""
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (

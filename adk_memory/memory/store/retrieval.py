@@ -103,11 +103,11 @@ def _term_queries(terms: str) -> str:
 
 
 LOOSE_PREFIX = 5
-"""How many leading characters of a query word no memory of the scope holds are looked for
-instead (`_LOOSE_TERMS`; at most the word less its last character, so a shorter stored form
-is found too: котом finds кот, דודי finds דוד): enough to keep a word's stem through the endings of inflecting languages
-(Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków, مهندسا مهندس) and the
-head of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
+"""How many leading characters stand for a query word no memory of the scope holds
+(`_LOOSE_TERMS`), at most the word less its last one (so a shorter stored form is found too:
+котом finds кот, דודי finds דוד): enough to keep a stem through the endings of inflecting
+languages (Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków) and the head
+of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
 
 LOOSE_MIN = 4
 """The shortest query word looked for by its prefix: shorter ones (function words, "psa") would
@@ -117,18 +117,16 @@ LOOSE_WEIGHT = 0.5
 """What a prefix match counts for against an exact one of the same rarity: the looser evidence
 ranks a memory below one holding the word as asked."""
 
-# The looser form of a full-text search, for the query terms no memory of the scope holds (a
-# word typed in another form than stored: an inflection, a compound) when the query is not
-# searched with its own language's stemmer (`text.own_stemmer`: a language with no stemmer, or
-# searched with another language's; an English query under the English configuration is not
-# loosened, its stemmer finds the other forms): each such term of `LOOSE_MIN` or more characters is looked
-# for as a prefix (its first `LOOSE_PREFIX` characters). Only then: a query whose words all
-# occur in the scope searches exactly as without it (the same cost, the same ranking), so it
-# never costs English what it gains for the rest. A prefix match counts like a term of its own
-# in BM25 (its rarity: the memories holding the prefix), weighted by `LOOSE_WEIGHT`; the share
-# of the query's information a memory matches keeps its denominator (the unmatched term already
-# counts there). `{enabled}`: whether to loosen; `{hits}`, `{query_terms}`: the exact hits and
-# the query's terms.
+# The looser form of a full-text search: when the query is not searched with its own language's
+# stemmer (`text.own_stemmer`: a language with none, or searched with another language's; an
+# English query under the English configuration is not loosened, its stemmer finds the other
+# forms), each query term of `LOOSE_MIN` or more characters that no memory of the scope holds (a
+# word typed in another form than stored: an inflection, a compound) is looked for as a prefix
+# (`LOOSE_PREFIX`). A query whose words all occur in the scope searches exactly as without it.
+# A prefix match counts like a term of its own in BM25 (its rarity: the memories holding the
+# prefix), weighted by `LOOSE_WEIGHT`; the share of the query's information a memory matches
+# keeps its denominator (the unmatched term already counts there). `{enabled}`: whether to
+# loosen; `{hits}`, `{query_terms}`: the exact hits and the query's terms.
 _LOOSE_TERMS = f"""
     SELECT t.term,
            (quote_literal(left(t.term, least({LOOSE_PREFIX}, char_length(t.term) - 1)))
@@ -176,7 +174,9 @@ class _RetrieveArgs:
 # memories, so it is exact (every memory holding a query term matches the OR query) and needs
 # no stored statistics; the scope's size is counted up to `_COUNTED`. A memory's text relevance
 # is its BM25 over the best a memory of average length holding each query term would score:
-# the share of the query's information it matches.
+# the share of the query's information it matches. Query terms no memory holds may be looked
+# for by prefix (`_LOOSE_TERMS`: `loose`, read apart like `matched`), their hits scored with
+# the exact ones.
 # The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
 # vector candidates below the similarity floor and text candidates below the text floor are
 # dropped, so a question with nothing relevant returns nothing rather than the nearest noise.

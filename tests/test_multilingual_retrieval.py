@@ -94,26 +94,13 @@ async def test_a_word_in_another_form_finds_its_memory(make_memory_service: Any)
         assert [r.memory.fact for r in found][:1] == [fact], query
 
 
-async def test_migration_indexes_characters_of_memories_indexed_before(
-    make_memory_service: Any,
-) -> None:
-    """A memory indexed before single characters were (its pairs only) is found by one
-    character once migration 14 has run on it."""
-    service = make_memory_service()
-    scope = {"app_name": "migrated", "user_id": "mei"}
-    await service.create_memory("我有一只猫", scope)
-    assert len(await service.retrieve_memories(scope, search_query="猫")) == 1
-    async with service.database.connection() as conn:
-        await conn.execute(
-            f"UPDATE {SCHEMA}.memories SET fts = to_tsvector('simple', '我有 有一 一只 只猫')"
-        )
-        assert await service.retrieve_memories(scope, search_query="猫") == []
-        await conn.execute(MEMORY_MIGRATIONS[13].format(schema=SCHEMA))
-    assert len(await service.retrieve_memories(scope, search_query="猫")) == 1
-
-
 def test_text_in_spaced_scripts_has_no_bigrams() -> None:
     assert search_text("Меня зовут Алексей").grams == ""
+
+
+def test_hebrew_and_arabic_words_are_searched_without_their_proclitics_too() -> None:
+    assert search_text("איפה בית הספר שלך?").grams.split() == ["ספר"]  # Tatoeba, heb
+    assert search_text("والقاهرة").grams.split() == ["القاهرة", "قاهرة"]
 
 
 async def test_every_language_is_found_in_a_mixed_scope(make_memory_service: Any) -> None:
@@ -130,6 +117,39 @@ async def test_every_language_is_found_in_a_mixed_scope(make_memory_service: Any
     assert set(by_language) == LANGUAGES
     assert min(by_language.values()) >= 6 / 7
     assert text.recall[3] >= 0.9
+
+
+async def test_migration_indexes_memories_indexed_before_as_new_writes_are(
+    make_memory_service: Any,
+) -> None:
+    """Memories indexed before single characters and proclitic-less words were (their words and
+    pairs only) get the lexemes a new write gets from migration 14, and are found by one
+    character (猫) and by a word without its article (ספר for הספר)."""
+    service = make_memory_service()
+    scope = {"app_name": "migrated", "user_id": "mei"}
+    old_forms = {"我有一只猫": "我有 有一 一只 只猫", "איפה בית הספר שלך?": ""}  # Tatoeba, heb
+    for fact in old_forms:
+        await service.create_memory(fact, scope)
+    lexemes = f"SELECT fact, tsvector_to_array(fts) FROM {SCHEMA}.memories ORDER BY fact"
+    queries = ["猫", "ספר"]
+
+    async def found() -> list[int]:
+        return [len(await service.retrieve_memories(scope, search_query=q)) for q in queries]
+
+    async with service.database.connection() as conn:
+        written = {fact: sorted(terms) for fact, terms in await conn.fetch(lexemes)}
+        for fact, pairs in old_forms.items():
+            await conn.execute(
+                f"UPDATE {SCHEMA}.memories SET fts = to_tsvector('english', $2)"
+                " || to_tsvector('simple', $3) WHERE fact = $1",
+                fact,
+                search_text(fact).words,
+                pairs,
+            )
+        assert await found() == [0, 0]
+        await conn.execute(MEMORY_MIGRATIONS[13].format(schema=SCHEMA))
+        assert {fact: sorted(terms) for fact, terms in await conn.fetch(lexemes)} == written
+    assert await found() == [1, 1]
 
 
 async def test_reindexing_makes_memories_indexed_the_old_way_findable(

@@ -58,10 +58,18 @@ _MEANINGFUL = re.compile(
 )
 
 
+# Hebrew and Arabic write their proclitics onto the next word: Hebrew ו ה ב כ ל מ ש ("and", "the",
+# "in", "as", "to", "from", "that"), Arabic the article ال (لل) and و ب ل ف ك. A word of these
+# scripts is searched without its first one or two as well (at least three letters left), so
+# בירושלים and ירושלים, والقاهرة and القاهرة meet, whichever side wrote them.
+_PROCLITIC = re.compile("^(?:ال|لل|[ובהכלמשوبلفك])(?=[\u05d0-\u05ea\u0620-\u06ff]{3})")
+
+
 class SearchText(NamedTuple):
     """A text in its searchable form: `words` for the text-search configuration `config`,
     `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams and
-    meaningful single characters (`_MEANINGFUL`), and
+    meaningful single characters (`_MEANINGFUL`), Hebrew and Arabic words without their
+    proclitics (`_PROCLITIC`), and
     with "auto" every word but the common function words once more, unstemmed, so a word typed
     exactly as stored matches whatever language either side was detected in."""
 
@@ -96,6 +104,16 @@ def _grams(run: str) -> list[str]:
     return _bigrams(run) + [char for char in run if _MEANINGFUL.match(char)]
 
 
+def _without_proclitics(word: str) -> list[str]:
+    """`word` less its first proclitic, and less its first two (`_PROCLITIC`), when it has
+    them."""
+    found: list[str] = []
+    while len(found) < 2 and (clitic := _PROCLITIC.match(word)):
+        word = word[clitic.end() :]
+        found.append(word)
+    return found
+
+
 def segments(text: str) -> list[tuple[str, bool]]:
     """`text` cut into its words (maximal runs of letters, marks and digits, in any script:
     True) and what lies between them (False), in order: joined, they are `text` again."""
@@ -124,8 +142,12 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
     configuration `language` (or the detected one, for "auto"). The unspaced runs become spaces
     in the words, so a Latin word inside Japanese ("私はPythonで") is a word of its own."""
     normal = normalise(text)
-    grams = list(dict.fromkeys(gram for run in _UNSPACED.findall(normal) for gram in _grams(run)))
+    grams = [gram for run in _UNSPACED.findall(normal) for gram in _grams(run)]
     words = _UNSPACED.sub(" ", normal)
+    grams.extend(
+        bare for part, word in segments(words) if word for bare in _without_proclitics(part)
+    )
+    grams = list(dict.fromkeys(grams))
     if language != AUTO:
         return SearchText(config=language, words=words, grams=" ".join(grams))
     grams.extend(word for word in words.split() if word not in FUNCTION_WORDS)
@@ -136,7 +158,8 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
 
 def own_stemmer(searchable: SearchText) -> bool:
     """Whether `searchable` is searched with its own language's stemmer: its script or function
-    words place it in the language of its configuration, whose stemmer finds the other forms of
-    its words. When not (another language's stemmer, or a language that has none), a word typed
-    in another form than stored is looked for more loosely (`store.retrieval`)."""
-    return detect_language(searchable.words, searchable.config) == searchable.config
+    words place it in the language of its configuration (alone: a tie is no placing), whose
+    stemmer finds the other forms of its words. When not (another language's stemmer, or a
+    language that has none), a word typed in another form than stored is looked for more
+    loosely (`store.retrieval`)."""
+    return detect_language(searchable.words) == searchable.config

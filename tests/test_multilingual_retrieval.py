@@ -17,7 +17,7 @@ from adk_memory import MemoryBankConfig
 from adk_memory.config import RetrievalConfig
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
 from adk_memory.eval import evaluate, load_dataset, recall_by
-from adk_memory.memory.text import normalise, own_stemmer, search_text
+from adk_memory.memory.text import foreign_language, normalise, own_stemmer, search_text
 
 DATASET = Path(__file__).parent / "data" / "multilingual_retrieval.json"
 LANGUAGES = {"zh", "ja", "ko", "de", "fr", "ru", "ar", "th"}
@@ -64,6 +64,13 @@ def test_unspaced_scripts_become_bigrams_and_latin_words_stay_words() -> None:
 )
 def test_a_query_not_in_its_own_stemmers_language_is_loosened(query: str, own: bool) -> None:
     assert own_stemmer(search_text(query)) is own
+
+
+def test_a_query_placed_in_another_language_drops_that_languages_stop_words() -> None:
+    assert foreign_language(search_text("Какая у меня машина?")) == "russian"
+    assert foreign_language(search_text("Wo wohnt meine Schwester?")) == "german"
+    assert foreign_language(search_text("Who supplies the flour now?")) is None
+    assert foreign_language(search_text("Bostonissa")) is None  # placed nowhere
 
 
 # Public sentences (Tatoeba, CC BY 2.0 FR: the same-language test sets of the Tatoeba Challenge,

@@ -163,3 +163,11 @@ def own_stemmer(searchable: SearchText) -> bool:
     language that has none), a word typed in another form than stored is looked for more
     loosely (`store.retrieval`)."""
     return detect_language(searchable.words) == searchable.config
+
+
+def foreign_language(searchable: SearchText) -> str | None:
+    """The configuration of the language `searchable` is placed in (`languages.detect_language`)
+    when it is not the one it is searched with (a Russian query under the English
+    configuration), else None."""
+    language = detect_language(searchable.words)
+    return None if language == searchable.config else language

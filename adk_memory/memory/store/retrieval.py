@@ -20,7 +20,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
-from ..text import SearchText, own_stemmer
+from ..text import SearchText, foreign_language, own_stemmer
 from .rows import filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
@@ -136,6 +136,16 @@ _LOOSE_TERMS = f"""
        AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
 
 
+# The query's words ($3) searched for: all of them, or, when the query is placed in another
+# language than its configuration's ($25, `text.own_stemmer`), those that are not that
+# language's stop words: "у" and "меня" of "Какая у меня машина?" would otherwise count as
+# content words under the English configuration and outweigh "машина" in a scope of Russian
+# facts.
+_QUERY_WORDS = """(CASE WHEN $25::regconfig IS NULL THEN $3 ELSE array_to_string(ARRAY(
+    SELECT w FROM regexp_split_to_table($3, '\\s+') w
+     WHERE to_tsvector($25::regconfig, w) <> ''::tsvector), ' ') END)"""
+
+
 @dataclass(frozen=True)
 class _RetrieveArgs:
     """`_RETRIEVE`'s parameters, $1.. in field order (`sql.bind`)."""
@@ -164,6 +174,7 @@ class _RetrieveArgs:
     confidence_weight: float
     confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
     loose: bool  # whether query words no memory holds are looked for by prefix (`_LOOSE_TERMS`)
+    stop_config: str | None  # the configuration whose stop words the query drops (`_QUERY_WORDS`)
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
@@ -209,8 +220,8 @@ WITH vec AS (
     SELECT id, rank() OVER (ORDER BY distance) AS rank FROM ({{nearest}}) v
      WHERE v.distance <= 1 - $18::float8
 ), query AS MATERIALIZED (
-    SELECT {tsquery("$4", words="$3", grams="$17")} AS q,
-           tsvector_to_array({fts("$4", words="$3", grams="$17")}) AS terms
+    SELECT {tsquery("$4", words=_QUERY_WORDS, grams="$17")} AS q,
+           tsvector_to_array({fts("$4", words=_QUERY_WORDS, grams="$17")}) AS terms
 ), matched AS MATERIALIZED (
     SELECT m.id, m.fts FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
@@ -499,6 +510,7 @@ class Retrieval:
             confidence_weight=search.confidence_weight,
             confidence_half_life_seconds=search.confidence_half_life_seconds,
             loose=not own_stemmer(query),
+            stop_config=foreign_language(query),
         )
         return self._retrieve[search.flt is not None], bind(args)
 

@@ -17,7 +17,13 @@ from adk_memory import MemoryBankConfig
 from adk_memory.config import RetrievalConfig
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
 from adk_memory.eval import evaluate, load_dataset, recall_by
-from adk_memory.memory.text import foreign_language, normalise, own_stemmer, search_text
+from adk_memory.memory.text import (
+    as_query,
+    foreign_language,
+    normalise,
+    own_stemmer,
+    search_text,
+)
 
 DATASET = Path(__file__).parent / "data" / "multilingual_retrieval.json"
 LANGUAGES = {"zh", "ja", "ko", "de", "fr", "ru", "ar", "th"}
@@ -99,6 +105,15 @@ async def test_a_word_in_another_form_finds_its_memory(make_memory_service: Any)
     for fact, query in PUBLIC_FORMS:
         found = await service.retrieve_memories(scope, search_query=query)
         assert [r.memory.fact for r in found][:1] == [fact], query
+
+
+def test_a_japanese_query_is_searched_without_its_pairs_of_hiragana() -> None:
+    """Particles and verb endings (ています, ですか) are Japanese's stop words; a query of
+    hiragana alone keeps them (they are all it has)."""
+    assert as_query(search_text("どんな車に乗っていますか")).grams.split() == [
+        "な車", "車に", "に乗", "乗っ", "車", "乗"
+    ]  # fmt: skip
+    assert as_query(search_text("すしがすき")) == search_text("すしがすき")
 
 
 def test_text_in_spaced_scripts_has_no_bigrams() -> None:

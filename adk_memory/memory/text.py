@@ -65,6 +65,13 @@ _MEANINGFUL = re.compile(
 _PROCLITIC = re.compile("^(?:ال|لل|[ובהכלמשوبلفك])(?=[\u05d0-\u05ea\u0620-\u06ff]{3})")
 
 
+# A pair of hiragana is grammar far more often than content (particles, verb endings: ています,
+# ですか), the stop words of Japanese; a query that has kanji or katakana to go by is searched
+# without them (`as_query`).
+_KANA_PAIR = re.compile("^[\u3040-\u309f]{2}$")
+_KANJI_OR_KATAKANA = re.compile("[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 class SearchText(NamedTuple):
     """A text in its searchable form: `words` for the text-search configuration `config`,
     `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams and
@@ -171,3 +178,14 @@ def foreign_language(searchable: SearchText) -> str | None:
     configuration), else None."""
     language = detect_language(searchable.words)
     return None if language == searchable.config else language
+
+
+def as_query(searchable: SearchText) -> SearchText:
+    """`searchable` as a query is searched: without its pairs of hiragana (`_KANA_PAIR`) when it
+    has other Japanese to go by ("どんな車に乗っていますか" is searched for 車, 乗 and their
+    pairs, not for ています shared by every other memory)."""
+    grams = searchable.grams.split()
+    kept = [gram for gram in grams if not _KANA_PAIR.match(gram)]
+    if len(kept) == len(grams) or not any(_KANJI_OR_KATAKANA.search(gram) for gram in kept):
+        return searchable
+    return searchable._replace(grams=" ".join(kept))

@@ -20,7 +20,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
-from ..text import SearchText, foreign_language, own_stemmer
+from ..text import SearchText, as_query, foreign_language, own_stemmer
 from .rows import filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
@@ -480,7 +480,7 @@ class Retrieval:
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
         """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN
         them as they run)."""
-        query = self._searchable(search.query_text)
+        query = as_query(self._searchable(search.query_text))
         topics, metadata, updated_after, updated_before = filter_args(search.flt)
         relevance, recency, importance = search.weights
         similarity_floor, text_floor = search.floors

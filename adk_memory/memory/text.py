@@ -63,6 +63,8 @@ _MEANINGFUL = re.compile(
 # scripts is searched without its first one or two as well (at least three letters left), so
 # בירושלים and ירושלים, والقاهرة and القاهرة meet, whichever side wrote them.
 _PROCLITIC = re.compile("^(?:ال|لل|[ובהכלמשوبلفك])(?=[\u05d0-\u05ea\u0620-\u06ff]{3})")
+_CLITIC_SCRIPT = re.compile("[\u05d0-\u05ea\u0620-\u06ff]")
+_CLITIC_WORD = re.compile("[\u05d0-\u05ea\u0620-\u06ff]+")
 
 
 # A pair of hiragana is grammar far more often than content (particles, verb endings: ています,
@@ -76,7 +78,7 @@ class SearchText(NamedTuple):
     """A text in its searchable form: `words` for the text-search configuration `config`,
     `grams` (space-separated tokens) for the `simple` one: the unspaced scripts' bigrams and
     meaningful single characters (`_MEANINGFUL`), Hebrew and Arabic words without their
-    proclitics (`_PROCLITIC`), and
+    proclitics (`_bare`), and
     with "auto" every word but the common function words once more, unstemmed, so a word typed
     exactly as stored matches whatever language either side was detected in."""
 
@@ -111,7 +113,7 @@ def _grams(run: str) -> list[str]:
     return _bigrams(run) + [char for char in run if _MEANINGFUL.match(char)]
 
 
-def _without_proclitics(word: str) -> list[str]:
+def _bare(word: str) -> list[str]:
     """`word` less its first proclitic, and less its first two (`_PROCLITIC`), when it has
     them."""
     found: list[str] = []
@@ -151,9 +153,8 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
     normal = normalise(text)
     grams = [gram for run in _UNSPACED.findall(normal) for gram in _grams(run)]
     words = _UNSPACED.sub(" ", normal)
-    grams.extend(
-        bare for part, word in segments(words) if word for bare in _without_proclitics(part)
-    )
+    if _CLITIC_SCRIPT.search(words):
+        grams.extend(bare for part in _CLITIC_WORD.findall(words) for bare in _bare(part))
     grams = list(dict.fromkeys(grams))
     if language != AUTO:
         return SearchText(config=language, words=words, grams=" ".join(grams))

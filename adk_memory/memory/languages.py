@@ -29,7 +29,7 @@ _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     for language, words in {
         "english": "the and of to is in it that was for on are with as his they be at have "
         "this from or had by but what were we when your can said there use an each which she "
-        "do how their if will my i me you our did has been would about who whom whose where a "
+        "do how their if will my i me you our did has been would about who whom whose where "
         "does why",
         "german": "der die und in den von zu das mit sich des auf fur ist im dem nicht ein "
         "eine als auch es an werden aus er hat dass sie nach wird bei einer um am sind noch "

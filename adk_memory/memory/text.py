@@ -166,18 +166,18 @@ def search_text(text: str, language: str = AUTO_FALLBACK) -> SearchText:
 
 def own_stemmer(searchable: SearchText) -> bool:
     """Whether `searchable` is searched with its own language's stemmer: its script or function
-    words place it in the language of its configuration (alone: a tie is no placing), whose
-    stemmer finds the other forms of its words. When not (another language's stemmer, or a
-    language that has none), a word typed in another form than stored is looked for more
-    loosely (`store.retrieval`)."""
-    return detect_language(searchable.words) == searchable.config
+    words place it in the language of its configuration (a tie with another language counts
+    for it), whose stemmer finds the other forms of its words. When not (another language's
+    stemmer, or a language that has none), a word typed in another form than stored is looked
+    for more loosely (`store.retrieval`)."""
+    return detect_language(searchable.words, searchable.config) == searchable.config
 
 
 def foreign_language(searchable: SearchText) -> str | None:
     """The configuration of the language `searchable` is placed in (`languages.detect_language`)
     when it is not the one it is searched with (a Russian query under the English
     configuration), else None."""
-    language = detect_language(searchable.words)
+    language = detect_language(searchable.words, searchable.config)
     return None if language == searchable.config else language
 
 

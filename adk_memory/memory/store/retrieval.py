@@ -136,8 +136,27 @@ _LOOSE_TERMS = f"""
        AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
 
 
+# The memories holding a loose term (`_LOOSE_TERMS` as `loose`), read apart like `matched`. With
+# no loose term (every query word found) nothing is read.
+_LOOSE_MATCHED = f"""
+    SELECT m.id, m.fts FROM {{schema}}.memories m
+     WHERE $16 AND EXISTS (SELECT FROM loose) AND m.scope_key = $1
+       AND m.fts @@ (SELECT string_agg(tq::text, ' | ')::tsquery FROM loose)
+       AND {LIVE} {{filters}}"""
+
+# The same pieces for a search that is not loosened: empty by construction, whatever the values
+# of $24 and $25 (named so the statement keeps its parameters' types). A search that needs no
+# loosening (an English query, a vector search) runs this form: PostgreSQL plans it once and
+# reuses the plan (a generic plan), where the loosened form, whose cost depends on $24, is
+# planned for each search (custom plans: about a millisecond more).
+_NO_LOOSE_TERMS = (
+    "SELECT NULL::text AS term, NULL::tsquery AS tq WHERE $24::boolean AND false "
+    "AND $25::regconfig IS NULL"
+)
+_NO_LOOSE_MATCHED = "SELECT NULL::uuid AS id, NULL::tsvector AS fts WHERE false"
+
 # The query's words ($3) searched for: all of them, or, when the query is placed in another
-# language than its configuration's ($25, `text.own_stemmer`), those that are not that
+# language than its configuration's ($25, `text.foreign_language`), those that are not that
 # language's stop words: "у" and "меня" of "Какая у меня машина?" would otherwise count as
 # content words under the English configuration and outweigh "машина" in a scope of Russian
 # facts.
@@ -220,8 +239,8 @@ WITH vec AS (
     SELECT id, rank() OVER (ORDER BY distance) AS rank FROM ({{nearest}}) v
      WHERE v.distance <= 1 - $18::float8
 ), query AS MATERIALIZED (
-    SELECT {tsquery("$4", words=_QUERY_WORDS, grams="$17")} AS q,
-           tsvector_to_array({fts("$4", words=_QUERY_WORDS, grams="$17")}) AS terms
+    SELECT {tsquery("$4", words="{words}", grams="$17")} AS q,
+           tsvector_to_array({fts("$4", words="{words}", grams="$17")}) AS terms
 ), matched AS MATERIALIZED (
     SELECT m.id, m.fts FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
@@ -230,12 +249,9 @@ WITH vec AS (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
       FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
 ), loose AS MATERIALIZED (
-    {_LOOSE_TERMS.format(enabled="$24", query_terms="(SELECT terms FROM query)", hits="hits")}
+    {{loose_terms}}
 ), loose_matched AS MATERIALIZED (
-    SELECT m.id, m.fts FROM {{schema}}.memories m
-     WHERE $16 AND m.scope_key = $1
-       AND m.fts @@ (SELECT nullif(string_agg(tq::text, ' | '), '')::tsquery FROM loose)
-       AND {LIVE} {{filters}}
+    {{loose_matched}}
 ), loose_hits AS (
     SELECT m.id, length(m.fts) AS len, l.term AS lexeme
       FROM loose_matched m JOIN loose l ON m.fts @@ l.tq
@@ -357,8 +373,9 @@ def _vector_search(
          LIMIT {limit}"""
 
 
-def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
-    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters. The query vector
+def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bool) -> str:
+    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters, loosened
+    (`_LOOSE_TERMS`, `_QUERY_WORDS`) or not. The query vector
     is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
     evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
     of a 36k-memory scope's covered scan."""
@@ -371,7 +388,22 @@ def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
         limit="$5",
         where=f" AND $2::vector IS NOT NULL {filters}",
     )
-    return _RETRIEVE.format(schema=schema, filters=filters, nearest=nearest.format(schema=schema))
+    if loose:
+        words = _QUERY_WORDS
+        loose_terms = _LOOSE_TERMS.format(
+            enabled="$24", query_terms="(SELECT terms FROM query)", hits="hits"
+        )
+        loose_matched = _LOOSE_MATCHED.format(schema=schema, filters=filters)
+    else:
+        words, loose_terms, loose_matched = "$3", _NO_LOOSE_TERMS, _NO_LOOSE_MATCHED
+    return _RETRIEVE.format(
+        schema=schema,
+        filters=filters,
+        nearest=nearest.format(schema=schema),
+        words=words,
+        loose_terms=loose_terms,
+        loose_matched=loose_matched,
+    )
 
 
 # Consolidation's candidates: for every extracted fact of a job at once, its most similar live
@@ -472,8 +504,11 @@ class Retrieval:
         """Search vectors the way `strategy` indexes them."""
         schema = self._db.schema
         self._retrieve = {
-            filtered: _retrieve_statement(schema, strategy=strategy, filtered=filtered)
+            (filtered, loose): _retrieve_statement(
+                schema, strategy=strategy, filtered=filtered, loose=loose
+            )
             for filtered in (False, True)
+            for loose in (False, True)
         }
         self._vector_candidates = _candidates_statement(schema, strategy)
 
@@ -509,10 +544,10 @@ class Retrieval:
             window_end=window_end,
             confidence_weight=search.confidence_weight,
             confidence_half_life_seconds=search.confidence_half_life_seconds,
-            loose=not own_stemmer(query),
-            stop_config=foreign_language(query),
+            loose=search.use_text and not own_stemmer(query),
+            stop_config=foreign_language(query) if search.use_text else None,
         )
-        return self._retrieve[search.flt is not None], bind(args)
+        return self._retrieve[search.flt is not None, args.loose], bind(args)
 
     async def retrieve(
         self, search: Search, *, replica: bool | ReadFor = False

@@ -7,6 +7,7 @@ through the retrieval harness against the real database, every language in one s
 from __future__ import annotations
 
 import unicodedata
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from adk_memory import MemoryBankConfig
 from adk_memory.config import RetrievalConfig
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
 from adk_memory.eval import evaluate, load_dataset, recall_by
+from adk_memory.memory.scope import user_scope
 from adk_memory.memory.text import (
     as_query,
     foreign_language,
@@ -70,6 +72,30 @@ def test_unspaced_scripts_become_bigrams_and_latin_words_stay_words() -> None:
 )
 def test_a_query_not_in_its_own_stemmers_language_is_loosened(query: str, own: bool) -> None:
     assert own_stemmer(search_text(query)) is own
+
+
+@pytest.mark.parametrize(
+    ("query", "loosened"),
+    [("Who supplies the flour now?", False), ("Bostonissa", True), ("Какая у меня машина?", True)],
+)
+def test_only_a_loosened_search_runs_the_loose_statement(
+    make_memory_service: Any, query: str, loosened: bool
+) -> None:
+    """A search that needs no loosening runs the statement without its loose pieces, which
+    PostgreSQL plans once (a generic plan) instead of for every search."""
+    service = make_memory_service()
+    search = service.retrieval.plan(
+        user_scope("loose", "u"),
+        query,
+        query,
+        None,
+        top_k=3,
+        flt=None,
+        now=datetime.now(timezone.utc),
+    )
+    statement, args = service._parts.store.retrieval(search)
+    assert ("quote_literal(left(" in statement) is loosened
+    assert args[23] is loosened
 
 
 def test_a_query_placed_in_another_language_drops_that_languages_stop_words() -> None:

@@ -373,7 +373,7 @@ def _vector_search(
          LIMIT {limit}"""
 
 
-def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bool) -> str:
+def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bool = False) -> str:
     """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters, loosened
     (`_LOOSE_TERMS`, `_QUERY_WORDS`) or not. The query vector
     is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is

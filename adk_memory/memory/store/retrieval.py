@@ -151,7 +151,7 @@ _LOOSE_MATCHED = f"""
 # planned for each search (custom plans: about a millisecond more).
 _NO_LOOSE_TERMS = (
     "SELECT NULL::text AS term, NULL::tsquery AS tq WHERE $24::boolean AND false "
-    "AND $25::regconfig IS NULL"
+    "AND $25::text IS NULL"
 )
 _NO_LOOSE_MATCHED = "SELECT NULL::uuid AS id, NULL::tsvector AS fts WHERE false"
 
@@ -159,10 +159,11 @@ _NO_LOOSE_MATCHED = "SELECT NULL::uuid AS id, NULL::tsvector AS fts WHERE false"
 # language than its configuration's ($25, `text.foreign_language`), those that are not that
 # language's stop words: "у" and "меня" of "Какая у меня машина?" would otherwise count as
 # content words under the English configuration and outweigh "машина" in a scope of Russian
-# facts.
-_QUERY_WORDS = """(CASE WHEN $25::regconfig IS NULL THEN $3 ELSE array_to_string(ARRAY(
+# facts. A configuration the server lacks (an older PostgreSQL) drops nothing.
+_QUERY_WORDS = """(CASE WHEN $25::text IS NULL THEN $3 ELSE array_to_string(ARRAY(
     SELECT w FROM regexp_split_to_table($3, '\\s+') w
-     WHERE to_tsvector($25::regconfig, w) <> ''::tsvector), ' ') END)"""
+     WHERE NOT EXISTS (SELECT FROM pg_ts_config c WHERE c.cfgname = $25::text
+                          AND to_tsvector(c.oid::regconfig, w) = ''::tsvector)), ' ') END)"""
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,12 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
+_MEANINGFUL_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
+"""Migration 14's characters (frozen with it): CJK ideographs and Hangul syllables."""
+
+_PROCLITIC = "^(ال|لل|[ובהכלמשوبلفك])(?=[\u05d0-\u05ea\u0620-\u06ff]{{3}})"
+"""Migration 14's Hebrew and Arabic proclitics (frozen with it; `memory.text._PROCLITIC`)."""
+
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
     # index) when a store is first used with an embedder: see memory/store.
@@ -407,6 +413,30 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     $$;
     CREATE TRIGGER operator_audit_append_only BEFORE UPDATE ON {schema}.operator_audit
         FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
+    """,
+    # 14: one-character words of the scripts whose characters carry meaning (Chinese characters,
+    # Japanese kanji, Hangul syllables) are indexed alone as well as in pairs, and Hebrew and
+    # Arabic words without their proclitics too (`memory.text.search_text`), so a query of one
+    # character (猫) finds every memory holding it and בירושלים finds ירושלים. The memories
+    # indexed before get the same lexemes here: each such character of their stored pairs, each
+    # stored Hebrew or Arabic word less its first one or two proclitics. No other lexeme
+    # changes, and a memory without such text is not rewritten.
+    f"""
+    UPDATE {{schema}}.memories m
+       SET fts = m.fts || array_to_tsvector(ARRAY(
+           SELECT DISTINCT c
+             FROM unnest(tsvector_to_array(m.fts)) l, regexp_split_to_table(l, '') c
+            WHERE c ~ '^[{_MEANINGFUL_CHARACTERS}]$'))
+     WHERE m.fts::text ~ '[{_MEANINGFUL_CHARACTERS}]';
+    UPDATE {{schema}}.memories m
+       SET fts = m.fts || array_to_tsvector(ARRAY(
+           SELECT DISTINCT v
+             FROM unnest(tsvector_to_array(m.fts)) l,
+                  LATERAL (SELECT regexp_replace(l, '{_PROCLITIC}', '') AS once) a,
+                  LATERAL (SELECT regexp_replace(a.once, '{_PROCLITIC}', '') AS twice) b,
+                  unnest(ARRAY[a.once, b.twice]) v
+            WHERE v <> l))
+     WHERE m.fts::text ~ '[\u05d0-\u05ea\u0620-\u06ff]';
     """,
 )
 

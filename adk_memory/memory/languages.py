@@ -29,7 +29,8 @@ _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     for language, words in {
         "english": "the and of to is in it that was for on are with as his they be at have "
         "this from or had by but what were we when your can said there use an each which she "
-        "do how their if will my i me you our did has been would about",
+        "do how their if will my i me you our did has been would about who whom whose where "
+        "does why",
         "german": "der die und in den von zu das mit sich des auf fur ist im dem nicht ein "
         "eine als auch es an werden aus er hat dass sie nach wird bei einer um am sind noch "
         "wie einem uber einen so zum war haben nur oder aber vor zur bis mehr durch ich mein "
@@ -73,9 +74,10 @@ def function_words(configuration: str) -> frozenset[str]:
     return _FUNCTION_WORDS.get(configuration, frozenset())
 
 
-def detect_configuration(words: str, fallback: str) -> str:
-    """The configuration `words` (already normalised) are most likely written for; `fallback`
-    when nothing points to one language (a name, a number, an unknown language)."""
+def detect_language(words: str, fallback: str | None = None) -> str | None:
+    """The configuration `words` (already normalised) are written for, when their script or
+    their function words place them (a tie won by `fallback`); None when nothing points to one
+    language (a name, a number, an unknown language, a tie)."""
     for script, configuration in _SCRIPTS:
         if script.search(words):
             return configuration
@@ -85,7 +87,15 @@ def detect_configuration(words: str, fallback: str) -> str:
             if word in common:
                 votes[language] = votes.get(language, 0) + 1
     if not votes:
-        return fallback
+        return None
     best = max(votes.values())
     leaders = [language for language, count in votes.items() if count == best]
-    return fallback if fallback in leaders or len(leaders) > 1 else leaders[0]
+    if fallback in leaders:
+        return fallback
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def detect_configuration(words: str, fallback: str) -> str:
+    """The configuration `words` (already normalised) are most likely written for; `fallback`
+    when nothing points to one language (a name, a number, an unknown language)."""
+    return detect_language(words, fallback) or fallback

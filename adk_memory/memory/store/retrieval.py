@@ -20,7 +20,7 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
-from ..text import SearchText
+from ..text import SearchText, as_query, foreign_language, own_stemmer
 from .rows import expression_args, filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
@@ -102,6 +102,70 @@ def _term_queries(terms: str) -> str:
     return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
 
 
+LOOSE_PREFIX = 5
+"""How many leading characters stand for a query word no memory of the scope holds
+(`_LOOSE_TERMS`), at most the word less its last one (so a shorter stored form is found too:
+котом finds кот, דודי finds דוד): enough to keep a stem through the endings of inflecting
+languages (Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków) and the head
+of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
+
+LOOSE_MIN = 4
+"""The shortest query word looked for by its prefix: shorter ones (function words, "psa") would
+match a large share of any scope."""
+
+LOOSE_WEIGHT = 0.5
+"""What a prefix match counts for against an exact one of the same rarity: the looser evidence
+ranks a memory below one holding the word as asked."""
+
+# The looser form of a full-text search: when the query is not searched with its own language's
+# stemmer (`text.own_stemmer`: a language with none, or searched with another language's; an
+# English query under the English configuration is not loosened, its stemmer finds the other
+# forms), each query term of `LOOSE_MIN` or more characters that no memory of the scope holds (a
+# word typed in another form than stored: an inflection, a compound) is looked for as a prefix
+# (`LOOSE_PREFIX`). A query whose words all occur in the scope searches exactly as without it.
+# A prefix match counts like a term of its own in BM25 (its rarity: the memories holding the
+# prefix), weighted by `LOOSE_WEIGHT`; the share of the query's information a memory matches
+# keeps its denominator (the unmatched term already counts there). `{enabled}`: whether to
+# loosen; `{hits}`, `{query_terms}`: the exact hits and the query's terms.
+_LOOSE_TERMS = f"""
+    SELECT t.term,
+           (quote_literal(left(t.term, least({LOOSE_PREFIX}, char_length(t.term) - 1)))
+            || ':*')::tsquery AS tq
+      FROM unnest({{query_terms}}) t(term)
+     WHERE {{enabled}} AND char_length(t.term) >= {LOOSE_MIN}
+       AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
+
+
+# The memories holding a loose term (`_LOOSE_TERMS` as `loose`), read apart like `matched`. With
+# no loose term (every query word found) nothing is read.
+_LOOSE_MATCHED = f"""
+    SELECT m.id, m.fts FROM {{schema}}.memories m
+     WHERE $16 AND EXISTS (SELECT FROM loose) AND m.scope_key = $1
+       AND m.fts @@ (SELECT string_agg(tq::text, ' | ')::tsquery FROM loose)
+       AND {LIVE} {{filters}}"""
+
+# The same pieces for a search that is not loosened: empty by construction, whatever the values
+# of $26 and $27 (named so the statement keeps its parameters' types). A search that needs no
+# loosening (an English query, a vector search) runs this form: PostgreSQL plans it once and
+# reuses the plan (a generic plan), where the loosened form, whose cost depends on $26, is
+# planned for each search (custom plans: about a millisecond more).
+_NO_LOOSE_TERMS = (
+    "SELECT NULL::text AS term, NULL::tsquery AS tq WHERE $26::boolean AND false "
+    "AND $27::text IS NULL"
+)
+_NO_LOOSE_MATCHED = "SELECT NULL::uuid AS id, NULL::tsvector AS fts WHERE false"
+
+# The query's words ($3) searched for: all of them, or, when the query is placed in another
+# language than its configuration's ($27, `text.foreign_language`), those that are not that
+# language's stop words: "у" and "меня" of "Какая у меня машина?" would otherwise count as
+# content words under the English configuration and outweigh "машина" in a scope of Russian
+# facts. A configuration the server lacks (an older PostgreSQL) drops nothing.
+_QUERY_WORDS = """(CASE WHEN $27::text IS NULL THEN $3 ELSE array_to_string(ARRAY(
+    SELECT w FROM regexp_split_to_table($3, '\\s+') w
+     WHERE NOT EXISTS (SELECT FROM pg_ts_config c WHERE c.cfgname = $27::text
+                          AND to_tsvector(c.oid::regconfig, w) = ''::tsvector)), ' ') END)"""
+
+
 @dataclass(frozen=True)
 class _RetrieveArgs:
     """`_RETRIEVE`'s parameters, $1.. in field order (`sql.bind`)."""
@@ -131,6 +195,8 @@ class _RetrieveArgs:
     confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
     filter_path: str | None  # $24/$25: Memory Bank's filters, compiled (`sql.filter_sql`)
     filter_variables: str | None
+    loose: bool  # $26: whether query words no memory holds are looked for by prefix
+    stop_config: str | None  # $27: the configuration whose stop words the query drops
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
@@ -141,7 +207,9 @@ class _RetrieveArgs:
 # memories, so it is exact (every memory holding a query term matches the OR query) and needs
 # no stored statistics; the scope's size is counted up to `_COUNTED`. A memory's text relevance
 # is its BM25 over the best a memory of average length holding each query term would score:
-# the share of the query's information it matches.
+# the share of the query's information it matches. Query terms no memory holds may be looked
+# for by prefix (`_LOOSE_TERMS`: `loose`, read apart like `matched`), their hits scored with
+# the exact ones.
 # The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
 # vector candidates below the similarity floor and text candidates below the text floor are
 # dropped, so a question with nothing relevant returns nothing rather than the nearest noise.
@@ -174,29 +242,46 @@ WITH vec AS (
     SELECT id, rank() OVER (ORDER BY distance) AS rank FROM ({{nearest}}) v
      WHERE v.distance <= 1 - $18::float8
 ), query AS MATERIALIZED (
-    SELECT {tsquery("$4", words="$3", grams="$17")} AS q,
-           tsvector_to_array({fts("$4", words="$3", grams="$17")}) AS terms
+    SELECT {tsquery("$4", words="{words}", grams="$17")} AS q,
+           tsvector_to_array({fts("$4", words="{words}", grams="$17")}) AS terms
 ), matched AS MATERIALIZED (
     SELECT m.id, m.fts FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
        AND {LIVE} {{filters}}
-), hits AS (
+), hits AS MATERIALIZED (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
       FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
+), loose AS MATERIALIZED (
+    {{loose_terms}}
+), loose_matched AS MATERIALIZED (
+    {{loose_matched}}
+), loose_hits AS (
+    SELECT m.id, length(m.fts) AS len, l.term AS lexeme
+      FROM loose_matched m JOIN loose l ON m.fts @@ l.tq
 ), corpus AS (
     SELECT ({_SCOPE_SIZE}) AS n,
-           (SELECT avg(length(fts))::float8 FROM matched) AS avg_len
+           (SELECT avg(length(fts))::float8
+              FROM (SELECT fts FROM matched UNION ALL SELECT fts FROM loose_matched) a) AS avg_len
 ), idf AS (
     SELECT q.term, {_idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
       FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
       LEFT JOIN hits h ON h.lexeme = q.term
      GROUP BY q.term, c.n
+), loose_idf AS (
+    SELECT h.lexeme AS term, {_idf("greatest(c.n, count(*))", "count(*)")} AS idf
+      FROM loose_hits h CROSS JOIN corpus c
+     GROUP BY h.lexeme, c.n
+), scored AS (
+    SELECT h.id, {_bm25("i.idf", "h.len", "c.avg_len")} AS part
+      FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
+    UNION ALL
+    SELECT h.id, {LOOSE_WEIGHT}::float8 * {_bm25("i.idf", "h.len", "c.avg_len")}
+      FROM loose_hits h JOIN loose_idf i ON i.term = h.lexeme CROSS JOIN corpus c
 ), txt AS (
     SELECT id, rank() OVER (ORDER BY bm25 DESC) AS rank FROM (
-        SELECT h.id, sum({_bm25("i.idf", "h.len", "c.avg_len")}) AS bm25
-          FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
-         GROUP BY h.id
-         ORDER BY bm25 DESC, h.id
+        SELECT id, sum(part) AS bm25 FROM scored
+         GROUP BY id
+         ORDER BY bm25 DESC, id
          LIMIT $5) t
      WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
 ), content AS (
@@ -291,8 +376,9 @@ def _vector_search(
          LIMIT {limit}"""
 
 
-def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
-    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters. The query vector
+def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bool = False) -> str:
+    """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters, loosened
+    (`_LOOSE_TERMS`, `_QUERY_WORDS`) or not. The query vector
     is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
     evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
     of a 36k-memory scope's covered scan."""
@@ -305,7 +391,22 @@ def _retrieve_statement(schema: str, *, strategy: str, filtered: bool) -> str:
         limit="$5",
         where=f" AND $2::vector IS NOT NULL {filters}",
     )
-    return _RETRIEVE.format(schema=schema, filters=filters, nearest=nearest.format(schema=schema))
+    if loose:
+        words = _QUERY_WORDS
+        loose_terms = _LOOSE_TERMS.format(
+            enabled="$26", query_terms="(SELECT terms FROM query)", hits="hits"
+        )
+        loose_matched = _LOOSE_MATCHED.format(schema=schema, filters=filters)
+    else:
+        words, loose_terms, loose_matched = "$3", _NO_LOOSE_TERMS, _NO_LOOSE_MATCHED
+    return _RETRIEVE.format(
+        schema=schema,
+        filters=filters,
+        nearest=nearest.format(schema=schema),
+        words=words,
+        loose_terms=loose_terms,
+        loose_matched=loose_matched,
+    )
 
 
 # Consolidation's candidates: for every extracted fact of a job at once, its most similar live
@@ -406,15 +507,18 @@ class Retrieval:
         """Search vectors the way `strategy` indexes them."""
         schema = self._db.schema
         self._retrieve = {
-            filtered: _retrieve_statement(schema, strategy=strategy, filtered=filtered)
+            (filtered, loose): _retrieve_statement(
+                schema, strategy=strategy, filtered=filtered, loose=loose
+            )
             for filtered in (False, True)
+            for loose in (False, True)
         }
         self._vector_candidates = _candidates_statement(schema, strategy)
 
     def retrieval(self, search: Search) -> tuple[str, tuple[Any, ...]]:
         """The statement `retrieve` runs for `search`, and its arguments (benchmarks EXPLAIN
         them as they run)."""
-        query = self._searchable(search.query_text)
+        query = as_query(self._searchable(search.query_text))
         topics, metadata, updated_after, updated_before = filter_args(search.flt)
         filter_path, filter_variables = expression_args(search.flt)
         relevance, recency, importance = search.weights
@@ -446,8 +550,10 @@ class Retrieval:
             confidence_half_life_seconds=search.confidence_half_life_seconds,
             filter_path=filter_path,
             filter_variables=filter_variables,
+            loose=search.use_text and not own_stemmer(query),
+            stop_config=foreign_language(query) if search.use_text else None,
         )
-        return self._retrieve[search.flt is not None], bind(args)
+        return self._retrieve[search.flt is not None, args.loose], bind(args)
 
     async def retrieve(
         self, search: Search, *, replica: bool | ReadFor = False

@@ -153,7 +153,6 @@ class Retrieval:
             confidence_weight=retrieval.confidence_weight,
             confidence_half_life_seconds=seconds(self._trust.confidence_half_life),
             turn_length_prior=retrieval.turn_length_prior,
-            common_term_share=retrieval.common_term_share,
         )
 
     def _similarity_floor(self) -> float:

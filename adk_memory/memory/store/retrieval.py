@@ -52,9 +52,6 @@ class Search:
     turn_length_prior: float = 0.0
     """Dialogue turns shorter than this share of the candidates' average turn length weigh
     proportionally less (`_brevity`; 0: off)."""
-    common_term_share: float = 1.0
-    """A full-text candidate must match a term held by at most this share of the scope
-    (`_RARE_MATCH`; 1: any term will do)."""
 
 
 # BM25's parameters: term-frequency saturation (k1) and length normalisation (b), the usual.
@@ -130,13 +127,6 @@ def _brevity(length: str, avg_length: str, share: str) -> str:
     )
 
 
-_RARE_MATCH = "max(i.idf) >= ln(1.0 / $25::float8)"
-"""SQL (over a candidate's matched terms `i`): it matches a term held by at most a share $25 of
-the scope (a term's idf is at least ln(1 / its share)). A memory matching only words found in
-over a third of a conversation's turns (the speakers' names, the year) matches the query's
-person, not its question; where nothing rarer matches, the vector list speaks alone."""
-
-
 # Each of a query's (or fact's) terms as a tsquery of its own, which a memory's tsvector matches
 # when it holds the term: `terms` is the text array of lexemes `tsvector_to_array` gives.
 def _term_queries(terms: str) -> str:
@@ -172,7 +162,6 @@ class _RetrieveArgs:
     confidence_weight: float
     confidence_half_life_seconds: float | None  # None: no decay (`sql.effective_confidence`)
     turn_length_prior: float  # `_brevity`'s share (0: off)
-    common_term_share: float  # `_RARE_MATCH`'s share (1: off)
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
@@ -246,7 +235,6 @@ WITH near AS (
         SELECT h.id, sum({_bm25("i.idf", "h.len", "c.avg_len")}) AS bm25
           FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
          GROUP BY h.id
-        HAVING {_RARE_MATCH}
          ORDER BY bm25 DESC, h.id
          LIMIT $5) t
      WHERE t.bm25 >= $19::float8 * (SELECT sum(idf) FROM idf)
@@ -496,7 +484,6 @@ class Retrieval:
             confidence_weight=search.confidence_weight,
             confidence_half_life_seconds=search.confidence_half_life_seconds,
             turn_length_prior=search.turn_length_prior,
-            common_term_share=search.common_term_share,
         )
         return self._retrieve[search.flt is not None], bind(args)
 

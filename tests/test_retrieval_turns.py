@@ -6,7 +6,7 @@ person (`RetrievalConfig.turn_length_prior`), and facts are never weighed by the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from google.adk.memory.memory_entry import MemoryEntry
@@ -30,9 +30,11 @@ QUESTION = "What food is Ben allergic to?"
 Make = Callable[..., PostgresMemoryService]
 
 
-def service_with(make: Make, **retrieval: Any) -> PostgresMemoryService:
+def service_with(
+    make: Make, mode: Literal["vector", "text"] = "vector", **retrieval: Any
+) -> PostgresMemoryService:
     # No guard: raw dialogue (questions, fillers) is what these tests store.
-    config = MemoryBankConfig(retrieval=RetrievalConfig(mode="vector", **retrieval))
+    config = MemoryBankConfig(retrieval=RetrievalConfig(mode=mode, **retrieval))
     return make(config=config, guard=NoGuard(), embedder=HashEmbedder())
 
 
@@ -41,11 +43,11 @@ async def found(service: PostgresMemoryService, query: str, top_k: int = 2) -> l
     return [r.memory.fact for r in results]
 
 
-async def add_turns(service: PostgresMemoryService, marked_by: str) -> None:
+async def add_turns(service: PostgresMemoryService, marked_by: str, filler: str = FILLER) -> None:
     """The turns, each marked as said by Ben: in its metadata (`speaker`, as an imported
     transcript records it) or as the entry's author (as ADK events and entries carry it)."""
     entries = []
-    for n, text in enumerate([FILLER, ANSWER, *OTHER_TURNS]):
+    for n, text in enumerate([filler, ANSWER, *OTHER_TURNS]):
         speaker = {"speaker": "Ben"} if marked_by == "speaker" else None
         entries.append(
             MemoryEntry(
@@ -70,6 +72,17 @@ async def test_a_filler_turn_no_longer_outranks_the_answer(
     assert (await found(service, QUESTION))[0] == ANSWER
     off = service_with(make_memory_service, turn_length_prior=0)
     assert (await found(off, QUESTION))[0] == FILLER
+
+
+async def test_full_text_search_alone_weighs_turns_too(make_memory_service: Make) -> None:
+    """Without vectors, BM25 gives a short turn matching the same words the edge (length
+    normalisation); among turns, the one that says something still comes first."""
+    short = "Ben: Shellfish!"
+    service = service_with(make_memory_service, mode="text")
+    await add_turns(service, "speaker", filler=short)
+    assert (await found(service, "Ben shellfish"))[0] == ANSWER
+    off = service_with(make_memory_service, mode="text", turn_length_prior=0)
+    assert (await found(off, "Ben shellfish"))[0] == short
 
 
 async def test_facts_are_never_weighed_by_their_length(make_memory_service: Make) -> None:

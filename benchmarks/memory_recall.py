@@ -10,7 +10,7 @@ line, so a sweep needs no code change:
 
     python benchmarks/memory_recall.py [--dataset PATH ...] [--modes text,vector,hybrid]
         [--config settings.json] [--set retrieval.rrf_k=20 ...] [--by category] [--floors 6]
-        [--embedder hash|gemini] [--now ISO-TIME] [--database-url URL] [--json PATH]
+        [--embedder hash|local|gemini] [--now ISO-TIME] [--database-url URL] [--json PATH]
 
 Datasets (default: all three): the shipped synthetic set, the shipped long-conversation set
 (`adk_memory/eval/data/long_conversations.json`, per-category figures below the main table) and,
@@ -36,7 +36,9 @@ quarantine the dialogue's questions and requests, which are memories to find her
 `--embedder hash` (the default) uses `HashEmbedder`: words hashed into 64 buckets. Its vectors
 are lexical, not semantic ("pet" and "cat" are unrelated to it), so its vector and hybrid
 figures are a floor, not what a real embedding model achieves. `--embedder gemini` uses
-`GeminiEmbedder` (768 dimensions) and needs GOOGLE_API_KEY (or GEMINI_API_KEY).
+`GeminiEmbedder` (768 dimensions) and needs GOOGLE_API_KEY (or GEMINI_API_KEY). `--embedder
+local` uses `LocalEmbedder` (sentence-transformers' all-MiniLM-L6-v2, 384 dimensions, in-process:
+`pip install "adk-memory[local]"` and the model in the Hugging Face cache).
 
 Times: memories with a "date" in their metadata (the long-conversation set's) are stored with
 it, and times the questions name are matched against it (`retrieval.temporal_cues`; `--set
@@ -55,7 +57,7 @@ import time
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import _common as common
 from google.adk.events.event import Event
@@ -99,6 +101,19 @@ HASH_NOTE = (
 def _embedder(name: str) -> Embedder:
     if name == "hash":
         return HashEmbedder()
+    if name == "local":
+        # sentence-transformers' all-MiniLM-L6-v2, run in-process (no key; the model must be
+        # installed or cached: nothing else here downloads).
+        from adk_memory.memory.embeddings import LocalEmbedder
+
+        local = LocalEmbedder()
+        try:  # loads the model now, so a missing one is said before the run
+            common.progress(f"local embedder: {local.dimensions} dimensions")
+        except (ImportError, OSError) as exc:
+            sys.exit(f"--embedder local: {exc}")
+        # `dimensions` is a read-only property, which the Embedder protocol's plain attribute
+        # does not admit statically; at run time it is what the service reads.
+        return cast(Embedder, local)
     try:
         from adk_memory.memory.embeddings import GeminiEmbedder
     except ImportError:
@@ -357,7 +372,7 @@ def main() -> None:
         default=6,
         help="relevance floors to replay on sets with unanswerable queries (0: none)",
     )
-    parser.add_argument("--embedder", choices=("hash", "gemini"), default="hash")
+    parser.add_argument("--embedder", choices=("hash", "local", "gemini"), default="hash")
     parser.add_argument("--json", help="also write the full reports (every query) to this file")
     parser.add_argument(
         "--now",

@@ -195,6 +195,11 @@ class _RetrieveArgs:
 # list is bounded like the others: its best-matching, then newest, memories. The window is
 # read apart (MATERIALIZED), from the index on (scope, create time), never by joining the
 # candidates to the whole table.
+# Dialogue turns among the candidates are weighed by their length (`_brevity`, share $24): the
+# vector list is ranked by similarity times the weight, against the average of its turns, and
+# the fused relevance is multiplied by it, against the fused candidates' (the text list too
+# when it is the only one: `_TEXT_BREVITY`). Reading a vector candidate's length and metadata
+# is one row lookup each, skipped when the weight is off.
 # The lists are fused by reciprocal rank, normalised so that being first in every list taking
 # part scores 1 (equally relevant memories share a rank), then blended with recency (halving
 # every half-life) and importance. The full-precision distance each result reports is computed for

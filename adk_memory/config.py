@@ -137,10 +137,10 @@ class RetrievalConfig(_Settings):
     turn length weighs its share of it, in the vector list and in the fused relevance (with
     no vector list, in the full-text list too). Fillers ("What? Spill.", "You too, Ana.")
     carry the speaker's name and little else, so without it they outrank the turn that
-    answers a question about that person. Facts (no speaker) are never weighed by length. 1.0 was chosen on half of the long-conversation set (hybrid
-    Recall@10 79.4 -> 90.1 with a MiniLM embedder, 78.9 -> 86.7 on the other half, not tuned
-    on; full-text only 75.0 -> 79.0 and 66.3 -> 71.1; the fact sets unchanged); 0 turns it
-    off."""
+    answers a question about that person. Facts (no speaker) are never weighed by length.
+    1.0 was chosen on half of the long-conversation set (hybrid Recall@10 79.4 -> 90.1 with a
+    MiniLM embedder, 78.9 -> 86.7 on the other half, not tuned on; full-text only 75.0 -> 79.0
+    and 66.3 -> 71.1; the fact sets unchanged); 0 turns it off."""
 
     temporal_cues: bool = True
     """Whether a time the query names ("last week", "yesterday", "in May 2023", "8 May 2023",

@@ -132,7 +132,8 @@ class RetrievalConfig(_Settings):
 
     turn_length_prior: float = Field(default=1.0, ge=0, le=10)
     """How dialogue turns (memories that record who said them: metadata `author`, as raw ADK
-    events and added entries with an author carry, or `speaker`, as imported transcripts do)
+    events and added entries with an author carry, or `speaker`; or whose text opens with a
+    speaker's label, "Ana: ..." or "[26 March 2023] Ana: ...", as a transcript's lines do)
     are weighed by their length: a turn shorter than this share of the candidates' average
     turn length weighs its share of it, in the vector list and in the fused relevance (with
     no vector list, in the full-text list too). Fillers ("What? Spill.", "You too, Ana.")

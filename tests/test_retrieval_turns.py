@@ -1,6 +1,7 @@
 """Retrieval over dialogue turns, against the real database: a turn that carries its speaker's
 name and little else (a filler) no longer outranks the turn that answers a question about that
-person (`RetrievalConfig.turn_length_prior`), and facts are never weighed by their length.
+person (`RetrievalConfig.turn_length_prior`), whether the turn names its speaker in its
+metadata or in a transcript line's label, and facts are never weighed by their length.
 """
 
 from __future__ import annotations
@@ -86,8 +87,24 @@ async def test_full_text_search_alone_weighs_turns_too(make_memory_service: Make
 
 
 async def test_facts_are_never_weighed_by_their_length(make_memory_service: Make) -> None:
-    """The same texts stored as facts (no speaker, no author): a short fact is as good as a
-    long one, so the nearest still ranks first."""
+    """The same texts stored as facts (no speaker, no author, no speaker's label): a short
+    fact is as good as a long one, so the nearest still ranks first."""
     service = service_with(make_memory_service)
-    await service.create_memories([FILLER, ANSWER, *OTHER_TURNS], SCOPE)
-    assert (await found(service, QUESTION))[0] == FILLER
+    facts = [text.removeprefix("Ben: ") for text in (FILLER, ANSWER, *OTHER_TURNS)]
+    await service.create_memories(facts, SCOPE)
+    assert (await found(service, QUESTION))[0] == facts[0]
+
+
+@pytest.mark.parametrize("dated", ["", "[19 February 2023] "])
+async def test_a_transcript_line_is_a_turn_by_its_speakers_label(
+    make_memory_service: Make, dated: str
+) -> None:
+    """Stored as plain facts, lines that open with a speaker's label ("Ben: ...", after an
+    optional bracketed date) are turns all the same, as an imported transcript's are: the
+    weight moves the filler down, as it does for turns with a speaker in their metadata."""
+    lines = [f"{dated}{text}" for text in (FILLER, ANSWER, *OTHER_TURNS)]
+    service = service_with(make_memory_service)
+    await service.create_memories(lines, SCOPE)
+    assert (await found(service, QUESTION))[0] == lines[1]
+    off = service_with(make_memory_service, turn_length_prior=0)
+    assert (await found(off, QUESTION))[0] == lines[0]

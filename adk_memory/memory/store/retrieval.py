@@ -98,12 +98,18 @@ def _bm25(idf: str, length: str, avg_length: str) -> str:
     )
 
 
-# Dialogue turns: memories that record who said them (`author`: a raw ADK event's, or an added
-# entry's; `speaker`: an imported transcript's, e.g. LoCoMo's). Facts (extracted or written)
-# record no speaker and are never weighed by their length.
+# Dialogue turns: memories that record who said them (metadata `author`: a raw ADK event's, or
+# an added entry's; `speaker`: an imported transcript's), or whose text opens with a speaker's
+# label, as a transcript's lines do ("Ana: ...", "[26 March 2023] Ana: ...": one or two
+# capitalised words, after an optional bracketed date). Facts (extracted or written) are never
+# weighed by their length.
+_SPEAKER_LABEL = r"^(\[[^]]+\] )?[[:upper:]][[:alnum:]''.-]*( [[:upper:]][[:alnum:]''.-]*)?: "
+"""POSIX regular expression (SQL literal body) of a transcript line's speaker label."""
+
+
 def _is_turn(alias: str) -> str:
     """SQL: whether memory `alias` is a dialogue turn."""
-    return f"{alias}.metadata ?| array['author', 'speaker']"
+    return f"({alias}.metadata ?| array['author', 'speaker'] OR {alias}.fact ~ '{_SPEAKER_LABEL}')"
 
 
 def _turn_length(alias: str) -> str:

@@ -126,7 +126,7 @@ def _brevity(length: str, avg_length: str, share: str) -> str:
     that person as the turn that answers it, by embedding and by the name's match, while a
     question's evidence is nearly always a turn that says something (measured on the
     long-conversation set: 3 of 319 evidence turns hold four content words or fewer, against
-    half of the turns ranked in the top 10 before this weight)."""
+    over a third of the turns hybrid search ranked in the top 10 before this weight)."""
     return (
         f"CASE WHEN {length} IS NULL OR {share}::float8 <= 0 THEN 1.0::float8 "
         f"ELSE least(1.0, {length}::float8 / greatest({avg_length} * {share}::float8, 1e-9)) END"

@@ -156,6 +156,19 @@ class RetrievalConfig(_Settings):
     every memory (a speaker's name, "user"): on the long-conversation set it costs no recall
     and raises hybrid Recall@10 by 3 points."""
 
+    turn_length_prior: float = Field(default=1.0, ge=0, le=10)
+    """How dialogue turns (memories that record who said them: metadata `author`, as raw ADK
+    events and added entries with an author carry, or `speaker`; or whose text opens with a
+    speaker's label, "Ana: ..." or "[26 March 2023] Ana: ...", as a transcript's lines do)
+    are weighed by their length: a turn shorter than this share of the candidates' average
+    turn length weighs its share of it, in the vector list and in the fused relevance (with
+    no vector list, in the full-text list too). Fillers ("What? Spill.", "You too, Ana.")
+    carry the speaker's name and little else, so without it they outrank the turn that
+    answers a question about that person. Facts (no speaker) are never weighed by length.
+    1.0 was chosen on half of the long-conversation set (hybrid Recall@10 79.4 -> 90.1 with a
+    MiniLM embedder, 78.9 -> 86.7 on the other half, not tuned on; full-text only 75.0 -> 79.0
+    and 66.3 -> 71.1; the fact sets unchanged); 0 turns it off."""
+
     temporal_cues: bool = True
     """Whether a time the query names ("last week", "yesterday", "in May 2023", "8 May 2023",
     "3 days ago"; the common ones also in German, French and Spanish) takes part: the scope's

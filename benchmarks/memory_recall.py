@@ -10,12 +10,17 @@ line, so a sweep needs no code change:
 
     python benchmarks/memory_recall.py [--dataset PATH ...] [--modes text,vector,hybrid]
         [--config settings.json] [--set retrieval.rrf_k=20 ...] [--by category] [--floors 6]
-        [--embedder hash|gemini] [--now ISO-TIME] [--database-url URL] [--json PATH]
+        [--embedder hash|local|gemini] [--users ID,ID] [--now ISO-TIME] [--database-url URL]
+        [--json PATH]
 
 Datasets (default: all three): the shipped synthetic set, the shipped long-conversation set
 (`adk_memory/eval/data/long_conversations.json`, per-category figures below the main table) and,
 in a checkout, `tests/data/multilingual_retrieval.json`. Any file in the format of
 `adk_memory.eval.retrieval` works (`--dataset`, repeatable).
+
+`--users ana-ben,lena-jonah,marcus-assistant` keeps only those scopes' memories and queries
+(the long-conversation set's user ids are its conversations): the half the turn weight was
+tuned on; `grace-sam,noor-assistant,ravi-chloe` is the half it was reported on.
 
 Floors: for each set with unanswerable questions, each mode's results are replayed under
 `--floors` relevance floors (results scoring below are dropped; cosine similarity in vector
@@ -36,7 +41,9 @@ quarantine the dialogue's questions and requests, which are memories to find her
 `--embedder hash` (the default) uses `HashEmbedder`: words hashed into 64 buckets. Its vectors
 are lexical, not semantic ("pet" and "cat" are unrelated to it), so its vector and hybrid
 figures are a floor, not what a real embedding model achieves. `--embedder gemini` uses
-`GeminiEmbedder` (768 dimensions) and needs GOOGLE_API_KEY (or GEMINI_API_KEY).
+`GeminiEmbedder` (768 dimensions) and needs GOOGLE_API_KEY (or GEMINI_API_KEY). `--embedder
+local` uses `LocalEmbedder` (sentence-transformers' all-MiniLM-L6-v2, 384 dimensions, in-process:
+`pip install "adk-memory[local]"` and the model in the Hugging Face cache).
 
 Times: memories with a "date" in their metadata (the long-conversation set's) are stored with
 it, and times the questions name are matched against it (`retrieval.temporal_cues`; `--set
@@ -55,7 +62,7 @@ import time
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import _common as common
 from google.adk.events.event import Event
@@ -99,6 +106,19 @@ HASH_NOTE = (
 def _embedder(name: str) -> Embedder:
     if name == "hash":
         return HashEmbedder()
+    if name == "local":
+        # sentence-transformers' all-MiniLM-L6-v2, run in-process (no key; the model must be
+        # installed or cached: nothing else here downloads).
+        from adk_memory.memory.embeddings import LocalEmbedder
+
+        local = LocalEmbedder()
+        try:  # loads the model now, so a missing one is said before the run
+            common.progress(f"local embedder: {local.dimensions} dimensions")
+        except (ImportError, OSError) as exc:
+            sys.exit(f"--embedder local: {exc}")
+        # `dimensions` is a read-only property, which the Embedder protocol's plain attribute
+        # does not admit statically; at run time it is what the service reads.
+        return cast(Embedder, local)
     try:
         from adk_memory.memory.embeddings import GeminiEmbedder
     except ImportError:
@@ -126,6 +146,33 @@ def _datasets(paths: list[str] | None) -> list[RetrievalDataset]:
         return found
     except DatasetError as exc:
         sys.exit(str(exc))
+
+
+def _only_users(datasets: list[RetrievalDataset], users: str | None) -> list[RetrievalDataset]:
+    """Each dataset cut to the scopes of the given user ids (comma-separated), its name saying
+    so: one half of a set to tune on, the other to report, in the same run."""
+    if not users:
+        return datasets
+    wanted = {u.strip() for u in users.split(",") if u.strip()}
+    cut = []
+    for dataset in datasets:
+        memories = [m for m in dataset.memories if m.scope.get("user_id") in wanted]
+        queries = [q for q in dataset.queries if q.scope.get("user_id") in wanted]
+        if not memories or not any(not q.unanswerable for q in queries):
+            common.progress(f"skipping {dataset.name!r}: no scope of {sorted(wanted)}")
+            continue
+        name = f"{dataset.name} ({len(wanted)} users)"
+        try:
+            cut.append(
+                RetrievalDataset.model_validate(
+                    {**dataset.model_dump(), "name": name, "memories": memories, "queries": queries}
+                )
+            )
+        except ValidationError as exc:
+            sys.exit(f"--users: {exc}")
+    if not cut:
+        sys.exit(f"--users: no dataset has a scope of {sorted(wanted)}")
+    return cut
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -342,6 +389,11 @@ def main() -> None:
         "--dataset", action="append", help="dataset JSON, repeatable (default: the three sets)"
     )
     parser.add_argument("--modes", default=",".join(ALL_MODES), help="default: %(default)s")
+    parser.add_argument(
+        "--users",
+        help="only the scopes of these user ids (comma-separated), e.g. half of the long set's "
+        "conversations to tune on",
+    )
     parser.add_argument("--config", help="JSON object of MemoryBankConfig fields")
     parser.add_argument(
         "--set",
@@ -357,7 +409,7 @@ def main() -> None:
         default=6,
         help="relevance floors to replay on sets with unanswerable queries (0: none)",
     )
-    parser.add_argument("--embedder", choices=("hash", "gemini"), default="hash")
+    parser.add_argument("--embedder", choices=("hash", "local", "gemini"), default="hash")
     parser.add_argument("--json", help="also write the full reports (every query) to this file")
     parser.add_argument(
         "--now",
@@ -367,7 +419,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = _settings(args.config, args.set)
     modes = _modes(args.modes)
-    datasets = _datasets(args.dataset)
+    datasets = _only_users(_datasets(args.dataset), args.users)
     embedder = _embedder(args.embedder)
     if settings:
         print(f"settings: {json.dumps(settings, sort_keys=True)}")

@@ -157,6 +157,7 @@ class Retrieval:
             window=(window.start, window.end) if window else None,
             confidence_weight=retrieval.confidence_weight,
             confidence_half_life_seconds=seconds(self._trust.confidence_half_life),
+            turn_length_prior=retrieval.turn_length_prior,
         )
 
     def _similarity_floor(self) -> float:

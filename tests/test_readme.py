@@ -195,21 +195,26 @@ class Workspace:
         """Where the warm `adk-memory` and `warm-python` are (`warm_commands`)."""
         return self.path / ".warm"
 
+    @property
+    def address(self) -> str:
+        return str(self.path / ".warm.sock")
+
     def start_warm(self) -> None:
-        """The server the commands and scripts fork from, in the workspace, with the test's
-        environment."""
-        address = str(self.path / ".warm.sock")
+        """Start the server the commands and scripts fork from, in the workspace, with the
+        test's environment (`warm_ready` waits for it)."""
         self.warm = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("warm_commands.py")), address],
+            [sys.executable, str(Path(__file__).with_name("warm_commands.py")), self.address],
             cwd=self.path,
             env=_environment(),
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,
         )
-        assert self.warm.stdout is not None
+
+    def warm_ready(self) -> None:
+        assert self.warm is not None and self.warm.stdout is not None
         assert self.warm.stdout.readline() == "ready\n"
-        install_clients(self.clients, address)
+        install_clients(self.clients, self.address)
 
     @property
     def data_dir(self) -> str:
@@ -265,7 +270,8 @@ def workspace() -> Iterator[Workspace]:
         place = Workspace(home)
         try:
             place.start_warm()
-            place.hold_server()
+            place.hold_server()  # while the warm server imports
+            place.warm_ready()
             yield place
         finally:
             place.stop_warm()

@@ -5,9 +5,9 @@ and exit status, as if started on its own. Importing all of that is most of what
 costs (over a second each, some fifty commands and scripts), and what is imported is the same
 for every one of them.
 
-A command is started through a client (`install_clients`: an `adk-memory` and a `python` for
-scripts, put first on the PATH the README's shell steps see), which hands the server its
-arguments, working directory, environment and its three standard streams (as file
+A command is started through a client (`install_clients`: an `adk-memory`, first on the PATH
+the README's shell steps see, and a `warm-python` for the Python blocks), which hands the
+server its arguments, working directory, environment and its three standard streams (as file
 descriptors), and exits with the command's status. The commands that serve (`adk-memory web`,
 `api_server`) and `adk-memory db up` are not started here: they are stopped by signals sent
 to their process group, which a fork of this server is not.
@@ -126,12 +126,12 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _run(request: dict[str, object]) -> int:
-    """In the fork: become the command's process and run it; its exit status."""
+def _run(request: dict[str, object], script: str) -> int:
+    """In the fork: become the command's process and run it (`script`: the real `adk-memory`);
+    its exit status."""
     import atexit
     import random
     import runpy
-    import shutil
     import traceback
 
     argv = [str(word) for word in request["argv"]]  # type: ignore[union-attr]
@@ -148,7 +148,8 @@ def _run(request: dict[str, object]) -> int:
         else:
             from adk_memory.cli import main
 
-            sys.argv = [shutil.which("adk-memory") or "adk-memory", *argv]
+            sys.argv = [script, *argv]
+            sys.path[0] = str(Path(script).resolve().parent)  # as the console script has it
             main()
     except SystemExit as exc:
         status = _exit_status(exc)
@@ -161,7 +162,7 @@ def _run(request: dict[str, object]) -> int:
     return status
 
 
-def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
+def _serve_one(listener: socket.socket, conn: socket.socket, script: str) -> None:
     """Fork for one command; the fork reports its status on `conn` and never returns."""
     length, fds, _, _ = socket.recv_fds(conn, _LENGTH.size, 3)
     request = json.loads(_receive_exactly(conn, _LENGTH.unpack(length)[0]))
@@ -177,7 +178,7 @@ def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
-        status = _run(request)
+        status = _run(request, script)
         conn.sendall(_STATUS.pack(status))
     finally:
         os._exit(status)
@@ -185,8 +186,11 @@ def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
 
 def serve(address: str) -> None:
     """Warm up, listen at `address`, print "ready", then fork for each command until killed."""
+    import shutil
     import threading
 
+    script = shutil.which("adk-memory")  # the real one: the clients are not on this PATH
+    assert script is not None
     _warm()
     # A fork copies only the thread that forks: nothing may run beside it.
     assert threading.active_count() == 1, threading.enumerate()
@@ -197,7 +201,7 @@ def serve(address: str) -> None:
         while True:
             conn, _ = listener.accept()
             with conn:
-                _serve_one(listener, conn)
+                _serve_one(listener, conn, script)
             while True:  # reap the forks that finished
                 try:
                     if os.waitpid(-1, os.WNOHANG)[0] == 0:

@@ -112,13 +112,19 @@ async def generic_plan(database: Any, statement: str) -> str:
 
 
 async def _truncate_all(database_url: str) -> None:
-    """Empty every table of the test schema (keeping the schema and its version rows)."""
+    """Empty every table of the test schema (keeping the schema and its version rows).
+
+    Only the tables whose file is not empty are truncated: a table any row was ever written to
+    since its last TRUNCATE has a page on disk (committed or not, deleted or not), and most
+    tests write to a few of the twenty-odd tables, while each table truncated costs a new file
+    for it and each of its indexes (about half of this fixture's time when all were)."""
     dsn = database_url.replace("postgresql+asyncpg://", "postgresql://")
     conn = await asyncpg.connect(dsn)
     try:
         tables = await conn.fetch(
-            "SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> "
-            "'schema_versions'",
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname <> 'schema_versions' "
+            "AND pg_relation_size(c.oid) > 0",
             TEST_SCHEMA,
         )
         if tables:

@@ -715,7 +715,11 @@ async def test_longest_fact_is_accepted(service):
 
 
 @pytest.mark.parametrize(
-    "memory_id", ["", "not-a-uuid", "123", "0" * 31, str(uuid.uuid4()) + "0"], ids=repr
+    # A fixed UUID with a character too many: a random one would name the test differently in
+    # every collection, and parallel workers (pytest-xdist) must collect the same tests.
+    "memory_id",
+    ["", "not-a-uuid", "123", "0" * 31, "5b0f6f3e-2a4c-4d8e-9f1a-7c3e2b1d0a960"],
+    ids=repr,
 )
 async def test_bad_memory_ids_are_refused(service, memory_id):
     await service.create_memory("kept", SCOPE)

@@ -12,6 +12,10 @@ changed output or a step that no longer works fails here.
   listed below with the reason: a new one fails until it is listed.
 - A `pip install` chain is run from after the install: the package is installed here already.
 - A block right after `<!-- file: NAME -->` is a file the reader saves: it is written to NAME.
+
+The other commands (`adk-memory ...` in shell steps) and the Python blocks each run in a process
+of their own forked from one that imported the package, its command and ADK once
+(`warm_commands`): importing them is most of what each one costs.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 
 import pytest
 from conftest import server_home
+from warm_commands import install_clients
 
 from adk_memory.cli.db import running_server, stop_server
 
@@ -164,15 +169,18 @@ def test_every_command_the_readme_test_does_not_run_is_listed() -> None:
 # ------------------------------------------------------------------------------------- running
 
 
-def _environment() -> dict[str, str]:
+def _environment(clients: Path | None = None) -> dict[str, str]:
     """The test's environment without model keys or adk-memory settings (the README's defaults
-    apply), with this Python's scripts first on PATH."""
+    apply), with this Python's scripts first on PATH (after `clients`, when given: the warm
+    `adk-memory`)."""
     keep = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("ADK_MEMORY_", "GOOGLE_", "GEMINI_"))
     }
     keep["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{keep.get('PATH', '')}"
+    if clients is not None:
+        keep["PATH"] = f"{clients}{os.pathsep}{keep['PATH']}"
     return keep
 
 
@@ -180,6 +188,33 @@ def _environment() -> dict[str, str]:
 class Workspace:
     path: Path
     holder: subprocess.Popen[str] | None = None
+    warm: subprocess.Popen[str] | None = None
+
+    @property
+    def clients(self) -> Path:
+        """Where the warm `adk-memory` and `warm-python` are (`warm_commands`)."""
+        return self.path / ".warm"
+
+    @property
+    def address(self) -> str:
+        return str(self.path / ".warm.sock")
+
+    def start_warm(self) -> None:
+        """Start the server the commands and scripts fork from, in the workspace, with the
+        test's environment (`warm_ready` waits for it)."""
+        self.warm = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("warm_commands.py")), self.address],
+            cwd=self.path,
+            env=_environment(),
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def warm_ready(self) -> None:
+        assert self.warm is not None and self.warm.stdout is not None
+        assert self.warm.stdout.readline() == "ready\n"
+        install_clients(self.clients, self.address)
 
     @property
     def data_dir(self) -> str:
@@ -208,6 +243,11 @@ class Workspace:
             _stop(self.holder)
             self.holder = None
 
+    def stop_warm(self) -> None:
+        if self.warm is not None:
+            _stop(self.warm)
+            self.warm = None
+
 
 def _stop(process: subprocess.Popen[str]) -> None:
     """SIGTERM to the process group, SIGKILL if it lingers; never waits forever."""
@@ -229,18 +269,21 @@ def workspace() -> Iterator[Workspace]:
         shutil.copytree(REPO / "samples", home / "samples", ignore=ignore)
         place = Workspace(home)
         try:
-            place.hold_server()
+            place.start_warm()
+            place.hold_server()  # while the warm server imports
+            place.warm_ready()
             yield place
         finally:
+            place.stop_warm()
             place.release()
             stop_server(place.data_dir)
 
 
-def _run(args: list[str], cwd: Path, what: str) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], workspace: Workspace, what: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         args,
-        cwd=cwd,
-        env=_environment(),
+        cwd=workspace.path,
+        env=_environment(workspace.clients),
         input="y\n" * 10,  # `adk-memory erase` asks first
         capture_output=True,
         text=True,
@@ -304,12 +347,12 @@ def test_readme_block(block: Block, workspace: Workspace) -> None:
         elif step.kind == "python":
             script = workspace.path / f"readme_{block.line}.py"
             script.write_text(step.command)
-            _run([sys.executable, str(script)], workspace.path, where)
+            _run([str(workspace.clients / "warm-python"), str(script)], workspace, where)
         elif step.kind == "script":
-            _run(["bash", "-c", "set -euo pipefail\n" + step.command], workspace.path, where)
+            _run(["bash", "-c", "set -euo pipefail\n" + step.command], workspace, where)
         elif step.kind == "parse":
             words = shlex.split(step.command, comments=True)
-            _run([*words, "--help"], workspace.path, f"{where}: {step.command}")
+            _run([*words, "--help"], workspace, f"{where}: {step.command}")
         elif step.kind == "serve":
             apps = _serves(step.command, workspace.path)
             words = shlex.split(step.command, comments=True)

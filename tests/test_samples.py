@@ -185,6 +185,9 @@ async def test_the_personal_assistant_answers_and_remembers_on_the_demo_model(
     to generation at goodbye, and recalls both in the next conversation."""
     sample = load("personal_assistant")
     stack = sample_stack(sample, DemoLlm())
+    # No worker runs here: the tool's consolidation answers "pending" after its timeout, which
+    # need not be the default 30 s.
+    stack.create_memory.timeout = 0.01
     model = agent_model(sample.MODEL, {DEMO_ENV: "1"})
     assert (model, agent_model(sample.MODEL, {})) == (DEMO_MODEL, sample.MODEL)
     app = sample.make_app(stack, model=model)

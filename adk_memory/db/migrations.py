@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from ..errors import MigrationError, SchemaVersionError
+from . import rls
 
 SCHEMA_CHANGE_TIMEOUT = 3600.0
 """Seconds the client waits for one migration statement. A migration runs without the pool's
@@ -113,6 +114,16 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX session_replies_by_time ON {schema}.session_replies (create_time);
     """,
+    # 3: row-level security (issue 26, `db/rls.py`): every table holding a user's sessions is
+    # policed by the acting app and user a statement's gate sets, its owner included (FORCE), so
+    # a statement that forgot its `WHERE` still reaches no other user's rows. App state is the
+    # app's, shared by its users.
+    rls.GATE_FUNCTIONS
+    + "".join(
+        rls.table_policy(table, rls.USER_ROWS, rls.ALL_APP_USERS)
+        for table in ("sessions", "events", "user_states")
+    )
+    + rls.table_policy("app_states", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (

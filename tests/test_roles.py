@@ -320,9 +320,11 @@ def test_the_operator_lists_and_exports(urls):
     assert erased.exit_code == 1 and "t26_operator_user" in erased.output
 
 
-async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, database_url):
+async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, superuser_url):
     """A user made by `gcloud sql users create` is a cloudsqlsuperuser with CREATEROLE and
-    CREATEDB: made a member of a role with --user, it keeps only that role."""
+    CREATEDB: made a member of a role with --user, it keeps only that role (narrowing it takes
+    an administrator: the test server's superuser)."""
+    database_url = superuser_url
     conn = await asyncpg.connect(dsn(database_url))
     try:
         await conn.execute("DROP ROLE IF EXISTS t26_wide")

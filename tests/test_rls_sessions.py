@@ -5,6 +5,7 @@ every test here runs policed exactly as the default setup does; the agent role's
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import asyncpg
@@ -13,9 +14,12 @@ from conftest import TEST_SCHEMA, said
 from rls_checks import SESSION_TABLES, ungated
 
 from adk_memory import PostgresSessionService
+from adk_memory.db.engine import Database
+from adk_memory.db.migrations import SESSION_MIGRATIONS
 from adk_memory.db.rls import render
-from adk_memory.errors import DatabasePermissionError
+from adk_memory.errors import DatabasePermissionError, InputValidationError
 from adk_memory.sessions import store
+from adk_memory.settings.database import database_settings
 
 APP = "app"
 GATE = f"{TEST_SCHEMA}.act_as($1, $2)"
@@ -44,8 +48,6 @@ def test_the_static_check_finds_a_level_without_its_gate() -> None:
 
 
 def _unconnected() -> Any:
-    from adk_memory.db.engine import Database
-
     return Database("postgresql://nobody@localhost/none", schema=TEST_SCHEMA)
 
 
@@ -158,3 +160,62 @@ async def test_the_sweeps_and_app_wide_listing_reach_every_user_as_the_owner(
     assert {s.user_id for s in listed.sessions} == {"alice", "bob", "carol"}
     idle = await two_users._store.idle(0.0, None, ("", "", ""), 10)
     assert {s.user_id for s in idle} == {"alice", "bob"}
+
+
+async def _ungated_count(database: Database) -> int:
+    await database.ensure_migrated("sessions", SESSION_MIGRATIONS)
+    await database.run(
+        lambda conn: conn.execute(
+            render(
+                "INSERT INTO {schema}.app_states (app_name) SELECT 'a' WHERE {act_as}('a', '') "
+                "ON CONFLICT DO NOTHING",
+                database.schema,
+            )
+        )
+    )
+    sql = f"SELECT count(*) FROM {database.schema}.app_states"
+    return int(await database.run(lambda conn: conn.fetchval(sql)))
+
+
+async def test_row_level_security_off_and_on_again(
+    database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Off: the policed tables' row-level security is disabled (the policies stay), so an
+    ungated statement sees rows again, with a warning; on again: back in force."""
+    schema = "rls_setting_test"
+    off = Database(database_url, schema=schema, row_level_security=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="adk_memory.db.enforcement"):
+            assert await _ungated_count(off) == 1
+        assert off.rls is not None and not off.rls.in_force and off.rls.enabled == ()
+        assert "off (row_level_security is off" in caplog.text
+    finally:
+        await off.close()
+    on = Database(database_url, schema=schema)
+    try:
+        assert await _ungated_count(on) == 0
+        assert on.rls is not None and on.rls.in_force
+        assert on.rls.policed == ("app_states", "events", "sessions", "user_states")
+    finally:
+        await on.close()
+
+
+async def test_a_superuser_is_warned_that_row_level_security_is_not_in_force(
+    superuser_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = Database(superuser_url, schema="rls_superuser_test")
+    try:
+        with caplog.at_level(logging.WARNING, logger="adk_memory.db.enforcement"):
+            assert await _ungated_count(database) == 1  # the policies do not hold it back
+        assert database.rls is not None and database.rls.bypass is not None
+        assert "bypasses every policy" in caplog.text
+    finally:
+        await database.close()
+
+
+def test_the_setting_reads_its_variable() -> None:
+    assert database_settings(environ={}).row_level_security is True
+    off = {"ADK_MEMORY_ROW_LEVEL_SECURITY": "off"}
+    assert database_settings(environ=off).row_level_security is False
+    with pytest.raises(InputValidationError, match="ADK_MEMORY_ROW_LEVEL_SECURITY"):
+        database_settings(environ={"ADK_MEMORY_ROW_LEVEL_SECURITY": "maybe"})

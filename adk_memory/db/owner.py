@@ -19,8 +19,6 @@ import asyncio
 import threading
 from typing import Any
 
-import asyncpg
-
 OWNER_ROLE = "adk_memory_owner"
 """The embedded server's owner: LOGIN, NOSUPERUSER, NOBYPASSRLS. CREATEROLE so that
 `adk-memory db roles` works on the embedded server too (a CREATEROLE role can create neither
@@ -109,6 +107,8 @@ def ensure_owner(superuser_url: str) -> str:
 
 
 async def _set_up(superuser_url: str) -> None:
+    import asyncpg  # here: `adk-memory db status` imports this module and must start fast
+
     conn: Any = await asyncpg.connect(superuser_url)
     try:
         # One at a time per server: two processes creating the role at once would collide on

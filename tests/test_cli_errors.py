@@ -189,7 +189,7 @@ def database_without_pgvector(superuser_url: str, tmp_path: Path) -> Iterator[st
     asyncio.run(
         run(
             f"DROP DATABASE IF EXISTS {name}",
-            f"CREATE DATABASE {name}",
+            f"CREATE DATABASE {name} TEMPLATE template0",
             f"ALTER DATABASE {name} SET extension_control_path = '{empty}'",
         )
     )

@@ -219,7 +219,7 @@ async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(super
         await admin.execute("DROP DATABASE IF EXISTS no_vector")
         await admin.execute("DROP ROLE IF EXISTS app_role")
         await admin.execute("CREATE ROLE app_role LOGIN")
-        await admin.execute("CREATE DATABASE no_vector OWNER app_role")
+        await admin.execute("CREATE DATABASE no_vector OWNER app_role TEMPLATE template0")
     finally:
         await admin.close()
     url = database_url.replace("postgresql+asyncpg://postgres:@", "postgresql+asyncpg://app_role:@")

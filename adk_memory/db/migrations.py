@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from ..errors import MigrationError, SchemaVersionError
+from . import rls
 
 SCHEMA_CHANGE_TIMEOUT = 3600.0
 """Seconds the client waits for one migration statement. A migration runs without the pool's
@@ -114,6 +115,20 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX session_replies_by_time ON {schema}.session_replies (create_time);
     """,
 )
+
+MEMORY_SCOPED_TABLES = (
+    "memories",
+    "memory_revisions",
+    "memory_jobs",
+    "memory_scope_leases",
+    "memory_watermarks",
+    "memory_profile_fields",
+    "memory_profile_revisions",
+    "procedure_support",
+)
+"""The memory tables keyed by a scope's canonical key (`scope_key`), policed by `rls.scope_rows`:
+a statement on them carries `{act_as_scope}` of its scope or `{act_for_all}` in every query
+level that scans one (`tests/test_rls_memory.py` checks every statement)."""
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
@@ -408,6 +423,15 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER operator_audit_append_only BEFORE UPDATE ON {schema}.operator_audit
         FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
     """,
+    # 14: row-level security (docs/rls.md §3): every table holding a scope's rows answers only
+    # the scope a statement's gate named (`db.rls`), its quarantine and procedures included, or
+    # every scope for a statement gated `act_for_all` (maintenance, operator listings, the job
+    # claim); an app's configurations answer only their app. Not policed, on purpose: opt-outs
+    # and tombstones (digests only, looked up by the digest the caller computed), erasures,
+    # replies, the tombstone key and the operators' audit (no user content; grants restrict them).
+    rls.GATE_FUNCTIONS
+    + "".join(rls.table_policy(table, rls.scope_rows()) for table in MEMORY_SCOPED_TABLES)
+    + rls.table_policy("memory_app_configs", rls.APP_ROWS),
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

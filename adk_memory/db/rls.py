@@ -69,13 +69,13 @@ APP_ROWS = f"app_name = nullif(current_setting('{APP_SETTING}', true), '') OR {A
 
 
 def scope_rows(column: str = "scope_key") -> str:
-    """The policy predicate of memory tables: the gated scope, its quarantine and its
-    procedures, as an `IN` of builtins (an array from a function wrecks plans: docs/rls.md §3)."""
-    key = f"current_setting('{SCOPE_SETTING}', true)"
-    return (
-        f"({column} IN (nullif({key}, ''), 'quarantine:' || nullif({key}, ''), "
-        f"'procedure:' || nullif({key}, '')) OR {ALL_USERS})"
-    )
+    """The policy predicate of memory tables: the gated scope, its quarantine, its procedures
+    and their quarantine (`memory.scope`'s key forms), as an `IN` of builtins (an array from a
+    function wrecks plans: docs/rls.md §3)."""
+    key = f"nullif(current_setting('{SCOPE_SETTING}', true), '')"
+    prefixes = ("quarantine:", "procedure:", "quarantine:procedure:")
+    forms = ", ".join([key, *(f"'{prefix}' || {key}" for prefix in prefixes)])
+    return f"({column} IN ({forms}) OR {ALL_USERS})"
 
 
 def table_policy(table: str, predicate: str) -> str:

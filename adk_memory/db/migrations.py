@@ -114,6 +114,16 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX session_replies_by_time ON {schema}.session_replies (create_time);
     """,
+    # 3: row-level security (issue 26, `db/rls.py`): every table holding a user's sessions is
+    # policed by the acting app and user a statement's gate sets, its owner included (FORCE), so
+    # a statement that forgot its `WHERE` still reaches no other user's rows. App state is the
+    # app's, shared by its users.
+    rls.GATE_FUNCTIONS
+    + "".join(
+        rls.table_policy(table, rls.USER_ROWS, rls.ALL_APP_USERS)
+        for table in ("sessions", "events", "user_states")
+    )
+    + rls.table_policy("app_states", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 MEMORY_SCOPED_TABLES = (
@@ -431,7 +441,7 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     # replies, the tombstone key and the operators' audit (no user content; grants restrict them).
     rls.GATE_FUNCTIONS
     + "".join(rls.table_policy(table, rls.scope_rows()) for table in MEMORY_SCOPED_TABLES)
-    + rls.table_policy("memory_app_configs", rls.APP_ROWS),
+    + rls.table_policy("memory_app_configs", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -45,52 +45,74 @@ LANGUAGE sql STABLE PARALLEL UNSAFE AS $$
        AND set_config('adk_memory.all_users', '', true) IS NOT NULL $$;
 CREATE OR REPLACE FUNCTION {schema}.act_for_all() RETURNS boolean
 LANGUAGE sql STABLE PARALLEL UNSAFE AS $$
-    SELECT set_config('adk_memory.all_users', 'on', true) IS NOT NULL $$;
+    SELECT set_config('adk_memory.app_name', '', true) IS NOT NULL
+       AND set_config('adk_memory.all_users', 'on', true) IS NOT NULL $$;
 """
 """The gate functions, `{schema}`-formatted by the migration that creates them (each component
 has one, `CREATE OR REPLACE`, so either component alone has them). Each clears what it does
 not set, so a stale setting from an earlier statement of the same transaction never widens
-this one."""
+this one (`act_for_all` clears the app: it acts for every app)."""
 
 GATES = ("act_as", "act_as_app", "act_as_scope", "act_for_all")
 """The placeholders a statement writes as `{act_as}($1, $2)`; `render` qualifies them."""
 
+_APP = f"nullif(current_setting('{APP_SETTING}', true), '')"
+
 ALL_USERS = f"current_setting('{ALL_USERS_SETTING}', true) = 'on'"
+"""The owner's all-users predicate for tables without an app column (the memory tables): a
+statement gated `act_for_all` (or `act_as_app`) reaches every row."""
 
-USER_ROWS = (
-    f"(app_name = nullif(current_setting('{APP_SETTING}', true), '') AND "
-    f"(user_id = nullif(current_setting('{USER_SETTING}', true), '') OR {ALL_USERS}))"
-)
-"""The policy predicate of tables keyed by (app_name, user_id): built of builtins only, so the
-planner folds it into index keys (docs/rls.md §3)."""
+USER_ROWS = f"app_name = {_APP} AND user_id = nullif(current_setting('{USER_SETTING}', true), '')"
+"""The policy predicate of tables keyed by (app_name, user_id). Strict, of builtins only, with
+no OR: the planner folds it into the statement's own equalities (a one-time check and index
+keys), so it costs nothing per row. With `OR <all users>` in it, it became a filter evaluated on
+every row: +7.5 % on a 500-event session read (docs/rls.md, decision 4)."""
 
-APP_ROWS = f"app_name = nullif(current_setting('{APP_SETTING}', true), '') OR {ALL_USERS}"
+APP_ROWS = f"app_name = {_APP}"
 """The policy predicate of tables keyed by the app only (its shared state, its config)."""
+
+ALL_APP_USERS = f"{ALL_USERS} AND (app_name = {_APP} OR {_APP} IS NULL)"
+"""The owner's all-users predicate for tables with an app column: every user of the app
+`act_as_app` named, or of every app under `act_for_all` (which clears the app)."""
 
 
 def scope_rows(column: str = "scope_key") -> str:
     """The policy predicate of memory tables: the gated scope, its quarantine, its procedures
     and their quarantine (`memory.scope`'s key forms), as an `IN` of builtins (an array from a
-    function wrecks plans: docs/rls.md §3)."""
+    function wrecks plans: docs/rls.md §3). Strict, like `USER_ROWS`: no all-users OR."""
     key = f"nullif(current_setting('{SCOPE_SETTING}', true), '')"
     prefixes = ("quarantine:", "procedure:", "quarantine:procedure:")
     forms = ", ".join([key, *(f"'{prefix}' || {key}" for prefix in prefixes)])
-    return f"({column} IN ({forms}) OR {ALL_USERS})"
+    return f"{column} IN ({forms})"
 
 
-def table_policy(table: str, predicate: str) -> str:
+def table_policy(table: str, predicate: str, all_rows: str = ALL_USERS) -> str:
     """DDL (`{schema}`-formatted by the migration) that turns row-level security on for `table`,
     owner included (FORCE: otherwise the owner, i.e. the embedded default's only role, bypasses
-    it silently), with one policy for every role keyed by the gate's settings. Roles that must
-    see every row (maintenance, operators) get their own `USING (true)` policies from
-    `adk-memory db roles`; a role with no policy sees nothing."""
-    name = f"{table}_gated"
+    it silently), with two permissive policies:
+
+    - `<table>_gated`, for every role: `predicate`, the strict form keyed by the gate's
+      settings (USING and WITH CHECK);
+    - `<table>_owner_all_users`, for the migrating role only (`CURRENT_USER`: the owner, which runs
+      the migrations): `all_rows`, which lets a statement gated `act_for_all` / `act_as_app`
+      reach every user's rows (the sweeps, erasure, app-wide listings, the job claim of a
+      single-role deployment). Policed roles (agent, worker) do not get it: a permissive
+      policy is OR-ed into the qual of every statement of the roles it applies to, and only
+      the owner pays that per-row OR.
+
+    Roles that must see every row (maintenance, operators) get their own `USING (true)`
+    policies from `adk-memory db roles`; a role with no policy sees nothing."""
+    gated, every = f"{table}_gated", f"{table}_owner_all_users"
     escaped = predicate.replace("{", "{{").replace("}", "}}")
+    wide = all_rows.replace("{", "{{").replace("}", "}}")
+    on = f"{{schema}}.{table}"
     return (
-        f"ALTER TABLE {{schema}}.{table} ENABLE ROW LEVEL SECURITY;\n"
-        f"ALTER TABLE {{schema}}.{table} FORCE ROW LEVEL SECURITY;\n"
-        f"DROP POLICY IF EXISTS {name} ON {{schema}}.{table};\n"
-        f"CREATE POLICY {name} ON {{schema}}.{table} USING ({escaped}) WITH CHECK ({escaped});\n"
+        f"ALTER TABLE {on} ENABLE ROW LEVEL SECURITY;\n"
+        f"ALTER TABLE {on} FORCE ROW LEVEL SECURITY;\n"
+        f"DROP POLICY IF EXISTS {gated} ON {on};\n"
+        f"CREATE POLICY {gated} ON {on} USING ({escaped}) WITH CHECK ({escaped});\n"
+        f"DROP POLICY IF EXISTS {every} ON {on};\n"
+        f"CREATE POLICY {every} ON {on} TO CURRENT_USER USING ({wide}) WITH CHECK ({wide});\n"
     )
 
 

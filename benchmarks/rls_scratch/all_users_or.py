@@ -1,0 +1,138 @@
+"""Scratch (issue 26, decision 4): what the all-users escape (`OR all_users = 'on'`) in the
+sessions policies costs against the strict (app, user) form, on the real gated session read,
+listing and append, as a non-superuser owner with FORCE ROW LEVEL SECURITY. µs per call,
+median of rounds, generic plans forced and the planner's choice.
+
+    python benchmarks/rls_scratch/all_users_or.py [--rounds 7] [--n 300]
+"""
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+
+import asyncpg
+
+from adk_memory.db import rls
+from adk_memory.db.embedded import temporary_server
+from adk_memory.db.engine import Database
+from adk_memory.db.migrations import SESSION_MIGRATIONS
+from adk_memory.sessions import store
+
+S = "adk_memory"
+STRICT_USER = (
+    f"app_name = nullif(current_setting('{rls.APP_SETTING}', true), '') AND "
+    f"user_id = nullif(current_setting('{rls.USER_SETTING}', true), '')"
+)
+STRICT_APP = f"app_name = nullif(current_setting('{rls.APP_SETTING}', true), '')"
+
+
+def policies(form: str) -> str:
+    user = {"or": rls.USER_ROWS, "strict": STRICT_USER}[form]
+    app = {"or": rls.APP_ROWS, "strict": STRICT_APP}[form]
+    ddl = "".join(rls.table_policy(t, user) for t in ("sessions", "events", "user_states"))
+    return (ddl + rls.table_policy("app_states", app)).format(schema=S)
+
+
+def disable() -> str:
+    return "".join(
+        f"ALTER TABLE {S}.{t} DISABLE ROW LEVEL SECURITY;"
+        for t in ("sessions", "events", "user_states", "app_states")
+    )
+
+
+async def seed(conn: asyncpg.Connection, events: int) -> None:
+    data = json.dumps({"content": {"parts": [{"text": "x" * 600}]}, "author": "user"})
+    await conn.execute(disable())
+    await conn.execute(f"INSERT INTO {S}.app_states (app_name, state) VALUES ('app', '{{}}')")
+    for user in ("alice", "bob"):
+        for sid in ("s1", "s2", "s3"):
+            await conn.execute(
+                f"INSERT INTO {S}.sessions (app_name, user_id, id, state, revision, "
+                f"last_update_time) VALUES ('app', $1, $2, '{{}}', {events}, 0)",
+                user,
+                sid,
+            )
+            await conn.executemany(
+                f"INSERT INTO {S}.events (app_name, user_id, session_id, seq, id, invocation_id,"
+                ' "timestamp", data) VALUES '
+                "('app', $1, $4, $2::bigint, $3, 'i', $2::bigint::float8, $5)",
+                [(user, seq, f"e{seq}", sid, data) for seq in range(1, events + 1)],
+            )
+        await conn.execute(
+            f"INSERT INTO {S}.user_states (app_name, user_id, state) VALUES ('app', $1, '{{}}')",
+            user,
+        )
+    await conn.execute(f"VACUUM ANALYZE {S}.sessions, {S}.events, {S}.user_states")
+
+
+async def timed(conn: asyncpg.Connection, sql: str, args: tuple, rounds: int, n: int) -> float:
+    for _ in range(20):
+        await conn.fetch(sql, *args)
+    runs = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(n):
+            await conn.fetch(sql, *args)
+        runs.append((time.perf_counter() - start) / n * 1e6)
+    return statistics.median(runs)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--events", type=int, default=50)
+    parser.add_argument("--forms", default="off,strict,or")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--modes", default="force_generic_plan,auto")
+    parser.add_argument("--calls", default="get_session,list_sessions,append (stale)")
+    a = parser.parse_args()
+    with temporary_server("adk-rls-or-") as url:
+        db = Database(url, schema=S)
+        await db.ensure_migrated("sessions", SESSION_MIGRATIONS)
+        await db.close()
+        admin = await asyncpg.connect(url)
+        await admin.execute(
+            "CREATE ROLE rls_owner LOGIN; GRANT CREATE ON DATABASE postgres TO rls_owner;"
+            f"ALTER SCHEMA {S} OWNER TO rls_owner;"
+            + "".join(
+                f"ALTER TABLE {S}.{t} OWNER TO rls_owner;"
+                for t in ("sessions", "events", "user_states", "app_states")
+            )
+        )
+        await admin.close()
+        conn = await asyncpg.connect(url.replace("postgres:@", "rls_owner:@"))
+        await seed(conn, a.events)
+        get = rls.render(store._GET_ALL, S)
+        listing = rls.render(store._LIST_FOR_USER, S)
+        # An append that changes nothing (a stale revision): the statement's whole plan runs.
+        append = rls.render(store._APPEND, S)
+        calls = {
+            "get_session": (get, ("app", "alice", "s1")),
+            "list_sessions": (listing, ("app", "alice")),
+            "append (stale)": (
+                append,
+                ("app", "alice", "s1", None, 1.0, -1, "x", "i", "{}", None, None),
+            ),
+        }
+        for mode in a.modes.split(","):
+            await conn.execute(f"SET plan_cache_mode = {mode}")
+            for name, (sql, args) in ((k, calls[k]) for k in a.calls.split(",")):
+                figures = {}
+                for form in a.forms.split(",") * a.repeat:
+                    await conn.execute(disable() if form == "off" else policies(form))
+                    value = await timed(conn, sql, args, a.rounds, a.n)
+                    figures.setdefault(form, []).append(value)
+                off = statistics.mean(figures[a.forms.split(",")[0]])
+                shown = ", ".join(
+                    f"{f} {statistics.median(v):.0f} us ({(statistics.median(v) / off - 1) * 100:+.1f} %)"
+                    for f, v in figures.items()
+                )
+                print(f"{mode:19} {name:15} {shown}", flush=True)
+        await conn.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -244,7 +244,7 @@ FROM (
          + $10 * coalesce(m.importance, 0.5)
          + $22::float8 * coalesce({effective_confidence("$23")}, 0.5) AS score
       FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
-     WHERE {_GATE}
+     WHERE m.id = ANY (ARRAY(SELECT id FROM fused)) AND m.scope_key = $1 AND {_GATE}
      ORDER BY score DESC, m.id
      LIMIT $6) m
 ORDER BY m.score DESC, m.id

@@ -14,6 +14,10 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import asyncpg
 
 from ...db import rls
 from ...db.engine import Database
@@ -176,6 +180,10 @@ _PRUNE = recorded(
 )
 
 
+async def _fetch(statement: str, args: tuple[object, ...], conn: asyncpg.Connection) -> list[Any]:
+    return await conn.fetch(statement, *args)
+
+
 class Maintenance:
     """Runs the watermark and upkeep statements against one `Database` (and its schema)."""
 
@@ -207,10 +215,8 @@ class Maintenance:
             by_scope.setdefault(scope_key, []).append(index)
         found: list[float | None] = [None] * len(sources)
         for scope_key, indexes in by_scope.items():  # one statement per scope: each gated by it
-            sessions = [sources[i][1] for i in indexes]
-            rows = await self._db.run(
-                lambda conn, k=scope_key, s=sessions: conn.fetch(self._processed_until, k, s)
-            )
+            args = (scope_key, [sources[i][1] for i in indexes])
+            rows = await self._db.run(partial(_fetch, self._processed_until, args))
             for index, row in zip(indexes, rows, strict=True):
                 found[index] = row[0]
         return found

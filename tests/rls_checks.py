@@ -75,5 +75,7 @@ def ungated(sql: str, schema: str, tables: Iterable[str]) -> list[str]:
     )
     gate = re.compile(rf"\b{re.escape(schema)}\.(?:{'|'.join(rls.GATES)})\(")
     return [
-        " ".join(level.split()) for level in levels(sql) if policed.search(level) and not gate.search(level)
+        " ".join(level.split())
+        for level in levels(sql)
+        if policed.search(level) and not gate.search(level)
     ]

@@ -527,16 +527,18 @@ async def test_a_step_recorded_as_started_without_its_index_is_run_again(conn, s
 
 
 @pytest.fixture
-async def fresh_database(database_url: str) -> AsyncIterator[Callable[[], Awaitable[str]]]:
-    """Makes new databases on the test server (no extension created in them yet): their URLs.
+async def fresh_database(superuser_url: str) -> AsyncIterator[Callable[[], Awaitable[str]]]:
+    """Makes new databases on the test server (no extension created in them yet: from
+    template0): their URLs, as the server's superuser (only a superuser may create pgvector).
     All dropped afterwards."""
+    database_url = superuser_url
     admin = await asyncpg.connect(_dsn(database_url))
     made: list[str] = []
 
     async def make() -> str:
         name = f"adk_memory_fresh_{len(made)}"
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await admin.execute(f"CREATE DATABASE {name}")
+        await admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
         made.append(name)
         return make_url(database_url).set(database=name).render_as_string(hide_password=False)
 

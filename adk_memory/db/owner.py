@@ -3,9 +3,9 @@ security applies to it.
 
 Owns: creating, at a server's first use by this process, the non-superuser LOGIN role
 (`OWNER_ROLE`) that the embedded server's URL names, the extensions that role may not create
-itself, and the one-time transfer to it of the adk-memory schemas a superuser created (data
-directories from before this role existed). It runs as the server's bootstrap superuser
-(`postgres`) only here, never for a statement of the package's stores.
+itself (in the server's database and in template1), and the one-time transfer to it of the
+adk-memory schemas a superuser created (data directories from before this role existed). It
+runs as the server's bootstrap superuser (`postgres`) only here, never for a store's statement.
 
 Why: PostgreSQL lets a superuser (and a BYPASSRLS role) bypass every policy, FORCE ROW LEVEL
 SECURITY included, and the embedded server's only role was `postgres`, a superuser. Connecting
@@ -19,12 +19,11 @@ import asyncio
 import threading
 from typing import Any
 
-import asyncpg
-
 OWNER_ROLE = "adk_memory_owner"
 """The embedded server's owner: LOGIN, NOSUPERUSER, NOBYPASSRLS. CREATEROLE so that
 `adk-memory db roles` works on the embedded server too (a CREATEROLE role can create neither
-superusers nor BYPASSRLS roles: RLS still holds)."""
+superusers nor BYPASSRLS roles: RLS still holds), CREATEDB so that benchmarks and evaluations
+can make databases of their own (each made from template1, which holds the extensions)."""
 
 SUPERUSER = "postgres"
 """The embedded server's bootstrap superuser (the wheel's `initdb -U postgres`)."""
@@ -32,15 +31,20 @@ SUPERUSER = "postgres"
 _SETUP = f"""
 DO $$ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{OWNER_ROLE}') THEN
-        CREATE ROLE {OWNER_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS CREATEROLE;
+        CREATE ROLE {OWNER_ROLE} LOGIN;
     END IF;
 END $$;
+ALTER ROLE {OWNER_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS CREATEROLE CREATEDB;
 GRANT CREATE ON DATABASE {SUPERUSER} TO {OWNER_ROLE};
+"""
+
+_EXTENSIONS = """
 -- pgvector is not a trusted extension: only a superuser may create it. btree_gin is, but
--- creating both here keeps the migrations' CREATE EXTENSION IF NOT EXISTS a no-op.
+-- creating both keeps the migrations' CREATE EXTENSION IF NOT EXISTS a no-op.
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 """
+"""Run in the server's database and in template1, so a database the owner creates has them."""
 
 _TRANSFER = f"""
 DO $$
@@ -109,6 +113,8 @@ def ensure_owner(superuser_url: str) -> str:
 
 
 async def _set_up(superuser_url: str) -> None:
+    import asyncpg  # here: `adk-memory db status` imports this module and must start fast
+
     conn: Any = await asyncpg.connect(superuser_url)
     try:
         # One at a time per server: two processes creating the role at once would collide on
@@ -116,6 +122,14 @@ async def _set_up(superuser_url: str) -> None:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext('adk_memory:owner'))")
             await conn.execute(_SETUP)
+            await conn.execute(_EXTENSIONS)
             await conn.execute(_TRANSFER)
     finally:
         await conn.close()
+    template = await asyncpg.connect(superuser_url.replace(f"/{SUPERUSER}?", "/template1?", 1))
+    try:
+        async with template.transaction():
+            await template.execute("SELECT pg_advisory_xact_lock(hashtext('adk_memory:owner'))")
+            await template.execute(_EXTENSIONS)
+    finally:
+        await template.close()

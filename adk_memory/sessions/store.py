@@ -338,6 +338,7 @@ class SessionStore:
         """One session with merged-state inputs and its selected events, in one statement
         (on the read replica if `replica`: `Database.run`)."""
         await self.ready()
+        arguments: tuple[object, ...]
         if num_recent_events == 0:
             get, arguments = self._get_none, (app_name, user_id, session_id)
         elif num_recent_events is None and after_timestamp is None:

@@ -125,10 +125,10 @@ async def main() -> None:
                     await conn.execute(disable() if form == "off" else policies(form))
                     value = await timed(conn, sql, args, a.rounds, a.n)
                     figures.setdefault(form, []).append(value)
-                off = statistics.mean(figures[a.forms.split(",")[0]])
+                medians = {f: statistics.median(v) for f, v in figures.items()}
+                base = medians[a.forms.split(",")[0]]
                 shown = ", ".join(
-                    f"{f} {statistics.median(v):.0f} us ({(statistics.median(v) / off - 1) * 100:+.1f} %)"
-                    for f, v in figures.items()
+                    f"{f} {m:.0f} us ({(m / base - 1) * 100:+.1f} %)" for f, m in medians.items()
                 )
                 print(f"{mode:19} {name:15} {shown}", flush=True)
         await conn.close()

@@ -126,6 +126,20 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     + rls.table_policy("app_states", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
+MEMORY_SCOPED_TABLES = (
+    "memories",
+    "memory_revisions",
+    "memory_jobs",
+    "memory_scope_leases",
+    "memory_watermarks",
+    "memory_profile_fields",
+    "memory_profile_revisions",
+    "procedure_support",
+)
+"""The memory tables keyed by a scope's canonical key (`scope_key`), policed by `rls.scope_rows`:
+a statement on them carries `{act_as_scope}` of its scope or `{act_for_all}` in every query
+level that scans one (`tests/test_rls_memory.py` checks every statement)."""
+
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
     # index) when a store is first used with an embedder: see memory/store.
@@ -419,6 +433,15 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER operator_audit_append_only BEFORE UPDATE ON {schema}.operator_audit
         FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
     """,
+    # 14: row-level security (docs/rls.md §3): every table holding a scope's rows answers only
+    # the scope a statement's gate named (`db.rls`), its quarantine and procedures included, or
+    # every scope for a statement gated `act_for_all` (maintenance, operator listings, the job
+    # claim); an app's configurations answer only their app. Not policed, on purpose: opt-outs
+    # and tombstones (digests only, looked up by the digest the caller computed), erasures,
+    # replies, the tombstone key and the operators' audit (no user content; grants restrict them).
+    rls.GATE_FUNCTIONS
+    + "".join(rls.table_policy(table, rls.scope_rows()) for table in MEMORY_SCOPED_TABLES)
+    + rls.table_policy("memory_app_configs", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

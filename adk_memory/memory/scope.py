@@ -122,6 +122,27 @@ def real_key_sql(column: str) -> str:
     )
 
 
+# Row-level security (`db.rls`, docs/rls.md): every query level of a statement that scans a
+# scoped table (`db.migrations.MEMORY_SCOPED_TABLES`) carries one of these gates in its WHERE;
+# `rls.render` fills the gate function's name. Without one the policies answer no row.
+def scope_gate(key: str) -> str:
+    """The gate of a statement on one scope's rows: `key` is the SQL of its scope key (a
+    parameter) in any of its forms (quarantined, procedures: `memory.scope`); the gate names the
+    canonical key (a JSON object's text: from its first `{`), whose every form the policy then
+    answers. Bound parameters and builtins only, so it stays a one-time filter."""
+    return f"{{act_as_scope}}(substr({key}, strpos({key}, chr(123))))"
+
+
+ALL_SCOPES_GATE = "{act_for_all}()"
+"""The gate of a statement that acts for every scope on purpose: maintenance (purge, erasure,
+sweeps, pruning, re-indexing), operators' listings and the worker's claim of the next job."""
+
+
+def scope_or_all_gate(key: str) -> str:
+    """The gate of an operator's listing of one scope, or of every scope when `key` is NULL."""
+    return f"CASE WHEN {key}::text IS NULL THEN {ALL_SCOPES_GATE} ELSE {scope_gate(key)} END"
+
+
 def quarantine_key(scope_key: str) -> str:
     """Where a scope's quarantined memories are kept (see `QUARANTINE_PREFIX`)."""
     return QUARANTINE_PREFIX + scope_key

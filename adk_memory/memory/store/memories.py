@@ -19,9 +19,10 @@ from datetime import datetime
 import asyncpg
 
 from ..._json import dump_json
+from ...db import rls
 from ...db.engine import Database
 from ..models import Memory, MemoryAction, PastRevision
-from ..scope import QUARANTINE_PREFIX, real_key_sql
+from ..scope import QUARANTINE_PREFIX, real_key_sql, scope_gate
 from ..text import SearchText
 from .changes import GenerationWrites, MemoryChange, NewMemory
 from .maintenance import SET_WATERMARK
@@ -37,9 +38,16 @@ Also = Callable[[asyncpg.Connection], Awaitable[None]]
 # statement), so this adds one primary-key probe and no row.
 _MINE = f"""
 SELECT {MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
- WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}}
+ WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}} AND {{gate}}
    AND EXISTS (SELECT 1 FROM {{{{schema}}}}.memory_revisions
-                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid)"""
+                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid AND {{gate}})"""
+
+
+def _mine(memory: str, scope_key: str, revision: str) -> str:
+    """`_MINE` for a statement's parameters, gated by the memory's scope."""
+    return _MINE.format(
+        memory=memory, scope_key=scope_key, revision=revision, gate=scope_gate(scope_key)
+    )
 
 
 @dataclass(frozen=True)
@@ -84,20 +92,27 @@ WITH m AS (
     SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
            $12::text[], $13::vector, {fts("$14", words="$21", grams="$22")},
            coalesce($15::timestamptz, now()), coalesce($23::timestamptz, now()), {expiry("$16")}
-    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = {real_key_sql("$2")} AND memory_id = $1::uuid)
+    WHERE {scope_gate("$2")}
+      AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {real_key_sql("$2")} AND memory_id = $1::uuid
+                         AND {scope_gate("$2")})
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
 {
     revision_of_m(
-        "CREATED", revision_id="$20::uuid", extracted="$17::text[]", labels="$18::jsonb", ttl="$19"
+        "CREATED",
+        revision_id="$20::uuid",
+        extracted="$17::text[]",
+        labels="$18::jsonb",
+        ttl="$19",
+        gate=scope_gate("$2"),
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$20")}
+{_mine("$1", "$2", "$20")}
 """
 
 
@@ -131,6 +146,9 @@ class _InsertManyArgs:
     update_times: list[datetime | None]  # None: now
 
 
+_ONE_SCOPE = scope_gate("($2::text[])[1]")
+"""`_INSERT_MANY`'s gate, its first memory's scope: a memory of another scope raises (policy)."""
+
 # Many creates in one statement: one array per column, one element per memory (the input `s`),
 # arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular);
 # its parameters: `_InsertManyArgs`. As `_INSERT`: an id any revision names is never created
@@ -157,8 +175,10 @@ WITH s AS (
            s.embedding::vector, {fts("s.config", words="s.words", grams="s.grams")},
            coalesce(s.create_time, now()), coalesce(s.update_time, now()), {expiry("s.ttl")}
     FROM s
-    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = {real_key_sql("s.scope_key")} AND memory_id = s.id)
+    WHERE {_ONE_SCOPE}
+      AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {real_key_sql("s.scope_key")} AND memory_id = s.id
+                         AND {_ONE_SCOPE})
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
@@ -170,15 +190,16 @@ WITH s AS (
         labels="s.labels::jsonb",
         ttl="$20",
         rows="m JOIN s ON s.id = m.id",
+        gate=_ONE_SCOPE,
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
 SELECT {MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
- WHERE m.scope_key = s.scope_key
+ WHERE m.scope_key = s.scope_key AND {_ONE_SCOPE}
    AND EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                WHERE id = s.revision_id AND memory_id = s.id)
+                WHERE id = s.revision_id AND memory_id = s.id AND {_ONE_SCOPE})
 """
 
 
@@ -232,8 +253,9 @@ WITH m AS (
            update_time = CASE WHEN $20::boolean THEN now() ELSE m.update_time END,
            expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
                               ELSE {expiry("$10")} END
-     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE}
-       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions WHERE id = $17::uuid)
+     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE} AND {scope_gate("$2")}
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                        WHERE id = $17::uuid AND {scope_gate("$2")})
     RETURNING m.*
 ), r AS (
 {
@@ -246,12 +268,13 @@ WITH m AS (
         source_type="coalesce($14, m.source_type)",
         source_session="coalesce($15, m.source_session_id)",
         source_events="coalesce($16::text[], m.source_event_ids)",
+        gate=scope_gate("$2"),
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$17")}
+{_mine("$1", "$2", "$17")}
 """
 
 # $1 scope key, $2 id, $3 labels, $4 revision ttl seconds, $5 extracted facts (what led a
@@ -261,12 +284,17 @@ UNION ALL
 _DELETE_CTES = f"""
 WITH m AS (
     DELETE FROM {{schema}}.memories m
-     WHERE m.scope_key = $1 AND m.id = $2::uuid
+     WHERE m.scope_key = $1 AND m.id = $2::uuid AND {scope_gate("$1")}
     RETURNING m.*
 ), r AS (
 {
     revision_of_m(
-        "DELETED", revision_id="$6::uuid", extracted="$5::text[]", labels="$3::jsonb", ttl="$4"
+        "DELETED",
+        revision_id="$6::uuid",
+        extracted="$5::text[]",
+        labels="$3::jsonb",
+        ttl="$4",
+        gate=scope_gate("$1"),
     )
 }
 )
@@ -277,8 +305,9 @@ _DELETE = _DELETE_CTES + f"SELECT {MEMORY_COLUMNS} FROM m"
 # A direct delete: how many went (0 or 1), this write's replay included.
 _DELETE_ONE = (
     _DELETE_CTES
-    + """SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {schema}.memory_revisions
-                                        WHERE id = $6::uuid AND memory_id = $2::uuid)"""
+    + f"""SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {{schema}}.memory_revisions
+                                         WHERE id = $6::uuid AND memory_id = $2::uuid
+                                           AND {scope_gate("$1")})"""
 )
 
 # Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
@@ -287,26 +316,31 @@ _DELETE_ONE = (
 _RELEASE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
-     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2
+     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2 AND {scope_gate("$2")}
     RETURNING m.*
 ), r AS (
 {
     revision_of_m(
-        "UPDATED", revision_id="$5::uuid", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4"
+        "UPDATED",
+        revision_id="$5::uuid",
+        extracted="'{{}}'::text[]",
+        labels="$3::jsonb",
+        ttl="$4",
+        gate=scope_gate("$2"),
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$5")}
+{_mine("$1", "$2", "$5")}
 """
 
 # Live memories' past revisions from another system (an import's), with their own times.
 # $1 scope key (the live memories': a quarantined or deleted one gets none), $2 memory ids,
 # $3 revision ids (each written once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
 # $7 labels (JSON), $8 create times, $9 expire times.
-_IMPORT_REVISIONS = """
-INSERT INTO {schema}.memory_revisions
+_IMPORT_REVISIONS = f"""
+INSERT INTO {{schema}}.memory_revisions
     (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
      create_time, expire_time)
 SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
@@ -315,7 +349,8 @@ SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
 FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
             $8::timestamptz[], $9::timestamptz[])
      AS s(memory_id, id, action, fact, extracted, labels, create_time, expire_time)
-JOIN {schema}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+JOIN {{schema}}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+WHERE {scope_gate("$1")}
 ON CONFLICT (id) DO NOTHING
 RETURNING id
 """
@@ -328,14 +363,14 @@ class MemoryWrites:
         self._db = db
         self._searchable = searchable
         schema = db.schema
-        self._insert = _INSERT.format(schema=schema)
-        self._insert_many = _INSERT_MANY.format(schema=schema)
-        self._update = _UPDATE.format(schema=schema)
-        self._delete = _DELETE.format(schema=schema)
-        self._delete_one = _DELETE_ONE.format(schema=schema)
-        self._release = _RELEASE.format(schema=schema)
-        self._import_revisions = _IMPORT_REVISIONS.format(schema=schema)
-        self._set_watermark = SET_WATERMARK.format(schema=schema)
+        self._insert = rls.render(_INSERT, schema)
+        self._insert_many = rls.render(_INSERT_MANY, schema)
+        self._update = rls.render(_UPDATE, schema)
+        self._delete = rls.render(_DELETE, schema)
+        self._delete_one = rls.render(_DELETE_ONE, schema)
+        self._release = rls.render(_RELEASE, schema)
+        self._import_revisions = rls.render(_IMPORT_REVISIONS, schema)
+        self._set_watermark = rls.render(SET_WATERMARK, schema)
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> _InsertArgs:
         searchable = self._searchable(new.fact)

@@ -18,63 +18,76 @@ from collections.abc import Collection, Sequence
 import asyncpg
 
 from ...config import GenerationConfig
+from ...db import rls
 from ...db.engine import Database
 from ..procedure_rule import PUBLIC, Support, audience, material, unsafe, viewer_key
-from ..scope import Scope, app_scope, procedure_key, quarantine_key, scope_key
+from ..scope import Scope, app_scope, procedure_key, quarantine_key, scope_gate, scope_key
 
 AUDIENCE = "audience"
 """The metadata key a procedure's audience is kept under."""
 
-_RECORD = """
-INSERT INTO {schema}.procedure_support AS s
+# Every statement here is on one app's procedure key (its procedures, their quarantine, their
+# revisions and support: `_keys`) and carries its gate (row-level security, `db.rls`): $1, or
+# the first of the keys in $2 / $3.
+_RECORD = f"""
+INSERT INTO {{schema}}.procedure_support AS s
        (scope_key, memory_id, user_id, session_id, tokens, written)
-VALUES ($1, $2::uuid, $3, $4, $5::text[], $6::text[])
+SELECT $1, $2::uuid, $3, $4, $5::text[], $6::text[] WHERE {scope_gate("$1")}
 ON CONFLICT (scope_key, memory_id, user_id, session_id) DO UPDATE
 SET tokens = ARRAY(SELECT DISTINCT unnest(s.tokens || EXCLUDED.tokens)),
     written = ARRAY(SELECT DISTINCT unnest(s.written || EXCLUDED.written)),
     update_time = now()
 """
 
-_SUPPORT = """
-SELECT memory_id::text, user_id, tokens FROM {schema}.procedure_support
-WHERE scope_key = $1 AND memory_id = ANY($2::uuid[])
+_SUPPORT = f"""
+SELECT memory_id::text, user_id, tokens FROM {{schema}}.procedure_support
+WHERE scope_key = $1 AND memory_id = ANY($2::uuid[]) AND {scope_gate("$1")}
 """
 
-_FACTS = """
-SELECT id::text, fact FROM {schema}.memories
-WHERE id = ANY($1::uuid[]) AND scope_key = ANY($2::text[])
+_FACTS = f"""
+SELECT id::text, fact FROM {{schema}}.memories
+WHERE id = ANY($1::uuid[]) AND scope_key = ANY($2::text[]) AND {scope_gate("($2::text[])[1]")}
 """
 
-_SET_AUDIENCE = """
-UPDATE {schema}.memories SET metadata = jsonb_set(metadata, '{{audience}}', $3::jsonb)
+_SET_AUDIENCE = f"""
+UPDATE {{schema}}.memories SET metadata = jsonb_set(metadata, '{{{{audience}}}}', $3::jsonb)
 WHERE id = $1::uuid AND scope_key = $2 AND metadata -> 'audience' IS DISTINCT FROM $3::jsonb
+  AND {scope_gate("$2")}
 """
 
-_UNSUPPORT = """
-DELETE FROM {schema}.procedure_support WHERE scope_key = $1 AND user_id = $2
+_UNSUPPORT = f"""
+DELETE FROM {{schema}}.procedure_support
+ WHERE scope_key = $1 AND user_id = $2 AND {scope_gate("$1")}
 RETURNING memory_id::text, tokens || written
 """
 
-_REVISIONS = """
-SELECT id::text, memory_id::text, fact, extracted_facts FROM {schema}.memory_revisions
+_REVISIONS = f"""
+SELECT id::text, memory_id::text, fact, extracted_facts FROM {{schema}}.memory_revisions
 WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($2::text[])
+  AND {scope_gate("($2::text[])[1]")}
 """
 
-_WITHDRAW = """
+_WITHDRAW = f"""
 WITH support AS (
-    DELETE FROM {schema}.procedure_support WHERE scope_key = $2 AND memory_id = ANY($1::uuid[])
+    DELETE FROM {{schema}}.procedure_support
+     WHERE scope_key = $2 AND memory_id = ANY($1::uuid[]) AND {scope_gate("$2")}
 ), revisions AS (
-    DELETE FROM {schema}.memory_revisions
-    WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) RETURNING 1
+    DELETE FROM {{schema}}.memory_revisions
+    WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) AND {scope_gate("$2")}
+    RETURNING 1
 ), deleted AS (
-    DELETE FROM {schema}.memories WHERE id = ANY($1::uuid[]) AND scope_key = ANY($3::text[])
+    DELETE FROM {{schema}}.memories
+     WHERE id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) AND {scope_gate("$2")}
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM revisions)::int AS revisions,
        (SELECT count(*) FROM deleted)::int AS procedures
 """
 
-_DROP_REVISIONS = "DELETE FROM {schema}.memory_revisions WHERE id = ANY($1::uuid[])"
+_DROP_REVISIONS = f"""
+DELETE FROM {{schema}}.memory_revisions
+ WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
+"""
 
 _COUNTS = ("procedure_support", "procedures_withdrawn", "procedure_revisions")
 """What `SupportStore.erase` counts: support rows, procedures withdrawn, revisions deleted."""
@@ -83,7 +96,7 @@ _PRIOR = "SELECT counts FROM {schema}.memory_replies WHERE id = $1::uuid"
 
 _REPLY = "INSERT INTO {schema}.memory_replies (id, counts) VALUES ($1::uuid, $2::bigint[])"
 
-_PURGE = "DELETE FROM {schema}.procedure_support WHERE scope_key = $1"
+_PURGE = f"DELETE FROM {{schema}}.procedure_support WHERE scope_key = $1 AND {scope_gate('$1')}"
 
 
 def _keys(key: str) -> list[str]:
@@ -104,17 +117,17 @@ class SupportStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         schema = db.schema
-        self._record = _RECORD.format(schema=schema)
-        self._support = _SUPPORT.format(schema=schema)
-        self._facts = _FACTS.format(schema=schema)
-        self._set_audience = _SET_AUDIENCE.format(schema=schema)
-        self._unsupport = _UNSUPPORT.format(schema=schema)
-        self._revisions = _REVISIONS.format(schema=schema)
-        self._withdraw = _WITHDRAW.format(schema=schema)
-        self._drop_revisions = _DROP_REVISIONS.format(schema=schema)
-        self._purge = _PURGE.format(schema=schema)
-        self._prior = _PRIOR.format(schema=schema)
-        self._reply = _REPLY.format(schema=schema)
+        self._record = rls.render(_RECORD, schema)
+        self._support = rls.render(_SUPPORT, schema)
+        self._facts = rls.render(_FACTS, schema)
+        self._set_audience = rls.render(_SET_AUDIENCE, schema)
+        self._unsupport = rls.render(_UNSUPPORT, schema)
+        self._revisions = rls.render(_REVISIONS, schema)
+        self._withdraw = rls.render(_WITHDRAW, schema)
+        self._drop_revisions = rls.render(_DROP_REVISIONS, schema)
+        self._purge = rls.render(_PURGE, schema)
+        self._prior = rls.render(_PRIOR, schema)
+        self._reply = rls.render(_REPLY, schema)
 
     async def _load(
         self, conn: asyncpg.Connection, key: str, memory_ids: Collection[str]
@@ -220,7 +233,7 @@ class SupportStore:
             )
             if _only_theirs([fact or "", *extracted], theirs[memory_id], support[memory_id])
         ]
-        await conn.execute(self._drop_revisions, stale)
+        await conn.execute(self._drop_revisions, stale, key)
         await self._refresh(conn, key, app_name, kept, min_users)
         return len(rows), withdrawn["procedures"], withdrawn["revisions"] + len(stale)
 

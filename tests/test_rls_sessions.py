@@ -10,10 +10,12 @@ from typing import Any
 
 import asyncpg
 import pytest
+from click.testing import CliRunner
 from conftest import TEST_SCHEMA, said
 from rls_checks import SESSION_TABLES, ungated
 
 from adk_memory import PostgresSessionService
+from adk_memory.cli import main
 from adk_memory.db.engine import Database
 from adk_memory.db.migrations import SESSION_MIGRATIONS
 from adk_memory.db.rls import render
@@ -219,3 +221,14 @@ def test_the_setting_reads_its_variable() -> None:
     assert database_settings(environ=off).row_level_security is False
     with pytest.raises(InputValidationError, match="ADK_MEMORY_ROW_LEVEL_SECURITY"):
         database_settings(environ={"ADK_MEMORY_ROW_LEVEL_SECURITY": "maybe"})
+
+
+def test_migrate_says_whether_row_level_security_is_in_force(
+    database_url: str, superuser_url: str
+) -> None:
+    where = ("--schema", TEST_SCHEMA, "--component", "sessions", "--check")
+    owner = CliRunner().invoke(main, ["migrate", "--database-url", database_url, *where])
+    assert owner.exit_code == 0, owner.output
+    assert "row-level security: in force on 4 tables" in owner.output
+    admin = CliRunner().invoke(main, ["migrate", "--database-url", superuser_url, *where])
+    assert "row-level security: not in force: the database role is a superuser" in admin.output

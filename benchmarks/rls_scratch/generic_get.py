@@ -69,16 +69,22 @@ async def main() -> None:
                 for _ in range(a.n):
                     await conn.fetchrow(sql, *args)
                 times[name].append((time.perf_counter() - start) / a.n * 1e6)
-        plans = await conn.fetch(
-            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-            "WHERE statement LIKE '%ARRAY(%' ORDER BY statement LIKE '%CASE WHEN%'"
-        )
+        plans = {
+            name: tuple(
+                await conn.fetchrow(
+                    "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+                    "WHERE statement = $1",
+                    sql,
+                )
+            )
+            for name, (sql, _) in shapes.items()
+        }
         before = statistics.median(times["before (CASE)"])
         after = statistics.median(times["after (_GET_ALL)"])
         print(
             f"{a.events} events: before {before:.0f} us, after {after:.0f} us "
             f"({(after / before - 1) * 100:+.1f} %); plans (generic, custom): "
-            f"after {tuple(plans[0])}, before {tuple(plans[1])}"
+            f"before {plans['before (CASE)']}, after {plans['after (_GET_ALL)']}"
         )
         await conn.close()
 

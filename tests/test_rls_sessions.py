@@ -10,12 +10,15 @@ from typing import Any
 
 import asyncpg
 import pytest
+from click.testing import CliRunner
 from conftest import TEST_SCHEMA, said
 from rls_checks import SESSION_TABLES, ungated
 
 from adk_memory import PostgresSessionService
+from adk_memory.cli import main
+from adk_memory.db import owner
 from adk_memory.db.engine import Database
-from adk_memory.db.migrations import SESSION_MIGRATIONS
+from adk_memory.db.migrations import SESSION_MIGRATIONS, migrate
 from adk_memory.db.rls import render
 from adk_memory.errors import DatabasePermissionError, InputValidationError
 from adk_memory.sessions import store
@@ -219,3 +222,52 @@ def test_the_setting_reads_its_variable() -> None:
     assert database_settings(environ=off).row_level_security is False
     with pytest.raises(InputValidationError, match="ADK_MEMORY_ROW_LEVEL_SECURITY"):
         database_settings(environ={"ADK_MEMORY_ROW_LEVEL_SECURITY": "maybe"})
+
+
+def test_migrate_says_whether_row_level_security_is_in_force(
+    database_url: str, superuser_url: str
+) -> None:
+    where = ("--schema", TEST_SCHEMA, "--component", "sessions", "--check")
+    owner = CliRunner().invoke(main, ["migrate", "--database-url", database_url, *where])
+    assert owner.exit_code == 0, owner.output
+    assert "row-level security: in force on 4 tables" in owner.output
+    admin = CliRunner().invoke(main, ["migrate", "--database-url", superuser_url, *where])
+    assert "row-level security: not in force: the database role is a superuser" in admin.output
+
+
+async def test_an_existing_superuser_schema_is_given_to_the_owner_and_policed(
+    database_url: str, superuser_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data directory from before the owner role: its schema, made by the superuser at
+    sessions version 2, is given to the owner at the next start, which then migrates it under
+    row-level security; the rows stay, reachable through the gate only."""
+    schema = "rls_legacy_test"
+    admin = await asyncpg.connect(superuser_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await migrate(admin, schema, "sessions", SESSION_MIGRATIONS[:2])
+        await admin.execute(
+            f"INSERT INTO {schema}.sessions (app_name, user_id, id, last_update_time) "
+            "VALUES ('app', 'alice', 's', 0)"
+        )
+    finally:
+        await admin.close()
+    monkeypatch.setattr(owner, "_READY", set())  # as a new process would
+    plain = superuser_url.replace("postgresql+asyncpg://", "postgresql://")
+    assert owner.ensure_owner(plain).startswith(f"postgresql://{owner.OWNER_ROLE}:@")
+    database = Database(database_url, schema=schema)
+    try:
+        await database.ensure_migrated("sessions", SESSION_MIGRATIONS)
+        assert database.rls is not None and database.rls.in_force
+        gated = f"SELECT count(*) FROM {schema}.sessions WHERE {schema}.act_as('app', 'alice')"
+        assert await database.run(lambda conn: conn.fetchval(gated)) == 1
+        ungated = f"SELECT count(*) FROM {schema}.sessions"
+        assert await database.run(lambda conn: conn.fetchval(ungated)) == 0
+        owners = await database.run(
+            lambda conn: conn.fetch(
+                "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = $1", schema
+            )
+        )
+        assert [r[0] for r in owners] == [owner.OWNER_ROLE]
+    finally:
+        await database.close()

@@ -36,6 +36,8 @@ DO $$ BEGIN
 END $$;
 ALTER ROLE {OWNER_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS CREATEROLE CREATEDB;
 GRANT CREATE ON DATABASE {SUPERUSER} TO {OWNER_ROLE};
+-- Dropping a database of its own WITH (FORCE) may have to end an autovacuum worker there.
+GRANT pg_signal_backend TO {OWNER_ROLE};
 """
 
 _EXTENSIONS = """

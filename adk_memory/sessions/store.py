@@ -78,19 +78,14 @@ WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3 AND {act_as}($1, $2)
 
 # Every event (the runtime's read each turn), read in index order as it is, without the
 # selection's materialised, re-sorted set: half the server's time for a 500-event session.
-_GET_ALL = _GET_SHAPE.replace(
-    "{events}",
-    """ARRAY(
+_ALL_EVENTS = """ARRAY(
            SELECT data::text FROM {schema}.events
             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND {act_as}($1, $2)
-            ORDER BY seq)""",
-)
+            ORDER BY seq)"""
 
 # $4: how many recent events (NULL = all). $5: an inclusive lower timestamp bound, applied as
 # ADK applies it: of those events, the newest run whose timestamps are all >= $5.
-_GET_RECENT = _GET_SHAPE.replace(
-    "{events}",
-    """(
+_RECENT_EVENTS = """(
            WITH recent AS (
                SELECT data, seq, "timestamp" FROM {schema}.events
                 WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND {act_as}($1, $2)
@@ -100,8 +95,10 @@ _GET_RECENT = _GET_SHAPE.replace(
            SELECT array_agg(r.data::text ORDER BY r.seq) FROM recent r
             WHERE $5::float8 IS NULL
                OR r.seq > (SELECT coalesce(max(seq), -1) FROM recent
-                            WHERE "timestamp" < $5::float8))""",
-)
+                            WHERE "timestamp" < $5::float8))"""
+
+_GET_ALL = _GET_SHAPE.replace("{events}", _ALL_EVENTS)
+_GET_RECENT = _GET_SHAPE.replace("{events}", _RECENT_EVENTS)
 
 # No events at all (`num_recent_events=0`).
 _GET_NONE = _GET_SHAPE.replace("{events}", "NULL::text[]")

@@ -1,7 +1,9 @@
 """Scratch (issue 26, decision 4): what the all-users escape (`OR all_users = 'on'`) in the
 sessions policies costs against the strict (app, user) form, on the real gated session read,
-listing and append, as a non-superuser owner with FORCE ROW LEVEL SECURITY. µs per call,
-median of rounds, generic plans forced and the planner's choice.
+listing and append, as a non-superuser owner with FORCE ROW LEVEL SECURITY: RLS off, the
+built policies as a policed role meets them (strict), as the owner meets them (its all-users
+policy OR-ed in), and the design's single OR-ed policy. µs per call, median of rounds,
+generic plans forced and the planner's choice.
 
     python benchmarks/rls_scratch/all_users_or.py [--rounds 7] [--n 300]
 """
@@ -21,18 +23,30 @@ from adk_memory.db.migrations import SESSION_MIGRATIONS
 from adk_memory.sessions import store
 
 S = "adk_memory"
-STRICT_USER = (
-    f"app_name = nullif(current_setting('{rls.APP_SETTING}', true), '') AND "
-    f"user_id = nullif(current_setting('{rls.USER_SETTING}', true), '')"
-)
-STRICT_APP = f"app_name = nullif(current_setting('{rls.APP_SETTING}', true), '')"
+_APP = f"nullif(current_setting('{rls.APP_SETTING}', true), '')"
+_USER = f"nullif(current_setting('{rls.USER_SETTING}', true), '')"
+OR_USER = f"app_name = {_APP} AND (user_id = {_USER} OR {rls.ALL_USERS})"
+OR_APP = f"app_name = {_APP} OR {rls.ALL_USERS}"
+"""The design's first form (docs/rls.md §3): one policy, the all-users escape OR-ed in."""
+TABLES = ("sessions", "events", "user_states")
 
 
 def policies(form: str) -> str:
-    user = {"or": rls.USER_ROWS, "strict": STRICT_USER}[form]
-    app = {"or": rls.APP_ROWS, "strict": STRICT_APP}[form]
-    ddl = "".join(rls.table_policy(t, user) for t in ("sessions", "events", "user_states"))
-    return (ddl + rls.table_policy("app_states", app)).format(schema=S)
+    """`strict`: the built policies as a policed role meets them (the gated one only);
+    `owner`: as built, as the owner meets them (gated OR its all-users policy); `or`: the
+    design's single policy with the OR inside."""
+    if form == "or":
+        ddl = "".join(rls.table_policy(t, OR_USER, "false") for t in TABLES)
+        ddl += rls.table_policy("app_states", OR_APP, "false")
+    else:
+        ddl = "".join(rls.table_policy(t, rls.USER_ROWS, rls.ALL_APP_USERS) for t in TABLES)
+        ddl += rls.table_policy("app_states", rls.APP_ROWS, rls.ALL_APP_USERS)
+        if form == "strict":
+            ddl += "".join(
+                f"DROP POLICY {t}_owner_all_users ON {{schema}}.{t};"
+                for t in (*TABLES, "app_states")
+            )
+    return ddl.format(schema=S)
 
 
 def disable() -> str:
@@ -84,7 +98,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--events", type=int, default=50)
-    parser.add_argument("--forms", default="off,strict,or")
+    parser.add_argument("--forms", default="off,strict,owner,or")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--modes", default="force_generic_plan,auto")
     parser.add_argument("--calls", default="get_session,list_sessions,append (stale)")
@@ -93,17 +107,7 @@ async def main() -> None:
         db = Database(url, schema=S)
         await db.ensure_migrated("sessions", SESSION_MIGRATIONS)
         await db.close()
-        admin = await asyncpg.connect(url)
-        await admin.execute(
-            "CREATE ROLE rls_owner LOGIN; GRANT CREATE ON DATABASE postgres TO rls_owner;"
-            f"ALTER SCHEMA {S} OWNER TO rls_owner;"
-            + "".join(
-                f"ALTER TABLE {S}.{t} OWNER TO rls_owner;"
-                for t in ("sessions", "events", "user_states", "app_states")
-            )
-        )
-        await admin.close()
-        conn = await asyncpg.connect(url.replace("postgres:@", "rls_owner:@"))
+        conn = await asyncpg.connect(url)  # the embedded server's owner: not a superuser
         await seed(conn, a.events)
         get = rls.render(store._GET_ALL, S)
         listing = rls.render(store._LIST_FOR_USER, S)

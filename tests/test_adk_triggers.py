@@ -95,7 +95,8 @@ async def job_payloads(engine) -> list[dict]:
     """Every job's payload, oldest first (read straight from the queue table)."""
     async with engine.connect() as conn:
         raw = await conn.exec_driver_sql(
-            f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs ORDER BY create_time"
+            f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs WHERE {for_all(TEST_SCHEMA)} "
+            "ORDER BY create_time"
         )
         return [json.loads(row[0]) for row in raw]
 

@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 from click.testing import CliRunner, Result
 from google.adk.errors.input_validation_error import InputValidationError
+from rls_checks import all_rows
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -76,7 +77,7 @@ async def schema(database_url: str, request: pytest.FixtureRequest) -> AsyncIter
 
 @pytest.fixture
 async def conn(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await all_rows(database_url)
     yield connection
     await connection.close()
 

@@ -32,7 +32,7 @@ from adk_memory.db import rls
 from adk_memory.db.engine import Database
 from adk_memory.db.factory import make_engine
 from adk_memory.db.migrations import MEMORY_SCOPED_TABLES
-from adk_memory.db.roles import GRANTS, Login, apply_roles
+from adk_memory.db.roles import GRANTS, OPEN_TABLES, Login, apply_roles
 from adk_memory.db.vectors import VECTOR_STRATEGIES
 from adk_memory.memory.jobs import JobQueue
 from adk_memory.memory.scope import (
@@ -56,6 +56,9 @@ from adk_memory.memory.store import reads as store_reads
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 SCHEMA = "rls_memory"
+"""With the roles of `adk-memory db roles` (whose maintenance policies then pass its owner)."""
+OWNED = "rls_memory_owned"
+"""Without them: the single-role deployment, its owner policed by the policies (FORCE)."""
 PREFIX = "rlsm_"
 PASSWORD = "rlsm-secret"
 APP = "travel"
@@ -110,11 +113,16 @@ def login_url(database_url: str, role: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
+def schema_of(role: str) -> str:
+    return OWNED if role == "owner" else SCHEMA
+
+
 async def _setup(database_url: str) -> None:
-    async with PostgresMemoryService(
-        database_url, schema=SCHEMA, embedder=HashEmbedder(), run_worker=False
-    ) as owner:
-        await owner.list_memories(page_size=1)  # migrate; fix the vector dimension
+    for schema in (SCHEMA, OWNED):
+        async with PostgresMemoryService(
+            database_url, schema=schema, embedder=HashEmbedder(), run_worker=False
+        ) as owner:
+            await owner.list_memories(page_size=1)  # migrate; fix the vector dimension
     conn = await asyncpg.connect(dsn(database_url))
     try:
         logins = [Login(role, f"{PREFIX}{role}_user", PASSWORD) for role in ("agent", "worker")]
@@ -123,20 +131,25 @@ async def _setup(database_url: str) -> None:
         await conn.close()
     conn = await all_rows(database_url)
     try:
-        for scope in (ALICE_SCOPE, BOB_SCOPE):
-            key = scope_key(scope)
-            for table, keys in SEEDED.items():
-                statement = f"INSERT INTO {SCHEMA}.{table} {_SEED[table]}"
-                for form in keys(key):
-                    await conn.execute(statement, form, json.dumps(scope))
-        for app in CONFIG_APPS:
-            await conn.execute(
-                f"INSERT INTO {SCHEMA}.memory_app_configs (app_name, version, config) "
-                "VALUES ($1, 1, '{}')",
-                app,
-            )
+        for schema in (SCHEMA, OWNED):
+            await _seed(conn, schema)
     finally:
         await conn.close()
+
+
+async def _seed(conn: asyncpg.Connection, schema: str) -> None:
+    for scope in (ALICE_SCOPE, BOB_SCOPE):
+        key = scope_key(scope)
+        for table, keys in SEEDED.items():
+            statement = f"INSERT INTO {schema}.{table} {_SEED[table]}"
+            for form in keys(key):
+                await conn.execute(statement, form, json.dumps(scope))
+    for app in CONFIG_APPS:
+        await conn.execute(
+            f"INSERT INTO {schema}.memory_app_configs (app_name, version, config) "
+            "VALUES ($1, 1, '{}')",
+            app,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -167,40 +180,44 @@ def readable(role: str) -> list[str]:
 @pytest.mark.parametrize("role", ["owner", "agent", "worker"])
 async def test_an_unfiltered_select_sees_only_the_gated_scope(connect, role):
     assert set(SEEDED) == set(MEMORY_SCOPED_TABLES)
-    conn = await connect(role)
+    conn, schema = await connect(role), schema_of(role)
     for table in readable(role):
         rows = await conn.fetch(
-            f"SELECT scope_key FROM {SCHEMA}.{table} WHERE {SCHEMA}.act_as_scope($1)", ALICE
+            f"SELECT scope_key FROM {schema}.{table} WHERE {schema}.act_as_scope($1)", ALICE
         )
+        ungated = await conn.fetchval(f"SELECT count(*) FROM {schema}.{table}")
+        if role in OPEN_TABLES.get(table, {}):  # the worker's claim: every scope's jobs
+            assert len(rows) == ungated == len(SEEDED[table](ALICE) + SEEDED[table](BOB))
+            continue
         assert sorted(r[0] for r in rows) == sorted(SEEDED[table](ALICE)), table
-        assert await conn.fetchval(f"SELECT count(*) FROM {SCHEMA}.{table}") == 0, table
+        assert ungated == 0, table
         every = await conn.fetchval(
-            f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {SCHEMA}.act_for_all()"
+            f"SELECT count(*) FROM {schema}.{table} WHERE {schema}.act_for_all()"
         )
         if role == "owner":  # the owner's all-users path (maintenance in one-role setups)
             assert every == len(SEEDED[table](ALICE)) + len(SEEDED[table](BOB)), table
         elif role == "agent":  # no all-users policy: the agent is strict
             assert every == 0, table
-    configs = f"SELECT app_name FROM {SCHEMA}.memory_app_configs"
-    gated = await conn.fetch(f"{configs} WHERE {SCHEMA}.act_as($1, NULL)", "cfg_app")
+    configs = f"SELECT app_name FROM {schema}.memory_app_configs"
+    gated = await conn.fetch(f"{configs} WHERE {schema}.act_as($1, NULL)", "cfg_app")
     assert [r[0] for r in gated] == ["cfg_app"]
     assert await conn.fetch(configs) == []
 
 
 @pytest.mark.parametrize("role", ["owner", "agent"])
 async def test_a_write_for_another_scope_is_refused(connect, role):
-    conn = await connect(role)
-    gated = f"{SCHEMA}.act_as_scope($2)"
+    conn, schema = await connect(role), schema_of(role)
+    gated = f"{schema}.act_as_scope($2)"
     with pytest.raises(asyncpg.InsufficientPrivilegeError, match="row-level security"):
         await conn.execute(
-            f"INSERT INTO {SCHEMA}.memories (id, scope_key, scope, fact, source_type, fts) "
+            f"INSERT INTO {schema}.memories (id, scope_key, scope, fact, source_type, fts) "
             f"SELECT gen_random_uuid(), $1, '{{}}', 'planted', 'DIRECT', '' WHERE {gated}",
             BOB,
             ALICE,
         )
     for change in ("UPDATE {t} SET fact = 'changed'", "DELETE FROM {t}"):
         done = await conn.execute(
-            f"{change.format(t=f'{SCHEMA}.memories')} WHERE scope_key = $1 AND {gated}",
+            f"{change.format(t=f'{schema}.memories')} WHERE scope_key = $1 AND {gated}",
             BOB,
             ALICE,
         )
@@ -208,7 +225,7 @@ async def test_a_write_for_another_scope_is_refused(connect, role):
     # An update that would move Alice's own row to Bob's scope is refused too (WITH CHECK).
     with pytest.raises(asyncpg.InsufficientPrivilegeError, match="row-level security"):
         await conn.execute(
-            f"UPDATE {SCHEMA}.memories SET scope_key = $1 WHERE scope_key = $2 AND {gated}",
+            f"UPDATE {schema}.memories SET scope_key = $1 WHERE scope_key = $2 AND {gated}",
             BOB,
             ALICE,
         )
@@ -223,6 +240,25 @@ async def test_the_worker_cannot_write_a_watermark_for_another_scope(connect):
             BOB,
             ALICE,
         )
+
+
+async def test_the_worker_role_runs_a_generation_for_its_scope_only(urls):
+    """The agent enqueues, the worker (policed on the memories, open on the queue) claims the
+    job across scopes and writes its memory under the job's scope; each user sees their own."""
+    grace = user_scope(APP, "grace")
+    async with (
+        PostgresMemoryService(
+            urls["agent"], schema=SCHEMA, llm=ScriptedLlm(), run_worker=False
+        ) as agent,
+        PostgresMemoryService(
+            urls["worker"], schema=SCHEMA, llm=ScriptedLlm(), run_worker=False
+        ) as worker,
+    ):
+        await agent.generate_memories(facts=["Grace sails on Sundays."], scope=grace)
+        assert await worker.worker.run_once()
+        mine = await agent.list_memories(grace)
+        assert [m.fact for m in mine.memories] == ["Grace sails on Sundays."]
+        assert (await agent.list_memories(user_scope(APP, "heidi"))).memories == []
 
 
 def users_of(rows: list[asyncpg.Record], column: int = 1) -> set[str]:
@@ -345,8 +381,8 @@ def test_every_memory_statement_gates_each_level_that_names_a_policed_table():
     assert len(every) >= 57
 
 
-_SCOPE_GATE = re.compile(rf"{SCHEMA}\.act_as_scope\(substr\((\$\d+|\(\$\d+::text\[\]\)\[1\])")
-_APP_GATE = re.compile(rf"{SCHEMA}\.act_as\((\$\d+)")
+_SCOPE_GATE = re.compile(rf"{OWNED}\.act_as_scope\(substr\((\$\d+|\(\$\d+::text\[\]\)\[1\])")
+_APP_GATE = re.compile(rf"{OWNED}\.act_as\((\$\d+)")
 
 
 def acting_for(query: str, args: tuple[Any, ...]) -> set[str]:
@@ -388,7 +424,7 @@ async def test_no_transaction_of_the_memory_side_acts_for_two_scopes(urls):
     try:
         async with PostgresMemoryService(
             engine=engine,
-            schema=SCHEMA,
+            schema=OWNED,
             embedder=HashEmbedder(),
             llm=ScriptedLlm(),
             run_worker=True,

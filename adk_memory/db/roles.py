@@ -81,9 +81,14 @@ erasure, purges, migrations; operators: reads only, every one of them audited). 
 the BYPASSRLS attribute, which only a superuser may grant (managed services may not let you)
 and which would not show in `\\d+`. The agent and the worker have none: they are policed."""
 
-OPEN_TABLES: Mapping[str, Mapping[str, str]] = {}
-"""Per-table exceptions for a policed role: table -> {role: command} (e.g. the worker's claim
-of jobs across scopes)."""
+OPEN_TABLES: Mapping[str, Mapping[str, str]] = {
+    # The worker claims the next due job of any scope, and keeps the books of the job it holds
+    # by id (ownership, completion, failure, the queue's depth): `memory/jobs/queue.py` gates
+    # those with `act_for_all`. A job's effects are written under its scope's gate.
+    "memory_jobs": {"worker": "ALL"},
+    "memory_scope_leases": {"worker": "ALL"},
+}
+"""Per-table exceptions for a policed role: table -> {role: command}."""
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 

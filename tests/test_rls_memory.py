@@ -23,7 +23,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from rls_checks import all_rows, ungated
+from rls_checks import all_rows, levels, ungated
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
@@ -182,14 +182,18 @@ async def test_an_unfiltered_select_sees_only_the_gated_scope(connect, role):
     assert set(SEEDED) == set(MEMORY_SCOPED_TABLES)
     conn, schema = await connect(role), schema_of(role)
     for table in readable(role):
-        rows = await conn.fetch(
-            f"SELECT scope_key FROM {schema}.{table} WHERE {schema}.act_as_scope($1)", ALICE
-        )
+        gated = f"SELECT scope_key FROM {schema}.{table} WHERE {schema}.act_as_scope($1)"
         ungated = await conn.fetchval(f"SELECT count(*) FROM {schema}.{table}")
         if role in OPEN_TABLES.get(table, {}):  # the worker's claim: every scope's jobs
+            rows = await conn.fetch(gated, ALICE)
             assert len(rows) == ungated == len(SEEDED[table](ALICE) + SEEDED[table](BOB))
             continue
-        assert sorted(r[0] for r in rows) == sorted(SEEDED[table](ALICE)), table
+        for form in every_form(ALICE):  # each key form is a key of its own to the policy
+            rows = await conn.fetch(gated, form)
+            # a revision carries its memory's real key: a quarantine key's gate answers it
+            seen = form.removeprefix("quarantine:") if table == "memory_revisions" else form
+            expected = [seen] if seen in SEEDED[table](ALICE) else []
+            assert [r[0] for r in rows] == expected, (table, form)
         assert ungated == 0, table
         every = await conn.fetchval(
             f"SELECT count(*) FROM {schema}.{table} WHERE {schema}.act_for_all()"
@@ -276,8 +280,9 @@ async def test_one_connection_alternating_scopes_never_mixes_them(connect, mode)
     for turn in range(8):
         key, user = (ALICE, "alice") if turn % 2 == 0 else (BOB, "bob")
         assert users_of(await unfiltered.fetch(key), 0) == {user}
-        page = await listing.fetch(key, None, None, None, None, None, None, 50, True)
-        assert len(page) == 2 and users_of(page) == {user}  # the scope and its quarantine
+        for form in (key, quarantine_key(key)):  # one key form a statement
+            page = await listing.fetch(form, None, None, None, None, None, None, 50, True)
+            assert len(page) == 1 and users_of(page) == {user}
 
 
 def _without(statement: str, *removed: str) -> str:
@@ -378,10 +383,27 @@ def test_every_memory_statement_gates_each_level_that_names_a_policed_table():
         every += statements(retrieval)
     for statement in every:
         assert ungated(statement, SCHEMA, tables) == [], statement
+        assert other_forms(statement) == [], statement
     assert len(every) >= 57
 
 
-_SCOPE_GATE = re.compile(rf"{OWNED}\.act_as_scope\(substr\((\$\d+|\(\$\d+::text\[\]\)\[1\])")
+_GATED_KEY = re.compile(rf"{SCHEMA}\.act_as_scope\(((?:'[a-z:]+' \|\| )?\$\d+)\)")
+_READ_KEY = re.compile(r"\bscope_key = ((?:'[a-z:]+' \|\| )?\$\d+)(?!:)")
+
+
+def other_forms(statement: str) -> list[str]:
+    """The levels of `statement` whose gate names one key (a parameter, or a prefix and one)
+    while the level reads another (`scope_key = <parameter>`): the policy is one equality with
+    the gated key, so such a level would answer nothing."""
+    wrong = []
+    for level in levels(statement):
+        gated = set(_GATED_KEY.findall(level))
+        if len(gated) == 1 and not set(_READ_KEY.findall(level)) <= gated:
+            wrong.append(" ".join(level.split()))
+    return wrong
+
+
+_SCOPE_GATE = re.compile(rf"{OWNED}\.act_as_scope\((?:'[a-z:]+' \|\| )?(\$\d+|\(\$\d+::text\[\]\)\[1\])")
 _APP_GATE = re.compile(rf"{OWNED}\.act_as\((\$\d+)")
 
 

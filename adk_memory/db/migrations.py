@@ -136,9 +136,9 @@ MEMORY_SCOPED_TABLES = (
     "memory_profile_revisions",
     "procedure_support",
 )
-"""The memory tables keyed by a scope's canonical key (`scope_key`), policed by `rls.scope_rows`:
-a statement on them carries `{act_as_scope}` of its scope or `{act_for_all}` in every query
-level that scans one (`tests/test_rls_memory.py` checks every statement)."""
+"""The memory tables keyed by a scope's key (`scope_key`, in one of its forms), policed by
+`rls.SCOPE_ROWS` (`memory_revisions` by `rls.REVISION_ROWS`): a statement on them carries
+`{act_as_scope}` of the exact key it reads or `{act_for_all}` in every query level that scans one (`tests/test_rls_memory.py` checks every statement)."""
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
@@ -434,13 +434,18 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
         FOR EACH ROW EXECUTE FUNCTION {schema}.operator_audit_append_only();
     """,
     # 14: row-level security (docs/rls.md §3): every table holding a scope's rows answers only
-    # the scope a statement's gate named (`db.rls`), its quarantine and procedures included, or
+    # the key a statement's gate named (`db.rls`), in the exact form the statement reads, or
     # every scope for a statement gated `act_for_all` (maintenance, operator listings, the job
     # claim); an app's configurations answer only their app. Not policed, on purpose: opt-outs
     # and tombstones (digests only, looked up by the digest the caller computed), erasures,
     # replies, the tombstone key and the operators' audit (no user content; grants restrict them).
     rls.GATE_FUNCTIONS
-    + "".join(rls.table_policy(table, rls.scope_rows()) for table in MEMORY_SCOPED_TABLES)
+    + "".join(
+        rls.table_policy(
+            table, rls.REVISION_ROWS if table == "memory_revisions" else rls.SCOPE_ROWS
+        )
+        for table in MEMORY_SCOPED_TABLES
+    )
     + rls.table_policy("memory_app_configs", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 

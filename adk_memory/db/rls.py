@@ -76,14 +76,25 @@ ALL_APP_USERS = f"{ALL_USERS} AND (app_name = {_APP} OR {_APP} IS NULL)"
 `act_as_app` named, or of every app under `act_for_all` (which clears the app)."""
 
 
-def scope_rows(column: str = "scope_key") -> str:
-    """The policy predicate of memory tables: the gated scope, its quarantine, its procedures
-    and their quarantine (`memory.scope`'s key forms), as an `IN` of builtins (an array from a
-    function wrecks plans: docs/rls.md §3). Strict, like `USER_ROWS`: no all-users OR."""
-    key = f"nullif(current_setting('{SCOPE_SETTING}', true), '')"
-    prefixes = ("quarantine:", "procedure:", "quarantine:procedure:")
-    forms = ", ".join([key, *(f"'{prefix}' || {key}" for prefix in prefixes)])
-    return f"{column} IN ({forms})"
+_SCOPE = f"nullif(current_setting('{SCOPE_SETTING}', true), '')"
+
+SCOPE_ROWS = f"scope_key = {_SCOPE}"
+"""The policy predicate of the memory tables: the one key the gate named, in the exact form the
+statement reads (a scope's own key, its quarantine `quarantine:K`, its procedures
+`procedure:K`: `memory.scope`'s key forms). One equality of builtins, like `USER_ROWS`: the
+planner puts it in the same equivalence class as the statement's own `scope_key = $1`, i.e. one
+index key and a one-time `$1 = <setting>` check. An `IN` of the four forms could not merge:
+the planner multiplied the two selectivities, estimated one row and nested loops over the
+scope (+120 % to +190 % on the hybrid search, docs/rls.md §7)."""
+
+REVISION_ROWS = (
+    f"scope_key = CASE WHEN starts_with({_SCOPE}, 'quarantine:') "
+    f"THEN substr({_SCOPE}, {len('quarantine:') + 1}) ELSE {_SCOPE} END"
+)
+"""The policy predicate of `memory_revisions`, whose rows always carry the real key (a
+quarantined memory's revisions its scope's own: `memory.scope.QUARANTINE_PREFIX`): the gated
+key without its quarantine prefix, so a statement that writes a quarantined memory with its
+revision (one gate, `quarantine:K`) writes the revision under `K`. Still one equality."""
 
 
 def table_policy(table: str, predicate: str, all_rows: str = ALL_USERS) -> str:

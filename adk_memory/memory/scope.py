@@ -126,11 +126,14 @@ def real_key_sql(column: str) -> str:
 # scoped table (`db.migrations.MEMORY_SCOPED_TABLES`) carries one of these gates in its WHERE;
 # `rls.render` fills the gate function's name. Without one the policies answer no row.
 def scope_gate(key: str) -> str:
-    """The gate of a statement on one scope's rows: `key` is the SQL of its scope key (a
-    parameter) in any of its forms (quarantined, procedures: `memory.scope`); the gate names the
-    canonical key (a JSON object's text: from its first `{`), whose every form the policy then
-    answers. Bound parameters and builtins only, so it stays a one-time filter."""
-    return f"{{act_as_scope}}(substr({key}, strpos({key}, chr(123))))"
+    """The gate of a statement on one key's rows: `key` is the SQL of the key (a parameter, or
+    builtins over one) in the exact form every level of the statement reads: a scope's own key,
+    its quarantine or its procedures are each a key of their own to the policy (`db.rls.
+    SCOPE_ROWS`, one equality the planner merges with the statement's `scope_key = $1`), so a
+    statement reads one form (revisions excepted: they carry the real key, which the gate of a
+    quarantine key answers too, `db.rls.REVISION_ROWS`). Bound parameters and builtins only, so
+    it stays a one-time filter."""
+    return f"{{act_as_scope}}({key})"
 
 
 ALL_SCOPES_GATE = "{act_for_all}()"
@@ -138,9 +141,11 @@ ALL_SCOPES_GATE = "{act_for_all}()"
 sweeps, pruning, re-indexing), operators' listings and the worker's claim of the next job."""
 
 
-def scope_or_all_gate(key: str) -> str:
-    """The gate of an operator's listing of one scope, or of every scope when `key` is NULL."""
-    return f"CASE WHEN {key}::text IS NULL THEN {ALL_SCOPES_GATE} ELSE {scope_gate(key)} END"
+def scope_or_all_gate(key: str, form: str = "") -> str:
+    """The gate of an operator's listing of one scope, or of every scope when `key` is NULL;
+    `form`: the prefix of the key form the listing reads (e.g. `QUARANTINE_PREFIX`)."""
+    read = f"'{form}' || {key}" if form else key
+    return f"CASE WHEN {key}::text IS NULL THEN {ALL_SCOPES_GATE} ELSE {scope_gate(read)} END"
 
 
 def quarantine_key(scope_key: str) -> str:

@@ -50,22 +50,26 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks, counted
-# under request id $2 (see `db.replies`). Gated by the scope, not for every scope: a purge names
-# one, so a mistake in it cannot reach another.
+# A scope, forgotten: its memories, revisions and watermarks, counted under request id $2 (see
+# `db.replies`) with $3, the quarantined memories `_PURGE_QUARANTINE` deleted just before in the
+# same transaction (a key form of its own: one statement each, `db.rls.SCOPE_ROWS`). Gated by
+# the scope, not for every scope: a purge names one, so a mistake in it cannot reach another.
+_PURGE_QUARANTINE = f"""
+SELECT count(*) FROM (DELETE FROM {{schema}}.memories WHERE scope_key = $1 AND {scope_gate("$1")}
+                      RETURNING 1) d
+"""
 _PURGE = recorded(
     "{schema}.memory_replies",
     "$2",
     f"""
 m AS (DELETE FROM {{schema}}.memories
-       WHERE (scope_key = $1 OR scope_key = '{QUARANTINE_PREFIX}' || $1) AND {FIRST_ATTEMPT}
-         AND {scope_gate("$1")}
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")}
       RETURNING 1),
 r AS (DELETE FROM {{schema}}.memory_revisions
        WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
        WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1)""",
-    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"],
+    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w) + $3"],
 )
 
 # Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
@@ -194,6 +198,7 @@ class Maintenance:
         self._watermark = rls.render(_WATERMARK, schema)
         self._processed_until = rls.render(_PROCESSED_UNTIL, schema)
         self._purge = rls.render(_PURGE, schema)
+        self._purge_quarantine = rls.render(_PURGE_QUARANTINE, schema)
         self._erase = rls.render(_ERASE, schema)
         self._reindex_batch = rls.render(_REINDEX_BATCH, schema)
         self._reindex = rls.render(_REINDEX, schema)
@@ -224,9 +229,14 @@ class Maintenance:
     async def purge(self, scope_key: str) -> int:
         """Delete every memory (quarantined ones too), revision and watermark of the scope; how
         many rows went (its replay after a lost reply counts the same)."""
-        request_id = uuid.uuid4()
-        counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
-        return int(counts[0])
+        request_id, quarantine = uuid.uuid4(), QUARANTINE_PREFIX + scope_key
+
+        async def purged(conn: asyncpg.Connection) -> int:
+            async with conn.transaction():
+                held = await conn.fetchval(self._purge_quarantine, quarantine)
+                return int((await conn.fetchval(self._purge, scope_key, request_id, held))[0])
+
+        return await self._db.run(purged)
 
     async def erase(
         self, containing: dict[str, str], request_id: uuid.UUID | None = None

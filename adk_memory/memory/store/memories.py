@@ -22,7 +22,7 @@ from ..._json import dump_json
 from ...db import rls
 from ...db.engine import Database
 from ..models import Memory, MemoryAction, PastRevision
-from ..scope import QUARANTINE_PREFIX, real_key_sql, scope_gate
+from ..scope import ALL_SCOPES_GATE, QUARANTINE_PREFIX, real_key_sql, scope_gate
 from ..text import SearchText
 from .changes import GenerationWrites, MemoryChange, NewMemory
 from .maintenance import SET_WATERMARK
@@ -147,7 +147,8 @@ class _InsertManyArgs:
 
 
 _ONE_SCOPE = scope_gate("($2::text[])[1]")
-"""`_INSERT_MANY`'s gate, its first memory's scope: a memory of another scope raises (policy)."""
+"""`_INSERT_MANY`'s gate, its first memory's key: a batch is one key's (`insert_many` runs one
+statement per key form), and a memory of another key raises (the policy's WITH CHECK)."""
 
 # Many creates in one statement: one array per column, one element per memory (the input `s`),
 # arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular);
@@ -312,11 +313,14 @@ _DELETE_ONE = (
 
 # Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
 # $4 revision ttl, $5 revision id), with an UPDATED revision. A replay finds the memory released
-# (nothing to move) and returns it.
+# (nothing to move) and returns it. An operator's act (`approve_quarantined`), gated for every
+# scope like the operators' listings: the row changes key form, and an updated row must pass the
+# policy of the key it reads (`quarantine:K`) and, moved, the one it gets (`K`), which no one
+# key's policy does (`db.rls.SCOPE_ROWS`); its own `scope_key` equalities name the one scope.
 _RELEASE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
-     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2 AND {scope_gate("$2")}
+     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2 AND {ALL_SCOPES_GATE}
     RETURNING m.*
 ), r AS (
 {
@@ -326,13 +330,13 @@ WITH m AS (
         extracted="'{{}}'::text[]",
         labels="$3::jsonb",
         ttl="$4",
-        gate=scope_gate("$2"),
+        gate=ALL_SCOPES_GATE,
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_mine("$1", "$2", "$5")}
+{_MINE.format(memory="$1", scope_key="$2", revision="$5", gate=ALL_SCOPES_GATE)}
 """
 
 # Live memories' past revisions from another system (an import's), with their own times.
@@ -403,26 +407,44 @@ class MemoryWrites:
     async def insert_many(
         self, memories: Sequence[NewMemory], revision_ttl: float | None
     ) -> list[Memory]:
-        """Create many memories, each with its CREATED revision, in one statement (all or
-        none); the memories created, in no particular order. Ids that exist or existed before
-        this call are skipped, and so is a repeated id after its first occurrence; a replay after
-        a lost reply returns the memories its first attempt created."""
+        """Create many memories, each with its CREATED revision, all or none: one statement per
+        key form (a batch with quarantined facts: two, in one transaction); the memories
+        created, in no particular order. Ids that exist or existed before this call are
+        skipped, and so is a repeated id after its first occurrence; a replay after a lost
+        reply returns the memories its first attempt created."""
         first: dict[str, NewMemory] = {}
         for memory in memories:
             first.setdefault(memory.id, memory)
         unique = list(first.values())
         if not unique:
             return []
-        scopes: dict[str, str] = {}
-        for m in unique:  # a batch has one scope or a few: each written to JSON once
-            if m.scope_key not in scopes:
-                scopes[m.scope_key] = json.dumps(m.scope)
+        by_key: dict[str, list[NewMemory]] = {}
+        for m in unique:  # a scope's own key and its quarantine: one statement each
+            by_key.setdefault(m.scope_key, []).append(m)
+        batches = [self._insert_many_args(batch, revision_ttl) for batch in by_key.values()]
+
+        async def inserted(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            if len(batches) == 1:  # the usual batch: one statement, no transaction block
+                return list(await conn.fetch(self._insert_many, *batches[0]))
+            rows: list[asyncpg.Record] = []
+            async with conn.transaction():
+                for args in batches:
+                    rows += await conn.fetch(self._insert_many, *args)
+            return rows
+
+        return [memory_of(r) for r in await self._db.run(inserted)]
+
+    def _insert_many_args(
+        self, unique: Sequence[NewMemory], revision_ttl: float | None
+    ) -> tuple[object, ...]:
+        """`_INSERT_MANY`'s arguments for one key's memories."""
+        scope = json.dumps(unique[0].scope)  # one key's memories: one scope, written once
         searchable = [self._searchable(m.fact) for m in unique]
-        args = bind(
+        return bind(
             _InsertManyArgs(
                 ids=[m.id for m in unique],
                 scope_keys=[m.scope_key for m in unique],
-                scopes=[scopes[m.scope_key] for m in unique],
+                scopes=[scope] * len(unique),
                 facts=[m.fact for m in unique],
                 contents=[json_value(m.content) for m in unique],
                 topics=[json_list(m.topics) for m in unique],
@@ -445,8 +467,6 @@ class MemoryWrites:
                 update_times=[m.update_time for m in unique],
             )
         )
-        rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
-        return [memory_of(r) for r in rows]
 
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None

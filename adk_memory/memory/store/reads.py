@@ -10,8 +10,11 @@ unless asked). It never writes.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
+
+import asyncpg
 
 from ...db import rls
 from ...db.engine import Database
@@ -21,6 +24,7 @@ from ..scope import (
     ALL_SCOPES_GATE,
     PROCEDURE_PREFIX,
     QUARANTINE_PREFIX,
+    quarantine_key,
     real_key_sql,
     scope_gate,
     scope_or_all_gate,
@@ -55,17 +59,19 @@ WHERE m.id = ANY($1::uuid[]) AND m.scope_key = $2 AND {LIVE} AND {scope_gate("$2
 """
 
 # Quarantined memories, newest first: of one scope ($1), or of every scope ($1 NULL: the
-# operator's queue), each with the guard's reason from its latest revision. $2 limit.
+# operator's queue), each with the guard's reason from its latest revision (under the real key:
+# the quarantine key's gate answers it, `db.rls.REVISION_ROWS`). $2 limit.
+_QUARANTINE_GATE = scope_or_all_gate("$1", QUARANTINE_PREFIX)
 _QUARANTINED = f"""
 SELECT {MEMORY_COLUMNS}, r.labels::text FROM {{schema}}.memories m
 LEFT JOIN LATERAL (
     SELECT labels FROM {{schema}}.memory_revisions x
      WHERE x.scope_key = {real_key_sql("m.scope_key")} AND x.memory_id = m.id
-       AND {scope_or_all_gate("$1")}
+       AND {_QUARANTINE_GATE}
      ORDER BY x.create_time DESC LIMIT 1) r ON true
 WHERE starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
   AND ($1::text IS NULL OR m.scope_key = '{QUARANTINE_PREFIX}' || $1)
-  AND {scope_or_all_gate("$1")}
+  AND {_QUARANTINE_GATE}
 ORDER BY m.update_time DESC, m.id DESC
 LIMIT $2
 """
@@ -75,17 +81,18 @@ SELECT {MEMORY_COLUMNS} FROM {{schema}}.memories m
 WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE} AND {scope_gate("$2")}
 """
 
-# $1 scope key (NULL: every scope's facts, for operators: never a procedure, whose text only
-# `procedure_rule` may show, and which exports would turn into anyone's memory), $2..$5 filters,
-# $6/$7 the last row of the previous page (update time, id), $8 page size, $9 quarantined
-# memories too (the scope's, or with $1 NULL every scope's; never without it), each marked by
-# the last column. Newest first.
+# $1 scope key, the exact form read (NULL: every scope's facts, for operators: never a
+# procedure, whose text only `procedure_rule` may show, and which exports would turn into
+# anyone's memory), $2..$5 filters, $6/$7 the last row of the previous page (update time, id),
+# $8 page size, $9 (with $1 NULL) every scope's quarantined memories too; each row marked
+# quarantined by the last column. Newest first. A scope's page with its quarantine is two
+# statements, one per key form (`MemoryReads.list_memories`): each level reads one form, the one
+# its gate names (`db.rls.SCOPE_ROWS`).
 _LIST = f"""
 SELECT {MEMORY_COLUMNS}, starts_with(m.scope_key, '{QUARANTINE_PREFIX}')
 FROM {{schema}}.memories m
-WHERE ($1::text IS NULL OR m.scope_key = $1
-       OR ($9::boolean AND m.scope_key = '{QUARANTINE_PREFIX}' || $1))
-  AND ($9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
+WHERE ($1::text IS NULL OR m.scope_key = $1)
+  AND ($1::text IS NOT NULL OR $9::boolean OR NOT starts_with(m.scope_key, '{QUARANTINE_PREFIX}'))
   AND ($1::text IS NOT NULL OR NOT (starts_with(m.scope_key, '{PROCEDURE_PREFIX}')
        OR starts_with(m.scope_key, '{QUARANTINE_PREFIX}{PROCEDURE_PREFIX}')))
   AND {LIVE} {filter_sql(2)}
@@ -183,11 +190,21 @@ class MemoryReads:
         """Live memories newest first, starting after `after` (the previous page's last row);
         on the read replica if `replica` (`Database.run`), as for `revisions` and `retrieve`.
         `quarantined`: the quarantined ones too, marked `quarantined`."""
-        args = (scope_key, *filter_args(flt), *(after or (None, None)), limit, quarantined)
-        rows = await self._db.run(lambda conn: conn.fetch(self._list, *args), replica=replica)
+        rest = (*filter_args(flt), *(after or (None, None)), limit, quarantined)
+        keys = [scope_key]
+        if scope_key is not None and quarantined:  # one statement per key form, merged
+            keys.append(quarantine_key(scope_key))
+        rows: list[asyncpg.Record] = []
+        for key in keys:
+            rows += await self._db.run(
+                lambda conn, key=key: conn.fetch(self._list, key, *rest), replica=replica
+            )
+        if len(keys) > 1:
+            # newest first, as the statement orders: (update time, id)
+            rows.sort(key=lambda r: (r[12], uuid.UUID(r[0])), reverse=True)
         return [
             memory_of(r).model_copy(update={"quarantined": True}) if r[15] else memory_of(r)
-            for r in rows
+            for r in rows[:limit]
         ]
 
     async def revisions(

@@ -27,8 +27,9 @@ AUDIENCE = "audience"
 """The metadata key a procedure's audience is kept under."""
 
 # Every statement here is on one app's procedure key (its procedures, their quarantine, their
-# revisions and support: `_keys`) and carries its gate (row-level security, `db.rls`): $1, or
-# the first of the keys in $2 / $3.
+# revisions and support: `_keys`) and carries its gate (row-level security, `db.rls`): the
+# exact key form it reads (the procedures' and their quarantine's are one statement each; the
+# revisions carry the procedure key itself).
 _RECORD = f"""
 INSERT INTO {{schema}}.procedure_support AS s
        (scope_key, memory_id, user_id, session_id, tokens, written)
@@ -46,7 +47,7 @@ WHERE scope_key = $1 AND memory_id = ANY($2::uuid[]) AND {scope_gate("$1")}
 
 _FACTS = f"""
 SELECT id::text, fact FROM {{schema}}.memories
-WHERE id = ANY($1::uuid[]) AND scope_key = ANY($2::text[]) AND {scope_gate("($2::text[])[1]")}
+WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
 """
 
 _SET_AUDIENCE = f"""
@@ -63,8 +64,7 @@ RETURNING memory_id::text, tokens || written
 
 _REVISIONS = f"""
 SELECT id::text, memory_id::text, fact, extracted_facts FROM {{schema}}.memory_revisions
-WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($2::text[])
-  AND {scope_gate("($2::text[])[1]")}
+WHERE memory_id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
 """
 
 _WITHDRAW = f"""
@@ -73,15 +73,17 @@ WITH support AS (
      WHERE scope_key = $2 AND memory_id = ANY($1::uuid[]) AND {scope_gate("$2")}
 ), revisions AS (
     DELETE FROM {{schema}}.memory_revisions
-    WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) AND {scope_gate("$2")}
-    RETURNING 1
-), deleted AS (
-    DELETE FROM {{schema}}.memories
-     WHERE id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) AND {scope_gate("$2")}
+    WHERE memory_id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM revisions)::int AS revisions,
-       (SELECT count(*) FROM deleted)::int AS procedures
+SELECT (SELECT count(*) FROM revisions)::int
+"""
+
+# The withdrawn procedures themselves, under one key form ($2) at a time.
+_DELETE_PROCEDURES = f"""
+SELECT count(*)::int FROM (DELETE FROM {{schema}}.memories
+                            WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
+                           RETURNING 1) d
 """
 
 _DROP_REVISIONS = f"""
@@ -124,6 +126,7 @@ class SupportStore:
         self._unsupport = rls.render(_UNSUPPORT, schema)
         self._revisions = rls.render(_REVISIONS, schema)
         self._withdraw = rls.render(_WITHDRAW, schema)
+        self._delete_procedures = rls.render(_DELETE_PROCEDURES, schema)
         self._drop_revisions = rls.render(_DROP_REVISIONS, schema)
         self._purge = rls.render(_PURGE, schema)
         self._prior = rls.render(_PRIOR, schema)
@@ -173,7 +176,7 @@ class SupportStore:
         min_users: int,
     ) -> None:
         support = await self._load(conn, key, memory_ids)
-        for memory_id, fact in await conn.fetch(self._facts, list(memory_ids), _keys(key)):
+        for memory_id, fact in await self._facts_of(conn, key, memory_ids):
             users = support.get(memory_id, {})
             seen = audience(fact, users, min_users)
             entries = [e if e == PUBLIC else viewer_key(app_name, e) for e in seen]
@@ -217,25 +220,36 @@ class SupportStore:
         if not ids:
             return 0, 0, 0
         support = await self._load(conn, key, ids)
-        facts = dict(await conn.fetch(self._facts, list(ids), _keys(key)))
+        facts = dict(await self._facts_of(conn, key, ids))
         gone = [
             i
             for i in ids
             if not support.get(i)
             or (i in facts and _only_theirs([facts[i]], theirs[i], support[i]))
         ]
-        withdrawn = await conn.fetchrow(self._withdraw, gone, key, _keys(key))
+        revisions = await conn.fetchval(self._withdraw, gone, key)
+        withdrawn = 0
+        for where in _keys(key):
+            withdrawn += await conn.fetchval(self._delete_procedures, gone, where)
         kept = ids - set(gone)
         stale = [
             revision_id
             for revision_id, memory_id, fact, extracted in await conn.fetch(
-                self._revisions, list(kept), _keys(key)
+                self._revisions, list(kept), key
             )
             if _only_theirs([fact or "", *extracted], theirs[memory_id], support[memory_id])
         ]
         await conn.execute(self._drop_revisions, stale, key)
         await self._refresh(conn, key, app_name, kept, min_users)
-        return len(rows), withdrawn["procedures"], withdrawn["revisions"] + len(stale)
+        return len(rows), withdrawn, revisions + len(stale)
+
+    async def _facts_of(
+        self, conn: asyncpg.Connection, key: str, memory_ids: Collection[str]
+    ) -> list[asyncpg.Record]:
+        """(id, fact) of these procedures of the app's procedure key, quarantined ones too (one
+        statement per key form)."""
+        ids = list(memory_ids)
+        return [row for where in _keys(key) for row in await conn.fetch(self._facts, ids, where)]
 
     async def purge(self, key: str) -> int:
         """Delete every support row of an app's procedures (its procedures are being purged)."""

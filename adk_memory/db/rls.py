@@ -104,16 +104,18 @@ def table_policy(table: str, predicate: str, all_rows: str = ALL_USERS) -> str:
 
     - `<table>_gated`, for every role: `predicate`, the strict form keyed by the gate's
       settings (USING and WITH CHECK);
-    - `<table>_owner_all_users`, for the migrating role only (`CURRENT_USER`: the owner, which runs
+    - `<table>_all_users`, for the migrating role only (`CURRENT_USER`: the owner, which runs
       the migrations): `all_rows`, which lets a statement gated `act_for_all` / `act_as_app`
       reach every user's rows (the sweeps, erasure, app-wide listings, the job claim of a
       single-role deployment). Policed roles (agent, worker) do not get it: a permissive
       policy is OR-ed into the qual of every statement of the roles it applies to, and only
-      the owner pays that per-row OR.
+      the owner pays that per-row OR. Its name sorts before `_gated` on purpose: PostgreSQL
+      ORs a table's permissive policies in reverse name order, so the gated check comes first
+      and, true for every row of an ordinary statement, spares the all-users one.
 
     Roles that must see every row (maintenance, operators) get their own `USING (true)`
     policies from `adk-memory db roles`; a role with no policy sees nothing."""
-    gated, every = f"{table}_gated", f"{table}_owner_all_users"
+    gated, every = f"{table}_gated", f"{table}_all_users"
     escaped = predicate.replace("{", "{{").replace("}", "}}")
     wide = all_rows.replace("{", "{{").replace("}", "}}")
     on = f"{{schema}}.{table}"

@@ -3,7 +3,7 @@ security applies to it.
 
 Owns: creating, at a server's first use by this process, the non-superuser LOGIN role
 (`OWNER_ROLE`) that the embedded server's URL names, the extensions that role may not create
-itself (in the server's database and in template1), and the one-time transfer to it of the
+itself and the leakproof full-text match (in the server's database and in template1), and the one-time transfer to it of the
 adk-memory schemas a superuser created (data directories from before this role existed). It
 runs as the server's bootstrap superuser (`postgres`) only here, never for a store's statement.
 
@@ -47,6 +47,18 @@ CREATE EXTENSION IF NOT EXISTS vector;
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 """
 """Run in the server's database and in template1, so a database the owner creates has them."""
+
+_LEAKPROOF = """
+ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF;
+"""
+"""Full-text matching (`fts @@ query`) declared leakproof, in the server's database and in
+template1 (pg_proc is per database). On a policed table PostgreSQL evaluates a qual that is not
+leakproof only after the policy's, so it may not be an index condition: the search's text list
+then read the whole scope from the heap and filtered `@@` per row (+20 % on the hybrid search
+at 1,000 memories a scope, more with bigger scopes; docs/rls.md §7). Leakproof, `@@` is an index
+condition again (+2 %). Only a superuser may declare it; `ts_match_vq` compares a parsed
+document with a parsed query and raises nothing that depends on the values. A server given by
+URL needs it from its administrator (docs/rls.md)."""
 
 _TRANSFER = f"""
 DO $$
@@ -125,6 +137,7 @@ async def _set_up(superuser_url: str) -> None:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext('adk_memory:owner'))")
             await conn.execute(_SETUP)
             await conn.execute(_EXTENSIONS)
+            await conn.execute(_LEAKPROOF)
             await conn.execute(_TRANSFER)
     finally:
         await conn.close()
@@ -133,5 +146,6 @@ async def _set_up(superuser_url: str) -> None:
         async with template.transaction():
             await template.execute("SELECT pg_advisory_xact_lock(hashtext('adk_memory:owner'))")
             await template.execute(_EXTENSIONS)
+            await template.execute(_LEAKPROOF)
     finally:
         await template.close()

@@ -55,8 +55,9 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
 # same transaction (a key form of its own: one statement each, `db.rls.SCOPE_ROWS`). Gated by
 # the scope, not for every scope: a purge names one, so a mistake in it cannot reach another.
 _PURGE_QUARANTINE = f"""
-SELECT count(*) FROM (DELETE FROM {{schema}}.memories WHERE scope_key = $1 AND {scope_gate("$1")}
-                      RETURNING 1) d
+WITH d AS (DELETE FROM {{schema}}.memories WHERE scope_key = $1 AND {scope_gate("$1")}
+           RETURNING 1)
+SELECT count(*) FROM d
 """
 _PURGE = recorded(
     "{schema}.memory_replies",

@@ -81,9 +81,10 @@ SELECT (SELECT count(*) FROM revisions)::int
 
 # The withdrawn procedures themselves, under one key form ($2) at a time.
 _DELETE_PROCEDURES = f"""
-SELECT count(*)::int FROM (DELETE FROM {{schema}}.memories
-                            WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
-                           RETURNING 1) d
+WITH d AS (DELETE FROM {{schema}}.memories
+            WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
+           RETURNING 1)
+SELECT count(*)::int FROM d
 """
 
 _DROP_REVISIONS = f"""

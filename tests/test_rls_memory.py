@@ -403,7 +403,9 @@ def other_forms(statement: str) -> list[str]:
     return wrong
 
 
-_SCOPE_GATE = re.compile(rf"{OWNED}\.act_as_scope\((?:'[a-z:]+' \|\| )?(\$\d+|\(\$\d+::text\[\]\)\[1\])")
+_SCOPE_GATE = re.compile(
+    rf"{OWNED}\.act_as_scope\((?:'[a-z:]+' \|\| )?(\$\d+|\(\$\d+::text\[\]\)\[1\])"
+)
 _APP_GATE = re.compile(rf"{OWNED}\.act_as\((\$\d+)")
 
 

@@ -138,7 +138,8 @@ MEMORY_SCOPED_TABLES = (
 )
 """The memory tables keyed by a scope's key (`scope_key`, in one of its forms), policed by
 `rls.SCOPE_ROWS` (`memory_revisions` by `rls.REVISION_ROWS`): a statement on them carries
-`{act_as_scope}` of the exact key it reads or `{act_for_all}` in every query level that scans one (`tests/test_rls_memory.py` checks every statement)."""
+`{act_as_scope}` of the exact key it reads or `{act_for_all}` in every query level that scans
+one (`tests/test_rls_memory.py` checks every statement)."""
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW

@@ -3,9 +3,10 @@ security applies to it.
 
 Owns: creating, at a server's first use by this process, the non-superuser LOGIN role
 (`OWNER_ROLE`) that the embedded server's URL names, the extensions that role may not create
-itself and the leakproof full-text match (in the server's database and in template1), and the one-time transfer to it of the
-adk-memory schemas a superuser created (data directories from before this role existed). It
-runs as the server's bootstrap superuser (`postgres`) only here, never for a store's statement.
+itself and the leakproof full-text match (in the server's database and in template1), and the
+one-time transfer to it of the adk-memory schemas a superuser created (data directories from
+before this role existed). It runs as the server's bootstrap superuser (`postgres`) only here,
+never for a store's statement.
 
 Why: PostgreSQL lets a superuser (and a BYPASSRLS role) bypass every policy, FORCE ROW LEVEL
 SECURITY included, and the embedded server's only role was `postgres`, a superuser. Connecting

@@ -24,6 +24,7 @@ from ...db.engine import Database
 from ..models import Memory, MemoryAction, PastRevision
 from ..scope import ALL_SCOPES_GATE, QUARANTINE_PREFIX, real_key_sql, scope_gate
 from ..text import SearchText
+from .batch import INSERT_MANY, insert_many_args
 from .changes import GenerationWrites, MemoryChange, NewMemory
 from .maintenance import SET_WATERMARK
 from .rows import json_list, json_value, memory_of, vector_text
@@ -113,94 +114,6 @@ WITH m AS (
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
 {_mine("$1", "$2", "$20")}
-"""
-
-
-@dataclass(frozen=True)
-class _InsertManyArgs:
-    """`_INSERT_MANY`'s parameters, $1.. in field order (`sql.bind`): one element per memory,
-    arrays of arrays and JSON values as JSON text per element."""
-
-    ids: list[str]
-    scope_keys: list[str]
-    scopes: list[str]
-    facts: list[str]
-    contents: list[str | None]
-    topics: list[str]
-    metadata: list[str]
-    importance: list[float | None]
-    confidence: list[float | None]
-    source_types: list[str]
-    source_session_ids: list[str | None]
-    source_event_ids: list[str]
-    embeddings: list[str | None]
-    create_times: list[datetime | None]  # None: now
-    ttl_seconds: list[float | None]
-    extracted_facts: list[str]
-    labels: list[str]
-    revision_ids: list[str]  # each write's token
-    configs: list[str]
-    revision_ttl: float | None
-    words: list[str]
-    grams: list[str]
-    update_times: list[datetime | None]  # None: now
-
-
-_ONE_SCOPE = scope_gate("($2::text[])[1]")
-"""`_INSERT_MANY`'s gate, its first memory's key: a batch is one key's (`insert_many` runs one
-statement per key form), and a memory of another key raises (the policy's WITH CHECK)."""
-
-# Many creates in one statement: one array per column, one element per memory (the input `s`),
-# arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular);
-# its parameters: `_InsertManyArgs`. As `_INSERT`: an id any revision names is never created
-# again, and the replay of a first attempt that committed returns the memories it created.
-_INSERT_MANY = f"""
-WITH s AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                         $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
-                         $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
-                         $16::text[], $17::text[], $18::uuid[], $19::text[], $21::text[],
-                         $22::text[], $23::timestamptz[])
-        AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
-             source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
-             extracted, labels, revision_id, config, words, grams, update_time)
-), m AS (
-    INSERT INTO {{schema}}.memories AS t
-        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
-         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
-         update_time, expire_time)
-    SELECT s.id, s.scope_key, s.scope::jsonb, s.fact, s.content::jsonb,
-           ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
-           s.importance, s.confidence, s.source_type, s.source_session_id,
-           ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
-           s.embedding::vector, {fts("s.config", words="s.words", grams="s.grams")},
-           coalesce(s.create_time, now()), coalesce(s.update_time, now()), {expiry("s.ttl")}
-    FROM s
-    WHERE {_ONE_SCOPE}
-      AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = {real_key_sql("s.scope_key")} AND memory_id = s.id
-                         AND {_ONE_SCOPE})
-    ON CONFLICT (id) DO NOTHING
-    RETURNING *
-), r AS (
-{
-    revision_of_m(
-        "CREATED",
-        revision_id="s.revision_id",
-        extracted="ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb))",
-        labels="s.labels::jsonb",
-        ttl="$20",
-        rows="m JOIN s ON s.id = m.id",
-        gate=_ONE_SCOPE,
-    )
-}
-)
-SELECT {MEMORY_COLUMNS} FROM m
-UNION ALL
-SELECT {MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
- WHERE m.scope_key = s.scope_key AND {_ONE_SCOPE}
-   AND EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                WHERE id = s.revision_id AND memory_id = s.id AND {_ONE_SCOPE})
 """
 
 
@@ -368,7 +281,7 @@ class MemoryWrites:
         self._searchable = searchable
         schema = db.schema
         self._insert = rls.render(_INSERT, schema)
-        self._insert_many = rls.render(_INSERT_MANY, schema)
+        self._insert_many = rls.render(INSERT_MANY, schema)
         self._update = rls.render(_UPDATE, schema)
         self._delete = rls.render(_DELETE, schema)
         self._delete_one = rls.render(_DELETE_ONE, schema)
@@ -421,7 +334,7 @@ class MemoryWrites:
         by_key: dict[str, list[NewMemory]] = {}
         for m in unique:  # a scope's own key and its quarantine: one statement each
             by_key.setdefault(m.scope_key, []).append(m)
-        batches = [self._insert_many_args(batch, revision_ttl) for batch in by_key.values()]
+        batches = [insert_many_args(b, self._searchable, revision_ttl) for b in by_key.values()]
 
         async def inserted(conn: asyncpg.Connection) -> list[asyncpg.Record]:
             if len(batches) == 1:  # the usual batch: one statement, no transaction block
@@ -433,40 +346,6 @@ class MemoryWrites:
             return rows
 
         return [memory_of(r) for r in await self._db.run(inserted)]
-
-    def _insert_many_args(
-        self, unique: Sequence[NewMemory], revision_ttl: float | None
-    ) -> tuple[object, ...]:
-        """`_INSERT_MANY`'s arguments for one key's memories."""
-        scope = json.dumps(unique[0].scope)  # one key's memories: one scope, written once
-        searchable = [self._searchable(m.fact) for m in unique]
-        return bind(
-            _InsertManyArgs(
-                ids=[m.id for m in unique],
-                scope_keys=[m.scope_key for m in unique],
-                scopes=[scope] * len(unique),
-                facts=[m.fact for m in unique],
-                contents=[json_value(m.content) for m in unique],
-                topics=[json_list(m.topics) for m in unique],
-                metadata=[dump_json(m.metadata or {}) for m in unique],
-                importance=[m.importance for m in unique],
-                confidence=[m.confidence for m in unique],
-                source_types=[m.source_type.value for m in unique],
-                source_session_ids=[m.source_session_id for m in unique],
-                source_event_ids=[json_list(m.source_event_ids) for m in unique],
-                embeddings=[vector_text(m.embedding) for m in unique],
-                create_times=[m.create_time for m in unique],
-                ttl_seconds=[m.ttl_seconds for m in unique],
-                extracted_facts=[json_list(m.extracted_facts) for m in unique],
-                labels=[json.dumps(m.labels) if m.labels else "{}" for m in unique],
-                revision_ids=[m.revision_id for m in unique],
-                configs=[s.config for s in searchable],
-                revision_ttl=revision_ttl,
-                words=[s.words for s in searchable],
-                grams=[s.grams for s in searchable],
-                update_times=[m.update_time for m in unique],
-            )
-        )
 
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None

@@ -194,11 +194,11 @@ class MemoryReads:
         keys = [scope_key]
         if scope_key is not None and quarantined:  # one statement per key form, merged
             keys.append(quarantine_key(scope_key))
-        rows: list[asyncpg.Record] = []
-        for key in keys:
-            rows += await self._db.run(
-                lambda conn, key=key: conn.fetch(self._list, key, *rest), replica=replica
-            )
+
+        async def page(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            return [r for key in keys for r in await conn.fetch(self._list, key, *rest)]
+
+        rows = await self._db.run(page, replica=replica)
         if len(keys) > 1:
             # newest first, as the statement orders: (update time, id)
             rows.sort(key=lambda r: (r[12], uuid.UUID(r[0])), reverse=True)

@@ -67,10 +67,12 @@ from google.adk.events.event import Event
 from google.adk.memory import InMemoryMemoryService
 from google.genai import types
 from pgvector import Vector
+from sqlalchemy.engine import make_url
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.config import RetrievalConfig
 from adk_memory.db import DEFAULT_SCHEMA
+from adk_memory.db.owner import OWNER_ROLE, SUPERUSER
 from adk_memory.memory.embeddings import EmbeddingTask
 from adk_memory.memory.scope import Scope, scope_key, user_scope
 
@@ -159,6 +161,8 @@ class Plan:
     adk_max_memories: int
     maintenance_work_mem: str
     keep: bool = False
+    skew: float = SKEW
+    """Scope sizes' skew (0: every scope the same size)."""
 
 
 @dataclass(frozen=True)
@@ -378,11 +382,17 @@ async def build_index(conn: asyncpg.Connection, dsn: str, definition: str) -> fl
 
 
 async def load(
-    bench_url: str, plan: Plan, sizes: list[int], centres: list[list[float]], rng: random.Random
+    bench_url: str,
+    bench_admin: str,
+    plan: Plan,
+    sizes: list[int],
+    centres: list[list[float]],
+    rng: random.Random,
 ) -> LoadReport:
-    """Fill the memories table as fast as PostgreSQL allows; the time of each step."""
+    """Fill the memories table as fast as PostgreSQL allows; the time of each step. The service
+    migrates as `bench_url`'s role; the rows go in as `bench_admin`'s."""
     report = LoadReport()
-    dsn = common.asyncpg_dsn(bench_url)
+    dsn = common.asyncpg_dsn(bench_admin)
     started = time.perf_counter()
     await prepare_schema(bench_url, plan.dims)
     report.steps["schema (service, empty)"] = time.perf_counter() - started
@@ -525,6 +535,14 @@ CONFIGS: dict[str, RetrievalConfig] = {
     "text": RetrievalConfig(mode="text"),
 }
 ADK = "ADK InMemoryMemoryService"
+RLS_OFF = "hybrid, RLS off"
+"""The hybrid search as a superuser, whom PostgreSQL's row-level security never polices (the
+same statements, gates included): its ratio to "hybrid", run as the owner the policies police
+(FORCE), is the policies' cost (docs/rls.md). Measured on the embedded server only."""
+RLS_STRICT = "hybrid, policed role"
+"""The hybrid search as a role with no all-users policy (as the agent role of `adk-memory db
+roles`): the strict scope predicate alone, without the owner's all-users alternative."""
+READER = "adk_memory_bench_reader"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -691,6 +709,33 @@ def latency_report(plan: Plan, samples: dict[str, Samples]) -> None:
     table(header, rows)
     if ADK in samples:
         adk_report(samples)
+
+
+def rls_report(samples: dict[str, Samples]) -> None:
+    """Row-level security's cost on the hybrid search: policed owner vs superuser, same queries
+    interleaved."""
+    off = samples[RLS_OFF].seconds
+    on, strict = samples["hybrid"].seconds, samples[RLS_STRICT].seconds
+
+    def change(f: Callable[[list[float]], float], seconds: list[float]) -> str:
+        return f"{ms(f(seconds))} ({100 * (f(seconds) / f(off) - 1):+.1f} %)"
+
+    rows = [
+        (what, ms(f(off)), change(f, on), change(f, strict))
+        for what, f in (
+            ("p50", lambda s: percentile(s, 50)),
+            ("p95", lambda s: percentile(s, 95)),
+            ("mean", statistics.fmean),
+        )
+    ]
+    print("\nRow-level security on the hybrid search (ms; change against RLS off)\n")
+    header = ("statistic", "RLS off (superuser)", "RLS on (owner)", "RLS on (policed role)")
+    table(header, rows)
+
+
+def superuser(url: str) -> str:
+    """The embedded server's superuser URL (its owner's URL names `OWNER_ROLE` instead)."""
+    return make_url(url).set(username=SUPERUSER).render_as_string(hide_password=False)
 
 
 def latency_by_size(samples: dict[str, Samples], queries: list[Query], sizes: list[int]) -> None:
@@ -887,14 +932,25 @@ async def run_plans(
 async def bench(url: str, embedded: bool, plan: Plan) -> None:
     """Load, measure, report."""
     rng = random.Random(plan.seed)
-    sizes = scope_sizes(plan.memories, plan.scopes)
+    sizes = scope_sizes(plan.memories, plan.scopes, plan.skew)
     centres = centroids(plan.dims, rng)
     queries = make_queries(sizes, centres, plan.queries + WARMUP, rng)
     warmup, queries = queries[:WARMUP], queries[WARMUP:]
-    bench_url = await common.fresh_database(url, BENCH_DATABASE)
-    dsn = common.asyncpg_dsn(bench_url)
+    admin_url = superuser(url) if embedded else url
+    bench_admin = await common.fresh_database(admin_url, BENCH_DATABASE)
+    bench_url = make_url(url).set(database=BENCH_DATABASE).render_as_string(hide_password=False)
+    if embedded:  # the owner migrates and searches; the superuser loads (no policy in the way)
+        await common.admin(
+            bench_admin,
+            f"GRANT CREATE ON DATABASE {BENCH_DATABASE} TO {OWNER_ROLE}",
+            "CREATE EXTENSION IF NOT EXISTS vector",
+            "CREATE EXTENSION IF NOT EXISTS btree_gin",
+            f"DROP ROLE IF EXISTS {READER}",
+            f"CREATE ROLE {READER} LOGIN",
+        )
+    dsn = common.asyncpg_dsn(bench_admin)
     try:
-        loaded = await load(bench_url, plan, sizes, centres, rng)
+        loaded = await load(bench_url, bench_admin, plan, sizes, centres, rng)
         conn = await asyncpg.connect(dsn)
         try:
             await check_scope_keys(conn, sizes)
@@ -902,18 +958,37 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
             await conn.close()
         describe(plan, embedded, await server_facts(dsn), sizes, url)
         sizes_report(await data_sizes(dsn), loaded)
-        await measure_all(bench_url, plan, sizes, queries, warmup)
+        rls_off = bench_admin if embedded else None
+        if embedded:
+            await common.admin(
+                bench_admin,
+                f"GRANT USAGE ON SCHEMA {SCHEMA} TO {READER}",
+                f"GRANT SELECT ON ALL TABLES IN SCHEMA {SCHEMA} TO {READER}",
+            )
+        await measure_all(bench_url, rls_off, plan, sizes, queries, warmup)
     finally:
         if not plan.keep:
-            await common.drop_database(url, BENCH_DATABASE)
+            await common.drop_database(admin_url, BENCH_DATABASE)
 
 
 async def measure_all(
-    bench_url: str, plan: Plan, sizes: list[int], queries: list[Query], warmup: list[Query]
+    bench_url: str,
+    rls_off_url: str | None,
+    plan: Plan,
+    sizes: list[int],
+    queries: list[Query],
+    warmup: list[Query],
 ) -> None:
-    """Every timed configuration, recall, and plans; prints the report."""
+    """Every timed configuration, recall, and plans; prints the report. With `rls_off_url` (a
+    superuser's), the hybrid search again as that role: row-level security's cost."""
     embedder = QueryEmbedder(plan.dims)
     services = make_services(bench_url, embedder)
+    if rls_off_url is not None:
+        reader = make_url(bench_url).set(username=READER).render_as_string(hide_password=False)
+        for name, url in ((RLS_OFF, rls_off_url), (RLS_STRICT, reader)):
+            services[name] = PostgresMemoryService(
+                url, embedder=embedder, config=MemoryBankConfig(retrieval=CONFIGS["hybrid"])
+            )
     probes: dict[str, Probe] = {
         name: postgres_probe(svc, embedder) for name, svc in services.items()
     }
@@ -928,14 +1003,16 @@ async def measure_all(
         samples = await measure(probes, queries, warmup)
         for name in ("hybrid", "vector"):
             expect(all(samples[name].ids), f"{name}: a search returned nothing")
-        exact = await exact_neighbours(common.asyncpg_dsn(bench_url), queries)
+        dsn = common.asyncpg_dsn(rls_off_url or bench_url)
+        exact = await exact_neighbours(dsn, queries)
         settings = {name: await plan_counts(svc) for name, svc in services.items()}
-        dsn = common.asyncpg_dsn(bench_url)
         plans = await run_plans(services, dsn, queries, sizes)
     finally:
         for svc in services.values():
             await svc.close()
     latency_report(plan, samples)
+    if RLS_OFF in samples:
+        rls_report(samples)
     latency_by_size(samples, queries, sizes)
     recall_report(samples, exact, queries, sizes)
     plans_report(plans, settings)
@@ -948,6 +1025,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Plan, str | None]:
     parser.add_argument("--dims", type=int, default=64)
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skew", type=float, default=SKEW, help="scope sizes' skew (0: equal)")
     parser.add_argument(
         "--adk-max-memories",
         type=int,
@@ -970,6 +1048,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Plan, str | None]:
         adk_max_memories=args.adk_max_memories,
         maintenance_work_mem=args.maintenance_work_mem,
         keep=args.keep,
+        skew=args.skew,
     )
     return plan, args.database_url
 

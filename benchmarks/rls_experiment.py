@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import time
 import uuid
@@ -28,6 +29,7 @@ import asyncpg
 from adk_memory.db.embedded import temporary_server
 from adk_memory.db.engine import Database
 from adk_memory.db.migrations import MIGRATIONS
+from adk_memory.db.rls import render
 from adk_memory.sessions import store as session_store
 
 S = "adk_memory"
@@ -127,9 +129,16 @@ async def seed(conn: asyncpg.Connection) -> None:
     await conn.execute(f"ANALYZE {S}.sessions, {S}.events, {S}.memories")
 
 
+def ungated(statement: str) -> str:
+    """A store statement as it was before issue 26 gated it (the experiment adds its own gate
+    where it measures one)."""
+    plain = re.sub(rf"\s*AND {S}\.act_as\(\$1, \$2\)", "", render(statement, S))
+    return plain.replace(f"WHERE {S}.act_as($1, $2)", "WHERE true")
+
+
 def gated_get() -> str:
     """The real session read with the gate added to its WHERE."""
-    sql = session_store._GET.format(schema=S)
+    sql = ungated(session_store._GET_RECENT)
     return sql.replace(
         "WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3",
         f"WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3 AND {S}.act_as($1, $2)",
@@ -139,7 +148,7 @@ def gated_get() -> str:
 def gated_append() -> str:
     """The real append with the gate as the first qual of the UPDATE that every other part of
     the statement reads from."""
-    sql = session_store._APPEND.format(schema=S)
+    sql = ungated(session_store._APPEND)
     return sql.replace(
         "WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6",
         f"WHERE {S}.act_as($1, $2) AND app_name = $1 AND user_id = $2 AND id = $3 "
@@ -362,11 +371,11 @@ def kinds(policy: str) -> dict[str, Kind]:
         "SELECT set_config('adk_memory.app_name', $1, $3), set_config('adk_memory.user_id', $2, $3)"
     )
     scopes = "SELECT set_config('adk_memory.scope_key', $1, $2)"
-    get = session_store._GET.format(schema=S).replace(
+    get = ungated(session_store._GET_RECENT).replace(
         "WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3",
         "WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3 AND {GATE}",
     )
-    append = session_store._APPEND.format(schema=S).replace(
+    append = ungated(session_store._APPEND).replace(
         "WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6",
         "WHERE {GATE} AND app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6",
     )

@@ -14,8 +14,12 @@ script checks that claim against the targets set for it:
   list_sessions           reported only (one user with 1,000 sessions, each with a little state)
   create_session          reported only (timed while building the list_sessions data)
 
-Our service runs twice, as two contenders in their own schemas: with its default decoded-event
-cache ("ours") and with the cache off ("ours, no cache"); the ratios of both to ADK are printed.
+Our service runs three times, as contenders in their own schemas: with its default decoded-event
+cache ("ours"), with the cache off ("ours, no cache"), and with row-level security off ("ours,
+RLS off": `ADK_MEMORY_ROW_LEVEL_SECURITY=off`, the policies disabled on its tables); the ratios of
+each to ADK are printed, and the cost of row-level security as ours / ours-RLS-off per
+operation (issue 26). On the embedded server every contender connects as its owner role, a
+non-superuser the policies apply to (the default setup).
 
 Both services build their own data through their own public API and then do exactly the same
 calls on it. Measurements are interleaved in short rounds whose order alternates, so background
@@ -37,9 +41,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib import metadata
@@ -54,13 +60,14 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 
 from adk_memory import PostgresSessionService
+from adk_memory.settings.variables import ROW_LEVEL_SECURITY_ENV
 
 BENCH_DATABASE = "adk_memory_bench_sessions"
 APP = "bench-app"
 USER = "user-1"
 LIST_USER = "user-with-many-sessions"
 AGENT = "weather_agent"
-ADK, OURS, NO_CACHE = "ADK", "ours", "ours, no cache"
+ADK, OURS, NO_CACHE, RLS_OFF = "ADK", "ours", "ours, no cache", "ours, RLS off"
 
 Probe = Callable[[int], Awaitable[float]]
 """One measured call: given the call's index, make it and return how long it took (seconds)."""
@@ -338,7 +345,7 @@ def report(results: list[Result]) -> None:
     for r in results:
         adk50, adk_tail = percentile(r.samples[ADK], 50), percentile(r.samples[ADK], r.tail)
         rows.append((r.operation, ADK, ms(adk50), f"{ms(adk_tail)} p{r.tail}", "", "", ""))
-        for name in (OURS, NO_CACHE):
+        for name in (OURS, NO_CACHE, RLS_OFF):
             p50, tail = percentile(r.samples[name], 50), percentile(r.samples[name], r.tail)
             target = r.targets.get(name)
             verdict = "-"
@@ -357,6 +364,22 @@ def report(results: list[Result]) -> None:
             )
     table(header, rows)
     print("\nTimes in milliseconds per call; x = ADK time / ours (how many times faster ours is).")
+    print("\nRow-level security: ours (on) against ours with it off, same server, interleaved.")
+    cost = []
+    for r in results:
+        on50, off50 = percentile(r.samples[OURS], 50), percentile(r.samples[RLS_OFF], 50)
+        on_tail = percentile(r.samples[OURS], r.tail)
+        off_tail = percentile(r.samples[RLS_OFF], r.tail)
+        cost.append(
+            (
+                r.operation,
+                ms(on50),
+                ms(off50),
+                f"{(on50 / off50 - 1) * 100:+.1f} %",
+                f"{(on_tail / off_tail - 1) * 100:+.1f} % p{r.tail}",
+            )
+        )
+    table(("operation", "RLS on p50", "RLS off p50", "cost p50", "cost tail"), cost)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,10 +425,13 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
     adk_service = DatabaseSessionService(db_url=bench_url)
     our_service = PostgresSessionService(bench_url)
     no_cache = PostgresSessionService(bench_url, schema="adk_memory_nocache", event_cache_size=0)
+    with row_level_security_off():
+        rls_off = PostgresSessionService(bench_url, schema="adk_memory_norls")
     contenders = [
         Contender(ADK, adk_service, adk_service.close),
         Contender(OURS, our_service, our_service.close),
         Contender(NO_CACHE, no_cache, no_cache.close),
+        Contender(RLS_OFF, rls_off, rls_off.close),
     ]
     try:
         results = await run_all(contenders, plan)
@@ -415,6 +441,20 @@ async def bench(url: str, embedded: bool, plan: Plan) -> None:
         await common.drop_database(url, BENCH_DATABASE)
     report(results)
     print(f"Load:       {common.load_average()} at end")
+
+
+@contextmanager
+def row_level_security_off() -> Iterator[None]:
+    """The setting a user turns row-level security off with, for the services built inside."""
+    before = os.environ.get(ROW_LEVEL_SECURITY_ENV)
+    os.environ[ROW_LEVEL_SECURITY_ENV] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[ROW_LEVEL_SECURITY_ENV]
+        else:
+            os.environ[ROW_LEVEL_SECURITY_ENV] = before
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

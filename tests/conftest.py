@@ -26,6 +26,7 @@ from adk_memory import PostgresMemoryService, PostgresSessionService
 from adk_memory.adk import MemoryStack, shared_database
 from adk_memory.db import embedded_url, make_engine, normalise_url
 from adk_memory.db.embedded import stop_embedded
+from adk_memory.db.embedded import superuser_url as embedded_superuser_url
 from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.testing import ScriptedLlm
 
@@ -65,17 +66,34 @@ def server_dir() -> Iterator[Path]:
         yield home
 
 
+_SUPERUSER_URL: list[str] = []
+"""The test server's superuser URL, recorded by `database_url` for `superuser_url`."""
+
+
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
-    """A `postgresql+asyncpg://` URL for the test server."""
+    """A `postgresql+asyncpg://` URL for the test server. The embedded server's names its
+    owner role, a non-superuser, so row-level security applies to every test (an external
+    server's URL should name such a role too)."""
     external = os.environ.get("ADK_MEMORY_TEST_DATABASE_URL")
     if external:
+        _SUPERUSER_URL[:] = [normalise_url(external)]
         yield normalise_url(external)
         return
     with server_home() as home:
         data_dir = home / "pgdata"
-        yield normalise_url(embedded_url(data_dir))
+        url = normalise_url(embedded_url(data_dir))
+        _SUPERUSER_URL[:] = [normalise_url(embedded_superuser_url(data_dir))]
+        yield url
         stop_embedded(data_dir)  # before the directory goes, or the server outlives the run
+
+
+@pytest.fixture(scope="session")
+def superuser_url(database_url: str) -> str:
+    """The test server as a superuser, for the few tests that create roles or change the
+    server itself (a superuser bypasses row-level security: never for a service under test).
+    With `ADK_MEMORY_TEST_DATABASE_URL`, that URL."""
+    return _SUPERUSER_URL[0]
 
 
 @pytest.fixture(scope="session")

@@ -416,7 +416,7 @@ async def _url_password(service: PostgresSessionService) -> str | None:
 
 async def test_password_comes_from_the_environment_or_a_file(plain_url, tmp_path):
     secret = "p@ss:w/rd?&="
-    no_password = plain_url.replace("postgres:@", "postgres@")
+    no_password = plain_url.replace(":@", "@", 1)
     service = session_service_from_uri(no_password, environ={DATABASE_PASSWORD_ENV: secret})
     assert await _url_password(service) == secret
     path = tmp_path / "db-password"
@@ -424,7 +424,7 @@ async def test_password_comes_from_the_environment_or_a_file(plain_url, tmp_path
     service = session_service_from_uri(no_password, environ={DATABASE_PASSWORD_FILE_ENV: str(path)})
     assert await _url_password(service) == secret
     # A password written in the URL wins; none anywhere leaves it to libpq's PGPASSWORD.
-    in_url = plain_url.replace("postgres:@", "postgres:inline@")
+    in_url = plain_url.replace(":@", ":inline@", 1)
     service = session_service_from_uri(in_url, environ={DATABASE_PASSWORD_ENV: secret})
     assert await _url_password(service) == "inline"
     assert await _url_password(session_service_from_uri(no_password, environ={})) is None

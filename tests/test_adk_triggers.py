@@ -22,6 +22,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 from google.adk.tools import preload_memory
 from google.genai import types
+from rls_checks import for_all
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService, PostgresSessionService
 from adk_memory.adk.triggers import OPT_OUT_STATE_KEY, MemoryGenerationPlugin, SweepStats
@@ -94,7 +95,8 @@ async def job_payloads(engine) -> list[dict]:
     """Every job's payload, oldest first (read straight from the queue table)."""
     async with engine.connect() as conn:
         raw = await conn.exec_driver_sql(
-            f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs ORDER BY create_time"
+            f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs WHERE {for_all(TEST_SCHEMA)} "
+            "ORDER BY create_time"
         )
         return [json.loads(row[0]) for row in raw]
 
@@ -220,7 +222,8 @@ async def test_the_idle_sweep_enqueues_only_idle_sessions_with_new_events(memory
     await sessions.database.run(
         lambda conn: conn.execute(
             f"UPDATE {sessions.database.schema}.sessions "
-            "SET active_time = active_time - interval '1 hour'"
+            "SET active_time = active_time - interval '1 hour' "
+            f"WHERE {for_all(sessions.database.schema)}"
         )
     )
     await session_of("erin", PREFERENCE)  # just spoke: not idle

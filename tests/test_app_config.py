@@ -21,7 +21,6 @@ from types import ModuleType
 from typing import Any
 from unittest.mock import ANY
 
-import asyncpg
 import pytest
 import yaml
 from click.testing import CliRunner, Result
@@ -32,6 +31,7 @@ from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import all_rows
 
 from adk_memory import CustomizationConfig, CustomTopic, MemoryBankConfig, PostgresMemoryService
 from adk_memory.adk.services import memory_service_from_uri
@@ -108,7 +108,7 @@ def dsn(database_url: str) -> str:
 
 async def job_versions(database_url: str) -> dict[str, int | None]:
     """Each job's recorded configuration version, by job id."""
-    conn = await asyncpg.connect(dsn(database_url))
+    conn = await all_rows(database_url)
     try:
         rows = await conn.fetch(f"SELECT id::text, config_version FROM {TEST_SCHEMA}.memory_jobs")
     finally:
@@ -391,7 +391,7 @@ async def test_an_unreadable_stored_config_fails_the_job_with_a_typed_error(
     """A stored configuration this adk-memory cannot read (a newer one's, or edited by hand)
     fails the job with `AppConfigError`, retried with backoff (an upgraded worker reads it),
     not a crash of the worker; nothing is written."""
-    conn = await asyncpg.connect(dsn(database_url))
+    conn = await all_rows(database_url)
     try:
         await conn.execute(
             f"INSERT INTO {TEST_SCHEMA}.memory_app_configs (app_name, version, config) "
@@ -406,7 +406,7 @@ async def test_an_unreadable_stored_config_fails_the_job_with_a_typed_error(
     worker = make(llm)
     assert await worker.worker.run_once()  # one try (the retry waits for its backoff)
     assert llm.requests == []
-    conn = await asyncpg.connect(dsn(database_url))
+    conn = await all_rows(database_url)
     try:
         status, error = await conn.fetchrow(
             f"SELECT status, error FROM {TEST_SCHEMA}.memory_jobs WHERE id = $1::uuid",

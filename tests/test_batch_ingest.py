@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import asyncpg
 import pytest
 from conftest import TEST_SCHEMA as SCHEMA
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
+from rls_checks import all_rows
 
 from adk_memory import (
     GuardAction,
@@ -40,7 +40,7 @@ class Verdicts:
 
 
 async def count(database_url: str, table: str) -> int:
-    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    conn = await all_rows(database_url)
     try:
         return int(await conn.fetchval(f"SELECT count(*) FROM {SCHEMA}.{table}"))
     finally:

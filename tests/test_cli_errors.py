@@ -99,10 +99,11 @@ def test_every_command_that_connects_says_it_in_one_line(
 
 
 @pytest.fixture
-def password_role(database_url: str) -> Iterator[None]:
+def password_role(superuser_url: str) -> Iterator[None]:
     """A role with a password that the server asks for (a `pg_hba.conf` line for that role
-    only, first in the file), removed afterwards."""
-    dsn = database_url.replace("postgresql+asyncpg://", "postgresql://")
+    only, first in the file), removed afterwards (by the server's superuser: it reads the
+    server's files)."""
+    dsn = superuser_url.replace("postgresql+asyncpg://", "postgresql://")
 
     async def setup() -> tuple[Path, str]:
         conn = await asyncpg.connect(dsn)
@@ -167,14 +168,15 @@ def test_server_commands_fail_in_one_line_before_adk_starts(command: str, tmp_pa
 
 
 @pytest.fixture
-def database_without_pgvector(database_url: str, tmp_path: Path) -> Iterator[str]:
+def database_without_pgvector(superuser_url: str, tmp_path: Path) -> Iterator[str]:
     """A real database of the test server in which the pgvector extension is not available:
     PostgreSQL 18's `extension_control_path` is set, for that database only, to an empty
-    directory, so `CREATE EXTENSION vector` fails there as on a server without pgvector."""
+    directory, so `CREATE EXTENSION vector` fails there as on a server without pgvector (made
+    by the server's superuser, who alone may set that)."""
     name = "adk_memory_no_pgvector"
     empty = tmp_path / "no-extensions"
     empty.mkdir()
-    server = make_url(database_url).set(drivername="postgresql", database="postgres")
+    server = make_url(superuser_url).set(drivername="postgresql", database="postgres")
 
     async def run(*statements: str) -> None:
         conn = await asyncpg.connect(server.render_as_string(hide_password=False))
@@ -187,7 +189,7 @@ def database_without_pgvector(database_url: str, tmp_path: Path) -> Iterator[str
     asyncio.run(
         run(
             f"DROP DATABASE IF EXISTS {name}",
-            f"CREATE DATABASE {name}",
+            f"CREATE DATABASE {name} TEMPLATE template0",
             f"ALTER DATABASE {name} SET extension_control_path = '{empty}'",
         )
     )

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import TEST_SCHEMA
+from rls_checks import for_all
 from test_cli import Cli, arun, assert_user_error, cli, services
 
 from adk_memory.cli import ingest, output
@@ -180,7 +181,8 @@ def test_reindex_rebuilds_the_full_text_index_in_batches(
             await memory.create_memories(facts, mei)
             async with memory.database.connection() as conn:
                 await conn.execute(
-                    f"UPDATE {TEST_SCHEMA}.memories SET fts = to_tsvector('english', fact)"
+                    f"UPDATE {TEST_SCHEMA}.memories SET fts = to_tsvector('english', fact) "
+                    f"WHERE {for_all(TEST_SCHEMA)}"  # the owner's all-users path (RLS)
                 )
 
     async def found() -> list[int]:

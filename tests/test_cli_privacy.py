@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 import test_cli
 from click.testing import CliRunner, Result
 from conftest import TEST_SCHEMA
 from google.adk.sessions.session import Session
+from rls_checks import all_rows
 from test_cli import Cli, arun, assert_user_error, said, services, store_session
 
 from adk_memory import GuardAction, GuardVerdict
@@ -305,7 +305,7 @@ def test_sweep_deletes_finished_jobs_past_their_retention(cli: Cli, database_url
         """Make a job look as if it last changed eight days ago."""
 
         async def go() -> None:
-            conn = await asyncpg.connect(database_url.replace("+asyncpg", ""))
+            conn = await all_rows(database_url)
             try:
                 await conn.execute(
                     f"UPDATE {TEST_SCHEMA}.memory_jobs SET update_time = now() - interval "
@@ -319,7 +319,7 @@ def test_sweep_deletes_finished_jobs_past_their_retention(cli: Cli, database_url
 
     def jobs() -> dict[str, str]:
         async def go() -> dict[str, str]:
-            conn = await asyncpg.connect(database_url.replace("+asyncpg", ""))
+            conn = await all_rows(database_url)
             try:
                 rows = await conn.fetch(f"SELECT id::text, status FROM {TEST_SCHEMA}.memory_jobs")
             finally:

@@ -21,6 +21,9 @@ from adk_memory.db.embedded import (
     server_settings,
     stop_embedded,
 )
+from adk_memory.db.embedded import (
+    superuser_url as embedded_superuser_url,
+)
 from adk_memory.db.migrations import SESSION_MIGRATIONS, current_version
 from adk_memory.errors import SchemaVersionError
 
@@ -167,7 +170,7 @@ async def test_the_embedded_server_is_sized_for_the_machine_and_alter_system_win
     expected = server_settings(machine_memory())["shared_buffers"]
 
     async def shared_buffers(statement: str | None = None) -> str:
-        conn = await asyncpg.connect(_dsn(embedded_url(data_dir)))
+        conn = await asyncpg.connect(_dsn(embedded_superuser_url(data_dir)))  # ALTER SYSTEM
         try:
             if statement:
                 await conn.execute(statement)
@@ -205,8 +208,9 @@ async def test_a_cancelled_statement_does_not_poison_the_pool(make_session_servi
         assert await service.get_session(app_name="a", user_id="u", session_id="s")
 
 
-async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(database_url):
+async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(superuser_url):
     """Managed Postgres often forbids CREATE EXTENSION to app roles: say what to do."""
+    database_url = superuser_url  # creating a database and a role: the server's administrator
     from adk_memory import PostgresMemoryService
     from adk_memory.errors import MigrationError
 
@@ -215,7 +219,7 @@ async def test_a_role_that_cannot_create_pgvector_gets_an_actionable_error(datab
         await admin.execute("DROP DATABASE IF EXISTS no_vector")
         await admin.execute("DROP ROLE IF EXISTS app_role")
         await admin.execute("CREATE ROLE app_role LOGIN")
-        await admin.execute("CREATE DATABASE no_vector OWNER app_role")
+        await admin.execute("CREATE DATABASE no_vector OWNER app_role TEMPLATE template0")
     finally:
         await admin.close()
     url = database_url.replace("postgresql+asyncpg://postgres:@", "postgresql+asyncpg://app_role:@")

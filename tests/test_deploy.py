@@ -16,12 +16,12 @@ from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 
-import asyncpg
 import httpx
 import pytest
 from conftest import TEST_SCHEMA
 from fastapi import FastAPI
 from google.adk.errors.input_validation_error import InputValidationError
+from rls_checks import all_rows
 
 from adk_memory import PiiRedactor
 from adk_memory.adk.services import memory_service_from_uri, session_service_from_uri
@@ -414,7 +414,7 @@ def test_a_misconfigured_job_says_so_in_one_line(deploy, environ, capsys):
 
 async def _age(database_url: str, statement: str, *args: object) -> None:
     """Backdate rows (the sweeps compare with the server's clock): no test waits for time."""
-    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    conn = await all_rows(database_url)
     try:
         await conn.execute(statement.format(schema=TEST_SCHEMA), *args)
     finally:

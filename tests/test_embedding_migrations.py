@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 from click.testing import CliRunner, Result
 from google.adk.errors.input_validation_error import InputValidationError
+from rls_checks import all_rows
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -76,7 +77,7 @@ async def schema(database_url: str, request: pytest.FixtureRequest) -> AsyncIter
 
 @pytest.fixture
 async def conn(database_url: str) -> AsyncIterator[asyncpg.Connection]:
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await all_rows(database_url)
     yield connection
     await connection.close()
 
@@ -527,16 +528,18 @@ async def test_a_step_recorded_as_started_without_its_index_is_run_again(conn, s
 
 
 @pytest.fixture
-async def fresh_database(database_url: str) -> AsyncIterator[Callable[[], Awaitable[str]]]:
-    """Makes new databases on the test server (no extension created in them yet): their URLs.
+async def fresh_database(superuser_url: str) -> AsyncIterator[Callable[[], Awaitable[str]]]:
+    """Makes new databases on the test server (no extension created in them yet: from
+    template0): their URLs, as the server's superuser (only a superuser may create pgvector).
     All dropped afterwards."""
+    database_url = superuser_url
     admin = await asyncpg.connect(_dsn(database_url))
     made: list[str] = []
 
     async def make() -> str:
         name = f"adk_memory_fresh_{len(made)}"
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await admin.execute(f"CREATE DATABASE {name}")
+        await admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
         made.append(name)
         return make_url(database_url).set(database=name).render_as_string(hide_password=False)
 

@@ -19,11 +19,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from conftest import TEST_SCHEMA
 from google.adk.events.event import Event
 from google.genai import types
+from rls_checks import all_rows
 from test_cli import Cli, arun, cli, services
 from test_vertex_import import counts, import_vertex
 
@@ -53,7 +53,7 @@ def alice_rows(database_url: str) -> dict[str, int]:
     """Every row of Alice's, by table, read on a direct connection."""
 
     async def read() -> dict[str, int]:
-        conn = await asyncpg.connect(_dsn(database_url))
+        conn = await all_rows(database_url)
         try:
             parts = ", ".join(
                 f"(SELECT count(*) FROM {TEST_SCHEMA}.{rows})" for rows in ROWS.values()
@@ -181,7 +181,7 @@ def test_the_memory_services_own_erase_user_leaves_tombstones_too(
     assert alice_rows(database_url)["memories"] == 0
 
     async def records() -> list[Any]:
-        conn = await asyncpg.connect(_dsn(database_url))
+        conn = await all_rows(database_url)
         try:
             return await conn.fetch(f"SELECT counts, finish_time FROM {TEST_SCHEMA}.erasures")
         finally:
@@ -288,7 +288,7 @@ async def test_tombstones_hold_no_identity_or_text(
     await erase_user(
         app_name="travel", user_id="alice", session_service=sessions, memory_service=memory
     )
-    conn = await asyncpg.connect(_dsn(database_url))
+    conn = await all_rows(database_url)
     try:
         stones = await conn.fetch(f"SELECT * FROM {TEST_SCHEMA}.memory_tombstones")
         records = await conn.fetch(f"SELECT * FROM {TEST_SCHEMA}.erasures")
@@ -347,7 +347,7 @@ async def test_an_erasure_killed_part_way_and_run_again_counts_everything(
     )
     assert counted["memories"] == 300 and counted["revisions"] == 300
     assert counted["sessions"] == 1 and counted["events"] == 1
-    conn = await asyncpg.connect(_dsn(database_url))
+    conn = await all_rows(database_url)
     try:
         records = await conn.fetch(f"SELECT counts::text, finish_time FROM {TEST_SCHEMA}.erasures")
     finally:

@@ -30,6 +30,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import all_rows
 from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_dbapi
 from wire_proxy import WireProxy, running
 
@@ -95,7 +96,7 @@ async def proxy(database_url: str) -> AsyncIterator[WireProxy]:
 async def rows(database_url: str) -> AsyncIterator[Rows]:
     """`await rows(sql, *args)`: one value, read on a direct connection (not the proxy's);
     `{s}` in the SQL is the test schema."""
-    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    conn = await all_rows(database_url)
 
     async def value(sql: str, *args: Any) -> Any:
         return await conn.fetchval(sql.format(s=SCHEMA), *args)
@@ -568,7 +569,7 @@ async def test_writes_through_immediate_shutdowns_are_stored_once(server_dir: Pa
     data_dir = embedded.resolve_data_dir(server_dir / "pgdata")
     url = await asyncio.to_thread(embedded.embedded_url, data_dir)
     server = embedded.wheel().get_server(data_dir)
-    conn = await asyncpg.connect(url)
+    conn = await asyncpg.connect(embedded.superuser_url(data_dir))  # ALTER SYSTEM: a superuser's
     # Crash recovery starts by syncing the data directory file by file (2 s here, under load);
     # one syncfs call does the same for the test in a fraction of that.
     await conn.execute("ALTER SYSTEM SET recovery_init_sync_method = 'syncfs'")
@@ -596,7 +597,7 @@ async def test_writes_through_immediate_shutdowns_are_stored_once(server_dir: Pa
             done = writer.rounds
             await _wait_for(lambda d=done: writer.rounds >= d + 2 or task.done(), "recovery")
             assert not task.done(), task.exception()
-            checker = await asyncpg.connect(url)
+            checker = await all_rows(url)
             try:
                 await check_exactly_once(checker, writer, writer.rounds)
             finally:

@@ -32,6 +32,7 @@ from adk_memory.config import (
     StructuredMemoryConfig,
     StructuredMemorySchemaConfig,
 )
+from adk_memory.db import rls
 from adk_memory.errors import InputValidationError
 from adk_memory.memory.guard import GuardAction, GuardVerdict
 from adk_memory.memory.jobs.queue import _OF_SCOPE
@@ -554,5 +555,5 @@ async def test_the_operators_read_outs_read_indexes_not_whole_tables(service):
         (_QUARANTINED, "using memories_quarantined"),
         (_OF_SCOPE, "using memory_jobs_by_scope"),
     ]:
-        plan = await generic_plan(service.database, statement.format(schema=TEST_SCHEMA))
+        plan = await generic_plan(service.database, rls.render(statement, TEST_SCHEMA))
         assert re.search(index, plan), plan

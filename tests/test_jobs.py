@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from google.genai import errors
+from rls_checks import for_all
 
 from adk_memory.db.engine import Database
 from adk_memory.db.migrations import MEMORY_MIGRATIONS
@@ -35,8 +36,9 @@ async def an_hour_passes(queue: JobQueue) -> None:
     await queue._db.run(
         lambda conn: conn.execute(
             f"UPDATE {schema}.memory_jobs SET run_after = run_after - interval '1 hour', "
-            "lease_until = lease_until - interval '1 hour'; "
+            f"lease_until = lease_until - interval '1 hour' WHERE {for_all(schema)}; "
             f"UPDATE {schema}.memory_scope_leases SET lease_until = lease_until - interval '1 hour'"
+            f" WHERE {for_all(schema)}"
         )
     )
 

@@ -23,6 +23,7 @@ from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import for_all
 
 from adk_memory import MemoryBankConfig, MemoryFilter, PostgresMemoryService, TtlConfig
 from adk_memory.config import RetrievalConfig
@@ -65,8 +66,8 @@ async def row_counts(service: PostgresMemoryService) -> tuple[int, int]:
     """(memories, revisions) rows in the whole schema, live or not."""
     row = await service.database.run(
         lambda conn: conn.fetchrow(
-            f"SELECT (SELECT count(*) FROM {SCHEMA}.memories),"
-            f" (SELECT count(*) FROM {SCHEMA}.memory_revisions)"
+            f"SELECT (SELECT count(*) FROM {SCHEMA}.memories WHERE {for_all(SCHEMA)}),"
+            f" (SELECT count(*) FROM {SCHEMA}.memory_revisions WHERE {for_all(SCHEMA)})"
         )
     )
     return int(row[0]), int(row[1])
@@ -78,8 +79,8 @@ async def hours_pass(service: PostgresMemoryService, hours: int) -> None:
     back = f"expire_time - interval '{hours} hours'"
     await service.database.run(
         lambda conn: conn.execute(
-            f"UPDATE {SCHEMA}.memories SET expire_time = {back}; "
-            f"UPDATE {SCHEMA}.memory_revisions SET expire_time = {back}"
+            f"UPDATE {SCHEMA}.memories SET expire_time = {back} WHERE {for_all(SCHEMA)}; "
+            f"UPDATE {SCHEMA}.memory_revisions SET expire_time = {back} WHERE {for_all(SCHEMA)}"
         )
     )
 

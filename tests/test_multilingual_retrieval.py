@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import TEST_SCHEMA as SCHEMA
+from rls_checks import for_all
 
 from adk_memory import MemoryBankConfig
 from adk_memory.config import RetrievalConfig
@@ -184,7 +185,9 @@ async def test_migration_indexes_memories_indexed_before_as_new_writes_are(
     async def found() -> list[int]:
         return [len(await service.retrieve_memories(scope, search_query=q)) for q in queries]
 
-    async with service.database.connection() as conn:
+    every_row = "SELECT set_config('adk_memory.all_users', 'on', true)"  # the owner's (RLS)
+    async with service.database.connection() as conn, conn.transaction():
+        await conn.execute(every_row)
         written = {fact: sorted(terms) for fact, terms in await conn.fetch(lexemes)}
         for fact, pairs in old_forms.items():
             await conn.execute(
@@ -194,7 +197,9 @@ async def test_migration_indexes_memories_indexed_before_as_new_writes_are(
                 search_text(fact).words,
                 pairs,
             )
-        assert await found() == [0, 0]
+    assert await found() == [0, 0]
+    async with service.database.connection() as conn, conn.transaction():
+        await conn.execute(every_row)  # migration 14 runs before row-level security (15)
         await conn.execute(MEMORY_MIGRATIONS[13].format(schema=SCHEMA))
         assert {fact: sorted(terms) for fact, terms in await conn.fetch(lexemes)} == written
     assert await found() == [1, 1]
@@ -212,7 +217,10 @@ async def test_reindexing_makes_memories_indexed_the_old_way_findable(
     for fact in facts:
         await service.create_memory(fact, scope)
     async with service.database.connection() as conn:
-        await conn.execute(f"UPDATE {SCHEMA}.memories SET fts = to_tsvector('english', fact)")
+        await conn.execute(
+            f"UPDATE {SCHEMA}.memories SET fts = to_tsvector('english', fact)"
+            f" WHERE {for_all(SCHEMA)}"
+        )
     queries = ["小白", "elodie", "กาแฟ"]
 
     async def found() -> list[int]:

@@ -31,6 +31,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import EVERY_ROW
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_memory import PostgresMemoryService, PostgresSessionService
@@ -322,7 +323,7 @@ async def world(database_url: str) -> AsyncIterator[World]:
     """A pool of its own (named `POOL` in pg_stat_activity) on a schema of its own, migrated."""
     dsn = database_url.replace("postgresql+asyncpg://", "postgresql://")
     checker = await asyncpg.connect(
-        dsn, server_settings={"lock_timeout": "10s", "statement_timeout": "60s"}
+        dsn, server_settings={"lock_timeout": "10s", "statement_timeout": "60s", **EVERY_ROW}
     )
     await checker.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
     separator = "&" if "?" in database_url else "?"

@@ -23,6 +23,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import for_all
 from test_cli import arun, assert_user_error, cli, services
 
 from adk_memory import MemoryBankConfig, MemoryContextCallback, MemoryContextPlugin
@@ -332,7 +333,8 @@ async def test_the_triggers_skip_a_user_opted_out_by_the_record_alone(
     await sessions.database.run(  # an hour passes, without sleeping
         lambda conn: conn.execute(
             f"UPDATE {sessions.database.schema}.sessions "
-            "SET active_time = active_time - interval '1 hour'"
+            "SET active_time = active_time - interval '1 hour' "
+            f"WHERE {for_all(sessions.database.schema)}"
         )
     )
     stats = await sweep_idle_sessions(sessions, memory, idle_for=timedelta(minutes=5))

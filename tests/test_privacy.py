@@ -15,6 +15,7 @@ from conftest import TEST_SCHEMA, said
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import all_rows
 
 from adk_memory import (
     CompactionConfig,
@@ -38,7 +39,7 @@ def extraction(*facts: str, topic: str = "USER_PREFERENCES") -> str:
 
 
 async def connect(database_url: str) -> asyncpg.Connection:
-    return await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    return await all_rows(database_url)
 
 
 async def rows_mentioning(database_url: str, needle: str) -> dict[str, int]:

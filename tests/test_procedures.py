@@ -15,6 +15,7 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import for_all
 
 from adk_memory import (
     GuardAction,
@@ -127,7 +128,9 @@ async def test_a_successful_session_becomes_an_anonymous_app_level_procedure(mak
     assert not operation.done and llm.requests == []  # queued: the turn never waits
     assert operation.scope == ALICE_SCOPE  # the job (and its conversation) is Alice's
     async with engine.connect() as conn:
-        raw = await conn.exec_driver_sql(f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs")
+        raw = await conn.exec_driver_sql(
+            f"SELECT payload::text FROM {TEST_SCHEMA}.memory_jobs WHERE {for_all(TEST_SCHEMA)}"
+        )
         [payload] = [json.loads(row[0]) for row in raw]
     # Queued anonymised; only the names the redactors cannot find are kept, to check the answer.
     assert_anonymous(json.dumps(payload["events"]) + payload["outcome"])

@@ -122,9 +122,9 @@ async def profile_rows(engine, user: str) -> int:
         result = await conn.execute(
             text(
                 "SELECT (SELECT count(*) FROM adk_memory_test.memory_profile_fields "
-                "         WHERE scope->>'user_id' = :u) + "
+                "         WHERE scope->>'user_id' = :u AND adk_memory_test.act_for_all()) + "
                 "       (SELECT count(*) FROM adk_memory_test.memory_profile_revisions "
-                "         WHERE scope->>'user_id' = :u)"
+                "         WHERE scope->>'user_id' = :u AND adk_memory_test.act_for_all())"
             ),
             {"u": user},
         )
@@ -373,7 +373,10 @@ async def test_expired_fields_are_not_shown_and_are_swept(make, engine):
     assert await service.sweep_expired() >= 1
     async with engine.connect() as conn:
         left = await conn.execute(
-            text("SELECT count(*) FROM adk_memory_test.memory_profile_fields")
+            text(
+                "SELECT count(*) FROM adk_memory_test.memory_profile_fields "
+                "WHERE adk_memory_test.act_for_all()"
+            )
         )
         assert left.scalar_one() == 0
     # The revisions (expired too: `revision_ttl`) go as well, the expiry's own DELETED revision

@@ -21,6 +21,7 @@ from google.adk.agents.llm_agent import LlmAgent
 from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.genai import types
+from rls_checks import all_rows
 
 from adk_memory import (
     PostgresMemoryService,
@@ -256,7 +257,7 @@ async def test_writes_and_migrations_go_to_the_primary(make, servers):
         fresh = make(PostgresSessionService, schema="adk_memory_replica_new")
         session = await fresh.create_session(app_name=APP, user_id="u1", session_id="s1")
         await fresh.append_event(session, _event("hi", **{"user:k": "v"}))
-        conn = await asyncpg.connect(_dsn(primary))
+        conn = await all_rows(primary)
         try:
             count = await conn.fetchval("SELECT count(*) FROM adk_memory_replica_new.events")
         finally:
@@ -432,7 +433,8 @@ async def test_a_read_the_standby_cancels_runs_again_on_the_primary(make, server
             sessions.database.run(
                 lambda conn: conn.fetchval(
                     "SELECT bool_and(pg_is_in_recovery()) FROM "
-                    f"(SELECT pg_sleep(1) FROM {SCHEMA}.sessions) slow"
+                    f"(SELECT pg_sleep(1) FROM {SCHEMA}.sessions "
+                    f"WHERE {SCHEMA}.act_as('{APP}', 'u1')) slow"
                 ),
                 replica=True,
             )

@@ -24,6 +24,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import all_rows
 from sqlalchemy.ext.asyncio import AsyncEngine
 from test_cli import Cli, arun, said, services
 
@@ -351,7 +352,6 @@ async def test_memory_metadata_keys_and_topics_are_redacted_on_create_and_update
 ) -> None:
     """A memory's metadata and content keys, and its topics, are whatever a caller wrote: the
     redactor reaches them as it reaches values, on create and on update."""
-    import asyncpg
 
     service = make_memory_service(redactor=PiiRedactor())
     scope = {"app_name": APP, "user_id": USER}
@@ -359,7 +359,7 @@ async def test_memory_metadata_keys_and_topics_are_redacted_on_create_and_update
         "Likes tea.", scope, topics=[EMAIL], metadata={EMAIL: "key"}, content={PHONE: 1}
     )
     await service.update_memory(memory.id, scope, topics=[CARD], metadata={IBAN: [EMAIL]})
-    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    conn = await all_rows(database_url)
     try:
         rows = await conn.fetch(
             f"SELECT m.*::text FROM {TEST_SCHEMA}.memories m UNION ALL "

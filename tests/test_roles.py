@@ -1,7 +1,8 @@
 """Least-privilege roles on the real database: `adk-memory db roles` creates them (and LOGIN
-users), then each process connects as its own user and does its job, and no more. The test
-server's role is a superuser, so the users here are separate LOGIN roles in a schema of their
-own; the whole grant table is checked against the tables the migrations actually create."""
+users), then each process connects as its own user and does its job, and no more. The users
+here are separate LOGIN roles in a schema of their own, made by the test server's owner role
+(CREATEROLE, not a superuser; narrowing a wider existing user takes the server's superuser);
+the whole grant table is checked against the tables the migrations actually create."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from google.adk.runners import Runner
 from google.adk.sessions.session import Session
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 from google.genai import types
+from rls_checks import SESSION_TABLES
 from sqlalchemy.engine import make_url
 
 from adk_memory import PostgresMemoryService, PostgresSessionService
@@ -260,6 +262,41 @@ async def test_the_operator_reads_and_cannot_write(urls):
             await memory.create_memory("An operator cannot write this.", SCOPE)
 
 
+async def test_row_level_security_polices_the_agent_and_opens_to_operator_and_maintenance(
+    agent, urls
+):
+    """Issue 26's "done when": an unfiltered SELECT on each session table as the agent role sees
+    only the gated user's rows (none ungated, none for an app-wide gate: the agent is strict);
+    a write for another user is a typed error; operators read and maintenance reaches every
+    row by their own policies (`db roles` re-applies them)."""
+    sessions, _ = agent
+    for user in ("rls-a", "rls-b"):
+        made = await sessions.create_session(app_name=APP, user_id=user, state={"user:k": user})
+        await sessions.append_event(made, said(f"{user} speaks"))
+    gate = f"{SCHEMA}.act_as($1, $2)"
+    conn = await asyncpg.connect(dsn(urls["agent"]))
+    try:
+        for table in SESSION_TABLES:
+            who = "NULL" if table == "app_states" else "user_id"
+            sql = f"SELECT DISTINCT {who} FROM {SCHEMA}.{table} WHERE {gate}"
+            assert {r[0] for r in await conn.fetch(sql, APP, "rls-a")} <= {"rls-a", None}
+            assert await conn.fetch(f"SELECT * FROM {SCHEMA}.{table}") == [], table
+        app_wide = f"SELECT count(*) FROM {SCHEMA}.sessions WHERE {SCHEMA}.act_as_app($1)"
+        assert await conn.fetchval(app_wide, APP) == 0
+    finally:
+        await conn.close()
+    steal = f"UPDATE {SCHEMA}.user_states SET user_id = 'rls-b' WHERE user_id = 'rls-a' AND {gate}"
+    with pytest.raises(DatabasePermissionError, match="row-level security"):
+        await sessions.database.run(lambda conn: conn.execute(steal, APP, "rls-a"))
+    for role in ("operator", "maintenance"):
+        conn = await asyncpg.connect(dsn(urls[role]))
+        try:
+            seen = f"SELECT count(DISTINCT user_id) FROM {SCHEMA}.events WHERE user_id LIKE 'rls-%'"
+            assert await conn.fetchval(seen) == 2, role
+        finally:
+            await conn.close()
+
+
 async def test_maintenance_does_everything(urls, database_url):
     sessions = PostgresSessionService(urls["maintenance"], schema=SCHEMA)
     memory = memory_service(urls["maintenance"])
@@ -320,9 +357,11 @@ def test_the_operator_lists_and_exports(urls):
     assert erased.exit_code == 1 and "t26_operator_user" in erased.output
 
 
-async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, database_url):
+async def test_a_wider_existing_user_is_narrowed_to_its_role(urls, superuser_url):
     """A user made by `gcloud sql users create` is a cloudsqlsuperuser with CREATEROLE and
-    CREATEDB: made a member of a role with --user, it keeps only that role."""
+    CREATEDB: made a member of a role with --user, it keeps only that role (narrowing it takes
+    an administrator: the test server's superuser)."""
+    database_url = superuser_url
     conn = await asyncpg.connect(dsn(database_url))
     try:
         await conn.execute("DROP ROLE IF EXISTS t26_wide")

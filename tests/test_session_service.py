@@ -15,6 +15,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import for_all
 
 from adk_memory import PiiRedactor, PostgresSessionService
 
@@ -248,7 +249,8 @@ async def test_ttl_sweep_deletes_idle_sessions_with_their_events(make_session_se
     # Two hours pass for these five (moved back in the database: no sleep racing the TTL).
     await service.database.run(
         lambda conn: conn.execute(
-            f"UPDATE {TEST_SCHEMA}.sessions SET active_time = active_time - interval '2 hours'"
+            f"UPDATE {TEST_SCHEMA}.sessions SET active_time = active_time - interval '2 hours' "
+            f"WHERE {for_all(TEST_SCHEMA)}"
         )
     )
     fresh = await service.create_session(app_name=APP, user_id="u")

@@ -15,6 +15,7 @@ from conftest import TEST_SCHEMA
 from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
+from rls_checks import for_all
 
 from adk_memory import InputValidationError, MemoryBankConfig, PostgresMemoryService
 from adk_memory.cli import main
@@ -96,7 +97,7 @@ async def age(service: PostgresMemoryService, memory_id: str, days: float) -> No
     """Make a memory last updated `days` ago (the server's clock measures age)."""
     statement = (
         f"UPDATE {TEST_SCHEMA}.memories SET update_time = now() - make_interval(days => $2) "
-        "WHERE id = $1::uuid"
+        f"WHERE id = $1::uuid AND {for_all(TEST_SCHEMA)}"
     )
     await service.database.run(lambda conn: conn.execute(statement, memory_id, days))
 

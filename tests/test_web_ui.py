@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 from conftest import TEST_SCHEMA
+from rls_checks import all_rows
 
 AGENTS = Path(__file__).parent / "agents"
 APP, USER = "memory_echo", "web-user"
@@ -134,7 +134,7 @@ async def test_api_server_sessions_and_memories_survive_a_restart(
             "echo: My favourite colour is teal."
         )
 
-    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    conn = await all_rows(database_url)
     try:
         rows = await conn.fetch(
             f"SELECT s.id, count(e.*) AS events FROM {TEST_SCHEMA}.sessions s "

@@ -23,6 +23,7 @@ from ..db.embedded import (
     stop_embedded,
     wheel,
 )
+from ..db.owner import OWNER_ROLE, owner_url
 from ..settings.variables import DATA_DIR_ENV
 from .failures import user_errors
 from .output import note
@@ -114,14 +115,15 @@ def url(data_dir: str | None) -> None:
             f"No embedded server is running for {data_shown(data_dir)}: "
             "start one with `adk-memory db up`."
         )
-    click.echo(info.get_uri())
+    click.echo(owner_url(info.get_uri()))
 
 
 @db.command()
 @data_dir_option
 @click.pass_context
 def status(ctx: click.Context, data_dir: str | None) -> None:
-    """Say whether the embedded server runs, with its pid and URL (exit 3 if it does not)."""
+    """Say whether the embedded server runs, with its pid and URL (exit 3 if it does not), and
+    that row-level security applies to that URL's role."""
     with user_errors():
         info = running_server(data_dir)
     where = data_shown(data_dir)
@@ -129,7 +131,11 @@ def status(ctx: click.Context, data_dir: str | None) -> None:
         click.echo(f"not running (data: {where})")
         ctx.exit(NOT_RUNNING_EXIT)
     click.echo(f"running (pid {info.pid}, data: {where})")
-    click.echo(info.get_uri())
+    click.echo(owner_url(info.get_uri()))
+    click.echo(
+        f"row-level security: applies (the URL names {OWNER_ROLE}, the tables' owner, not a "
+        "superuser)"
+    )
 
 
 @db.command()

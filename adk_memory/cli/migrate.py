@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import asyncpg
 import click
 
+from ..db.enforcement import apply_setting
 from ..db.migrations import MIGRATIONS, current_version
 from ..db.migrations import migrate as migrate_component
 from ..db.vectors import VECTOR_MAX_DIMENSIONS, migrate_vectors, vector_state
@@ -105,8 +106,13 @@ async def _migrate(
                 if "memory" in components
                 else None
             )
+            # Applied (or, with --check, only read) after the migrations that create policies.
+            rls = await apply_setting(
+                conn, target.schema, database.row_level_security, change=apply
+            )
     finally:
         await database.close()
+    note(f"row-level security: {rls.describe()}")
     if vectors is not None:
         versions.append(vectors)
     elif "memory" in components:
@@ -181,7 +187,9 @@ def migrate(
     dimension: they run when it is known (an option, or the stored vectors'), each index built
     without blocking writes, and an interrupted build is resumed. Agents' services migrate on
     first use by default, but every other `adk-memory` command only checks, so run this first
-    on a new database."""
+    on a new database. Then it applies `ADK_MEMORY_ROW_LEVEL_SECURITY` to the policed tables
+    (with --check: only reads it) and says whether row-level security is in force for this
+    URL's role."""
     chosen = components or tuple(MIGRATIONS)
     dimensions = _dimensions(embedding_model, embedding_dimensions)
     versions = run(_migrate(target, chosen, not check, dimensions))

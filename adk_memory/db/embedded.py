@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .owner import ensure_owner
 from .server_user import (
     SERVER_USER,
     EmbeddedPostgresUnavailableError,
@@ -282,8 +283,17 @@ def embedded_url(data_dir: str | os.PathLike[str] | None = None) -> str:
     """Start (or reuse) the embedded server for `data_dir` and return its `postgresql://` URL.
 
     Blocking (an `initdb` on first use takes about a second): async callers run it in a thread.
-    The URL points at a Unix socket, so nothing listens on a network port.
+    The URL points at a Unix socket, so nothing listens on a network port. It names the
+    server's owner role (`adk_memory.db.owner`), not its superuser, so that row-level security
+    applies to everything connected through it.
     """
+    return ensure_owner(superuser_url(data_dir))
+
+
+def superuser_url(data_dir: str | os.PathLike[str] | None = None) -> str:
+    """The embedded server's bootstrap superuser URL (started or reused as `embedded_url`
+    does): for administration only (a standby, role setup, tests that need a superuser); a
+    superuser bypasses row-level security."""
     return str(_server(resolve_data_dir(data_dir)).get_uri())
 
 

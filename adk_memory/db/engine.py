@@ -43,6 +43,7 @@ from ..errors import (
     InputValidationError,
 )
 from . import embedded
+from .enforcement import RlsState, apply_setting
 from .factory import DEFAULT_SCHEMA, make_engine, validate_schema_name
 from .lending import borrow, give_back, is_lost, raise_typed, raw_connection
 from .loops import dispose
@@ -99,6 +100,7 @@ class Database:
         timeouts: DatabaseTimeouts | None = None,
         read_url: str | None = None,
         read_engine: AsyncEngine | None = None,
+        row_level_security: bool = True,
     ) -> None:
         if database_url is not None and engine is not None:
             raise InputValidationError("Pass either a database URL or an engine, not both.")
@@ -141,6 +143,11 @@ class Database:
         its own settings)."""
         self.schema = validate_schema_name(schema)
         self.auto_migrate = auto_migrate
+        self.row_level_security = row_level_security
+        """Whether the policed tables should have row-level security on (`db/enforcement.py`:
+        applied by a process that migrates, checked by every process)."""
+        self.rls: RlsState | None = None
+        """Row-level security as this handle's role met it at its last migration check."""
         self._replica = ReplicaHealth(self.schema)
         self._fences = ErasureFences()
         self._ready: set[str] = set()
@@ -327,6 +334,11 @@ class Database:
                 return
             version = await self._migrating(
                 lambda conn: migrate(conn, self.schema, component, steps, apply=self.auto_migrate)
+            )
+            self.rls = await self._migrating(
+                lambda conn: apply_setting(
+                    conn, self.schema, self.row_level_security, change=self.auto_migrate
+                )
             )
             self._replica.want(component, version)
             self._ready.add(component)

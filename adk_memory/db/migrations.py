@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from ..errors import MigrationError, SchemaVersionError
+from . import rls
 
 SCHEMA_CHANGE_TIMEOUT = 3600.0
 """Seconds the client waits for one migration statement. A migration runs without the pool's
@@ -113,6 +114,16 @@ SESSION_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX session_replies_by_time ON {schema}.session_replies (create_time);
     """,
+    # 3: row-level security (issue 26, `db/rls.py`): every table holding a user's sessions is
+    # policed by the acting app and user a statement's gate sets, its owner included (FORCE), so
+    # a statement that forgot its `WHERE` still reaches no other user's rows. App state is the
+    # app's, shared by its users.
+    rls.GATE_FUNCTIONS
+    + "".join(
+        rls.table_policy(table, rls.USER_ROWS, rls.ALL_APP_USERS)
+        for table in ("sessions", "events", "user_states")
+    )
+    + rls.table_policy("app_states", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 _MEANINGFUL_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
@@ -120,6 +131,21 @@ _MEANINGFUL_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U
 
 _PROCLITIC = "^(ال|لل|[ובהכלמשوبلفك])(?=[\u05d0-\u05ea\u0620-\u06ff]{{3}})"
 """Migration 14's Hebrew and Arabic proclitics (frozen with it; `memory.text._PROCLITIC`)."""
+
+MEMORY_SCOPED_TABLES = (
+    "memories",
+    "memory_revisions",
+    "memory_jobs",
+    "memory_scope_leases",
+    "memory_watermarks",
+    "memory_profile_fields",
+    "memory_profile_revisions",
+    "procedure_support",
+)
+"""The memory tables keyed by a scope's key (`scope_key`, in one of its forms), policed by
+`rls.SCOPE_ROWS` (`memory_revisions` by `rls.REVISION_ROWS`): a statement on them carries
+`{act_as_scope}` of the exact key it reads or `{act_for_all}` in every query level that scans
+one (`tests/test_rls_memory.py` checks every statement)."""
 
 MEMORY_MIGRATIONS: tuple[str, ...] = (
     # 1: memories and their revisions. The embedding column gets its dimension (and its HNSW
@@ -438,6 +464,20 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
             WHERE v <> l))
      WHERE m.fts::text ~ '[\u05d0-\u05ea\u0620-\u06ff]';
     """,
+    # 15: row-level security (docs/rls.md §3): every table holding a scope's rows answers only
+    # the key a statement's gate named (`db.rls`), in the exact form the statement reads, or
+    # every scope for a statement gated `act_for_all` (maintenance, operator listings, the job
+    # claim); an app's configurations answer only their app. Not policed, on purpose: opt-outs
+    # and tombstones (digests only, looked up by the digest the caller computed), erasures,
+    # replies, the tombstone key and the operators' audit (no user content; grants restrict them).
+    rls.GATE_FUNCTIONS
+    + "".join(
+        rls.table_policy(
+            table, rls.REVISION_ROWS if table == "memory_revisions" else rls.SCOPE_ROWS
+        )
+        for table in MEMORY_SCOPED_TABLES
+    )
+    + rls.table_policy("memory_app_configs", rls.APP_ROWS, rls.ALL_APP_USERS),
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

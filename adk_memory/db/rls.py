@@ -45,52 +45,87 @@ LANGUAGE sql STABLE PARALLEL UNSAFE AS $$
        AND set_config('adk_memory.all_users', '', true) IS NOT NULL $$;
 CREATE OR REPLACE FUNCTION {schema}.act_for_all() RETURNS boolean
 LANGUAGE sql STABLE PARALLEL UNSAFE AS $$
-    SELECT set_config('adk_memory.all_users', 'on', true) IS NOT NULL $$;
+    SELECT set_config('adk_memory.app_name', '', true) IS NOT NULL
+       AND set_config('adk_memory.all_users', 'on', true) IS NOT NULL $$;
 """
 """The gate functions, `{schema}`-formatted by the migration that creates them (each component
 has one, `CREATE OR REPLACE`, so either component alone has them). Each clears what it does
 not set, so a stale setting from an earlier statement of the same transaction never widens
-this one."""
+this one (`act_for_all` clears the app: it acts for every app)."""
 
 GATES = ("act_as", "act_as_app", "act_as_scope", "act_for_all")
 """The placeholders a statement writes as `{act_as}($1, $2)`; `render` qualifies them."""
 
+_APP = f"nullif(current_setting('{APP_SETTING}', true), '')"
+
 ALL_USERS = f"current_setting('{ALL_USERS_SETTING}', true) = 'on'"
+"""The owner's all-users predicate for tables without an app column (the memory tables): a
+statement gated `act_for_all` (or `act_as_app`) reaches every row."""
 
-USER_ROWS = (
-    f"(app_name = nullif(current_setting('{APP_SETTING}', true), '') AND "
-    f"(user_id = nullif(current_setting('{USER_SETTING}', true), '') OR {ALL_USERS}))"
-)
-"""The policy predicate of tables keyed by (app_name, user_id): built of builtins only, so the
-planner folds it into index keys (docs/rls.md §3)."""
+USER_ROWS = f"app_name = {_APP} AND user_id = nullif(current_setting('{USER_SETTING}', true), '')"
+"""The policy predicate of tables keyed by (app_name, user_id). Strict, of builtins only, with
+no OR: the planner folds it into the statement's own equalities (a one-time check and index
+keys), so it costs nothing per row. With `OR <all users>` in it, it became a filter evaluated on
+every row: +7.5 % on a 500-event session read (docs/rls.md, decision 4)."""
 
-APP_ROWS = f"app_name = nullif(current_setting('{APP_SETTING}', true), '') OR {ALL_USERS}"
+APP_ROWS = f"app_name = {_APP}"
 """The policy predicate of tables keyed by the app only (its shared state, its config)."""
 
-
-def scope_rows(column: str = "scope_key") -> str:
-    """The policy predicate of memory tables: the gated scope, its quarantine and its
-    procedures, as an `IN` of builtins (an array from a function wrecks plans: docs/rls.md §3)."""
-    key = f"current_setting('{SCOPE_SETTING}', true)"
-    return (
-        f"({column} IN (nullif({key}, ''), 'quarantine:' || nullif({key}, ''), "
-        f"'procedure:' || nullif({key}, '')) OR {ALL_USERS})"
-    )
+ALL_APP_USERS = f"{ALL_USERS} AND (app_name = {_APP} OR {_APP} IS NULL)"
+"""The owner's all-users predicate for tables with an app column: every user of the app
+`act_as_app` named, or of every app under `act_for_all` (which clears the app)."""
 
 
-def table_policy(table: str, predicate: str) -> str:
+_SCOPE = f"nullif(current_setting('{SCOPE_SETTING}', true), '')"
+
+SCOPE_ROWS = f"scope_key = {_SCOPE}"
+"""The policy predicate of the memory tables: the one key the gate named, in the exact form the
+statement reads (a scope's own key, its quarantine `quarantine:K`, its procedures
+`procedure:K`: `memory.scope`'s key forms). One equality of builtins, like `USER_ROWS`: the
+planner puts it in the same equivalence class as the statement's own `scope_key = $1`, i.e. one
+index key and a one-time `$1 = <setting>` check. An `IN` of the four forms could not merge:
+the planner multiplied the two selectivities, estimated one row and nested loops over the
+scope (+120 % to +190 % on the hybrid search, docs/rls.md §7)."""
+
+REVISION_ROWS = (
+    f"scope_key = CASE WHEN starts_with({_SCOPE}, 'quarantine:') "
+    f"THEN substr({_SCOPE}, {len('quarantine:') + 1}) ELSE {_SCOPE} END"
+)
+"""The policy predicate of `memory_revisions`, whose rows always carry the real key (a
+quarantined memory's revisions its scope's own: `memory.scope.QUARANTINE_PREFIX`): the gated
+key without its quarantine prefix, so a statement that writes a quarantined memory with its
+revision (one gate, `quarantine:K`) writes the revision under `K`. Still one equality."""
+
+
+def table_policy(table: str, predicate: str, all_rows: str = ALL_USERS) -> str:
     """DDL (`{schema}`-formatted by the migration) that turns row-level security on for `table`,
     owner included (FORCE: otherwise the owner, i.e. the embedded default's only role, bypasses
-    it silently), with one policy for every role keyed by the gate's settings. Roles that must
-    see every row (maintenance, operators) get their own `USING (true)` policies from
-    `adk-memory db roles`; a role with no policy sees nothing."""
-    name = f"{table}_gated"
+    it silently), with two permissive policies:
+
+    - `<table>_gated`, for every role: `predicate`, the strict form keyed by the gate's
+      settings (USING and WITH CHECK);
+    - `<table>_all_users`, for the migrating role only (`CURRENT_USER`: the owner, which runs
+      the migrations): `all_rows`, which lets a statement gated `act_for_all` / `act_as_app`
+      reach every user's rows (the sweeps, erasure, app-wide listings, the job claim of a
+      single-role deployment). Policed roles (agent, worker) do not get it: a permissive
+      policy is OR-ed into the qual of every statement of the roles it applies to, and only
+      the owner pays that per-row OR. Its name sorts before `_gated` on purpose: PostgreSQL
+      ORs a table's permissive policies in reverse name order, so the gated check comes first
+      and, true for every row of an ordinary statement, spares the all-users one.
+
+    Roles that must see every row (maintenance, operators) get their own `USING (true)`
+    policies from `adk-memory db roles`; a role with no policy sees nothing."""
+    gated, every = f"{table}_gated", f"{table}_all_users"
     escaped = predicate.replace("{", "{{").replace("}", "}}")
+    wide = all_rows.replace("{", "{{").replace("}", "}}")
+    on = f"{{schema}}.{table}"
     return (
-        f"ALTER TABLE {{schema}}.{table} ENABLE ROW LEVEL SECURITY;\n"
-        f"ALTER TABLE {{schema}}.{table} FORCE ROW LEVEL SECURITY;\n"
-        f"DROP POLICY IF EXISTS {name} ON {{schema}}.{table};\n"
-        f"CREATE POLICY {name} ON {{schema}}.{table} USING ({escaped}) WITH CHECK ({escaped});\n"
+        f"ALTER TABLE {on} ENABLE ROW LEVEL SECURITY;\n"
+        f"ALTER TABLE {on} FORCE ROW LEVEL SECURITY;\n"
+        f"DROP POLICY IF EXISTS {gated} ON {on};\n"
+        f"CREATE POLICY {gated} ON {on} USING ({escaped}) WITH CHECK ({escaped});\n"
+        f"DROP POLICY IF EXISTS {every} ON {on};\n"
+        f"CREATE POLICY {every} ON {on} TO CURRENT_USER USING ({wide}) WITH CHECK ({wide});\n"
     )
 
 

@@ -74,6 +74,22 @@ GRANTS: Mapping[str, Mapping[str, str]] = {
 maintenance gets TRUNCATE, REFERENCES, TRIGGER or any DDL (owners only). A table the
 migrations create without an entry here fails `tests/test_roles.py`."""
 
+OPEN_ROLES: Mapping[str, str] = {"maintenance": "ALL", "operator": "SELECT"}
+"""The roles that pass the row-level security of every policed table (`db/rls.py`), and for
+which command: a `USING (true)` policy of their own on each table (maintenance: sweeps,
+erasure, purges, migrations; operators: reads only, every one of them audited). Preferred to
+the BYPASSRLS attribute, which only a superuser may grant (managed services may not let you)
+and which would not show in `\\d+`. The agent and the worker have none: they are policed."""
+
+OPEN_TABLES: Mapping[str, Mapping[str, str]] = {
+    # The worker claims the next due job of any scope, and keeps the books of the job it holds
+    # by id (ownership, completion, failure, the queue's depth): `memory/jobs/queue.py` gates
+    # those with `act_for_all`. A job's effects are written under its scope's gate.
+    "memory_jobs": {"worker": "ALL"},
+    "memory_scope_leases": {"worker": "ALL"},
+}
+"""Per-table exceptions for a policed role: table -> {role: command}."""
+
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
@@ -139,6 +155,8 @@ class _Catalog:
     schema_exists: bool
     tables: dict[str, str]
     """Table name -> its owner."""
+    policed: frozenset[str]
+    """The tables with row-level security policies (`db/rls.py`; enabled or not)."""
     functions: dict[str, str]
     """Function signature (`name(args)`) -> its owner."""
     is_superuser: bool
@@ -162,7 +180,10 @@ SELECT
      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1),
   (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
   (SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $2)
-          AND pg_has_role(current_user, $2, 'MEMBER'))
+          AND pg_has_role(current_user, $2, 'MEMBER')),
+  (SELECT coalesce(array_agg(c.relname), '{}')
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND EXISTS (SELECT FROM pg_policy p WHERE p.polrelid = c.oid))
 """
 
 _WIDENED = """
@@ -181,7 +202,7 @@ async def _catalog(
     conn: asyncpg.Connection, schema: str, prefix: str, logins: Sequence[Login]
 ) -> _Catalog:
     row = await conn.fetchrow(_CATALOG, schema, role_name(prefix, "maintenance"))
-    roles, schema_exists, tables, functions, superuser, member = row
+    roles, schema_exists, tables, functions, superuser, member, policed = row
     groups = [role_name(prefix, role) for role in ROLES]
     wide = await conn.fetch(_WIDENED, [login.name for login in logins], groups)
     return _Catalog(
@@ -189,6 +210,7 @@ async def _catalog(
         existing_roles=frozenset(roles),
         schema_exists=bool(schema_exists),
         tables={t: owner for t, owner in tables},
+        policed=frozenset(policed),
         functions={f: owner for f, owner in functions},
         is_superuser=bool(superuser),
         member_of_maintenance=bool(member),
@@ -226,12 +248,30 @@ def _plan(schema: str, prefix: str, logins: Sequence[Login], catalog: _Catalog) 
             allowed = privileges(table, role)
             if allowed:
                 plan.add(f"GRANT {', '.join(allowed)} ON {t} TO {quoted[role]}")
+        if table in catalog.policed:
+            _plan_policies(plan, table, t, names)
     for function, owner in sorted(catalog.functions.items()):
         if owner != names["maintenance"]:
             plan.add(f"ALTER FUNCTION {s}.{function} OWNER TO {maintenance}")
     for login in logins:
         _plan_login(plan, login, names[login.role], catalog)
     return plan
+
+
+def _plan_policies(plan: Plan, table: str, qualified: str, names: Mapping[str, str]) -> None:
+    """Re-apply the per-role policies of one policed table: `OPEN_ROLES` and `OPEN_TABLES`
+    exactly (each role's policy dropped, then created if it still may), like the grants."""
+    for role in ROLES:
+        policy = _identifier(f"{table}_{names[role]}"[:63], "policy name")
+        plan.add(f"DROP POLICY IF EXISTS {policy} ON {qualified}")
+        command = OPEN_TABLES.get(table, {}).get(role) or OPEN_ROLES.get(role)
+        if command is None:
+            continue
+        using = "" if command == "INSERT" else " USING (true)"
+        check = " WITH CHECK (true)" if command in ("ALL", "INSERT", "UPDATE") else ""
+        plan.add(
+            f'CREATE POLICY {policy} ON {qualified} FOR {command} TO "{names[role]}"{using}{check}'
+        )
 
 
 def _plan_login(plan: Plan, login: Login, group: str, catalog: _Catalog) -> None:

@@ -122,6 +122,32 @@ def real_key_sql(column: str) -> str:
     )
 
 
+# Row-level security (`db.rls`, docs/rls.md): every query level of a statement that scans a
+# scoped table (`db.migrations.MEMORY_SCOPED_TABLES`) carries one of these gates in its WHERE;
+# `rls.render` fills the gate function's name. Without one the policies answer no row.
+def scope_gate(key: str) -> str:
+    """The gate of a statement on one key's rows: `key` is the SQL of the key (a parameter, or
+    builtins over one) in the exact form every level of the statement reads: a scope's own key,
+    its quarantine or its procedures are each a key of their own to the policy (`db.rls.
+    SCOPE_ROWS`, one equality the planner merges with the statement's `scope_key = $1`), so a
+    statement reads one form (revisions excepted: they carry the real key, which the gate of a
+    quarantine key answers too, `db.rls.REVISION_ROWS`). Bound parameters and builtins only, so
+    it stays a one-time filter."""
+    return f"{{act_as_scope}}({key})"
+
+
+ALL_SCOPES_GATE = "{act_for_all}()"
+"""The gate of a statement that acts for every scope on purpose: maintenance (purge, erasure,
+sweeps, pruning, re-indexing), operators' listings and the worker's claim of the next job."""
+
+
+def scope_or_all_gate(key: str, form: str = "") -> str:
+    """The gate of an operator's listing of one scope, or of every scope when `key` is NULL;
+    `form`: the prefix of the key form the listing reads (e.g. `QUARANTINE_PREFIX`)."""
+    read = f"'{form}' || {key}" if form else key
+    return f"CASE WHEN {key}::text IS NULL THEN {ALL_SCOPES_GATE} ELSE {scope_gate(read)} END"
+
+
 def quarantine_key(scope_key: str) -> str:
     """Where a scope's quarantined memories are kept (see `QUARANTINE_PREFIX`)."""
     return QUARANTINE_PREFIX + scope_key

@@ -18,6 +18,13 @@ from ..db.engine import Database
 from ..db.migrations import SESSION_MIGRATIONS
 from ..db.replica import ReadFor
 from ..db.replies import FIRST_ATTEMPT, recorded
+from ..db.rls import render
+
+# Every statement is row-level-security gated (`db/rls.py`): `{act_as}($1, $2)` (the caller's
+# app and user) in the WHERE of each query level that names a policed table, so the policies see
+# the acting user before any of that level's rows; app-wide listings gate with `{act_as_app}`,
+# the sweeps with `{act_for_all}`. An INSERT takes its row from a gated SELECT (the policy's
+# WITH CHECK then sees the setting), never from VALUES.
 
 # $8 is the call's request id. A taken id returns no row, unless the session holding it was
 # created by this very call: its replay after a lost reply returns the session as created
@@ -25,63 +32,76 @@ from ..db.replies import FIRST_ATTEMPT, recorded
 _CREATE = """
 WITH s AS (
     INSERT INTO {schema}.sessions (app_name, user_id, id, state, last_update_time, request_id)
-    VALUES ($1, $2, $3, $4::json, $5, $8::uuid)
+    SELECT $1, $2, $3, $4::json, $5, $8::uuid WHERE {act_as}($1, $2)
     ON CONFLICT DO NOTHING
     RETURNING revision
 ), mine AS (
     SELECT 0::bigint AS revision FROM {schema}.sessions
      WHERE app_name = $1 AND user_id = $2 AND id = $3 AND request_id = $8::uuid
-       AND NOT EXISTS (SELECT 1 FROM s)
+       AND NOT EXISTS (SELECT 1 FROM s) AND {act_as}($1, $2)
 ), a AS (
     INSERT INTO {schema}.app_states AS t (app_name, state)
-    SELECT $1, $6::json FROM s WHERE $6::json IS NOT NULL
+    SELECT $1, $6::json FROM s WHERE $6::json IS NOT NULL AND {act_as}($1, $2)
     ON CONFLICT (app_name) DO UPDATE
         SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
     RETURNING t.state
 ), u AS (
     INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
-    SELECT $1, $2, $7::json FROM s WHERE $7::json IS NOT NULL
+    SELECT $1, $2, $7::json FROM s WHERE $7::json IS NOT NULL AND {act_as}($1, $2)
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
     RETURNING t.state
 )
 SELECT s.revision,
        coalesce((SELECT state FROM a),
-                (SELECT state FROM {schema}.app_states WHERE app_name = $1))::text,
+                (SELECT state FROM {schema}.app_states
+                  WHERE app_name = $1 AND {act_as}($1, $2)))::text,
        coalesce((SELECT state FROM u),
                 (SELECT state FROM {schema}.user_states
-                  WHERE app_name = $1 AND user_id = $2))::text
+                  WHERE app_name = $1 AND user_id = $2 AND {act_as}($1, $2)))::text
 FROM (SELECT revision FROM s UNION ALL SELECT revision FROM mine) s
 """
 
-# $4: how many recent events (NULL = all, 0 = none). $5: an inclusive lower timestamp bound,
-# applied as ADK applies it: of those events, the newest run whose timestamps are all >= $5.
-# Every event (the runtime's read each turn) is read in index order as it is, without the
-# selection's materialised, re-sorted set: half the server's time for a 500-event session.
-_GET = """
+# One session with its app and user state, and its events as `{events}` selects them: three
+# shapes (`_GET_ALL`, `_GET_RECENT`, `_GET_NONE`) rather than one with a CASE on the selection,
+# because the CASE folded away only in a plan made for the call's own values, so PostgreSQL
+# planned the read afresh on every call (docs/rls.md §6); each shape settles on a generic plan.
+_GET_SHAPE = """
 SELECT s.state::text, s.revision, s.last_update_time,
-       (SELECT state::text FROM {schema}.app_states WHERE app_name = $1),
-       (SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2),
-       CASE WHEN $4::bigint = 0 THEN NULL
-            WHEN $4::bigint IS NULL AND $5::float8 IS NULL THEN ARRAY(
+       (SELECT state::text FROM {schema}.app_states WHERE app_name = $1 AND {act_as}($1, $2)),
+       (SELECT state::text FROM {schema}.user_states
+         WHERE app_name = $1 AND user_id = $2 AND {act_as}($1, $2)),
+       {events}
+FROM {schema}.sessions s
+WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3 AND {act_as}($1, $2)
+"""
+
+# Every event (the runtime's read each turn), read in index order as it is, without the
+# selection's materialised, re-sorted set: half the server's time for a 500-event session.
+_ALL_EVENTS = """ARRAY(
            SELECT data::text FROM {schema}.events
-            WHERE app_name = $1 AND user_id = $2 AND session_id = $3
-            ORDER BY seq
-       ) ELSE (
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND {act_as}($1, $2)
+            ORDER BY seq)"""
+
+# $4: how many recent events (NULL = all). $5: an inclusive lower timestamp bound, applied as
+# ADK applies it: of those events, the newest run whose timestamps are all >= $5.
+_RECENT_EVENTS = """(
            WITH recent AS (
                SELECT data, seq, "timestamp" FROM {schema}.events
-                WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+                WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND {act_as}($1, $2)
                 ORDER BY seq DESC
                 LIMIT $4::bigint
            )
            SELECT array_agg(r.data::text ORDER BY r.seq) FROM recent r
             WHERE $5::float8 IS NULL
                OR r.seq > (SELECT coalesce(max(seq), -1) FROM recent
-                            WHERE "timestamp" < $5::float8)
-       ) END
-FROM {schema}.sessions s
-WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
-"""
+                            WHERE "timestamp" < $5::float8))"""
+
+_GET_ALL = _GET_SHAPE.replace("{events}", _ALL_EVENTS)
+_GET_RECENT = _GET_SHAPE.replace("{events}", _RECENT_EVENTS)
+
+# No events at all (`num_recent_events=0`).
+_GET_NONE = _GET_SHAPE.replace("{events}", "NULL::text[]")
 
 _LIST_COLUMNS = """
 SELECT s.user_id, s.id, s.state::text, s.revision, s.last_update_time, u.state::text
@@ -89,29 +109,45 @@ FROM {schema}.sessions s
 LEFT JOIN {schema}.user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 """
 _LIST_FOR_USER = (
-    _LIST_COLUMNS + "WHERE s.app_name = $1 AND s.user_id = $2 ORDER BY s.last_update_time, s.id"
+    _LIST_COLUMNS
+    + "WHERE s.app_name = $1 AND s.user_id = $2 AND {act_as}($1, $2)"
+    + " ORDER BY s.last_update_time, s.id"
 )
-_LIST_FOR_APP = _LIST_COLUMNS + "WHERE s.app_name = $1 ORDER BY s.last_update_time, s.user_id, s.id"
+_LIST_FOR_APP = (
+    _LIST_COLUMNS
+    + "WHERE s.app_name = $1 AND {act_as_app}($1) ORDER BY s.last_update_time, s.user_id, s.id"
+)
 
-_APP_STATE = "SELECT state::text FROM {schema}.app_states WHERE app_name = $1"
-_USER_STATE = "SELECT state::text FROM {schema}.user_states WHERE app_name = $1 AND user_id = $2"
+# The app's state (its policy reads the app only: $2 is the listing's user, or NULL).
+_APP_STATE = """
+SELECT state::text FROM {schema}.app_states WHERE app_name = $1 AND {act_as}($1, $2::text)
+"""
+_USER_STATE = """
+SELECT state::text FROM {schema}.user_states
+ WHERE app_name = $1 AND user_id = $2 AND {act_as}($1, $2)
+"""
 
-_DELETE = "DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AND id = $3"
+_DELETE = """
+DELETE FROM {schema}.sessions WHERE app_name = $1 AND user_id = $2 AND id = $3 AND {act_as}($1, $2)
+"""
 
 # One user of one app, forgotten: events (compaction summaries counted apart), sessions and user
 # state, counted under request id $3 (see `db.replies`). Events are deleted explicitly (not only
-# by cascade) so they can be counted.
+# by cascade) so they can be counted. Gated as that user: an erasure reaches no one else's rows.
 _ERASE_USER = recorded(
     "{schema}.session_replies",
     "$3",
     f"""
 e AS (
-    DELETE FROM {{schema}}.events WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT}
+    DELETE FROM {{schema}}.events
+     WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} AND {{act_as}}($1, $2)
     RETURNING (data::jsonb -> 'actions' -> 'compaction') IS NOT NULL AS compaction
 ), s AS (DELETE FROM {{schema}}.sessions
-          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} RETURNING 1),
+          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} AND {{act_as}}($1, $2)
+          RETURNING 1),
    u AS (DELETE FROM {{schema}}.user_states
-          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} RETURNING 1)""",
+          WHERE app_name = $1 AND user_id = $2 AND {FIRST_ATTEMPT} AND {{act_as}}($1, $2)
+          RETURNING 1)""",
     [
         "(SELECT count(*) FROM s)",
         "(SELECT count(*) FILTER (WHERE NOT compaction) FROM e)",
@@ -132,30 +168,30 @@ WITH s AS (
        SET state = CASE WHEN $4::json IS NULL THEN state
                         ELSE {schema}.merge_state(state, $4::json) END,
            revision = revision + 1, last_update_time = $5, active_time = now()
-     WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6
+     WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $6 AND {act_as}($1, $2)
        AND NOT EXISTS (SELECT 1 FROM {schema}.events
                         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $7
-                          AND data::jsonb = ($9::json)::jsonb)
+                          AND data::jsonb = ($9::json)::jsonb AND {act_as}($1, $2))
     RETURNING revision
 ), e AS (
     INSERT INTO {schema}.events
         (app_name, user_id, session_id, seq, id, invocation_id, "timestamp", data)
-    SELECT $1, $2, $3, revision, $7, $8, $5, $9::json FROM s
+    SELECT $1, $2, $3, revision, $7, $8, $5, $9::json FROM s WHERE {act_as}($1, $2)
 ), a AS (
     INSERT INTO {schema}.app_states AS t (app_name, state)
-    SELECT $1, $10::json FROM s WHERE $10::json IS NOT NULL
+    SELECT $1, $10::json FROM s WHERE $10::json IS NOT NULL AND {act_as}($1, $2)
     ON CONFLICT (app_name) DO UPDATE
         SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
 ), u AS (
     INSERT INTO {schema}.user_states AS t (app_name, user_id, state)
-    SELECT $1, $2, $11::json FROM s WHERE $11::json IS NOT NULL
+    SELECT $1, $2, $11::json FROM s WHERE $11::json IS NOT NULL AND {act_as}($1, $2)
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = {schema}.merge_state(t.state, EXCLUDED.state), update_time = now()
 ), mine AS (
     SELECT seq AS revision FROM {schema}.events
      WHERE NOT EXISTS (SELECT 1 FROM s)
        AND app_name = $1 AND user_id = $2 AND session_id = $3 AND seq = $6 + 1 AND id = $7
-       AND data::jsonb = ($9::json)::jsonb
+       AND data::jsonb = ($9::json)::jsonb AND {act_as}($1, $2)
 )
 SELECT revision FROM s UNION ALL SELECT revision FROM mine
 """
@@ -163,31 +199,32 @@ SELECT revision FROM s UNION ALL SELECT revision FROM mine
 _HEAD = """
 SELECT s.revision, s.last_update_time,
        (SELECT id FROM {schema}.events
-         WHERE app_name = $1 AND user_id = $2 AND session_id = $3
+         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND {act_as}($1, $2)
          ORDER BY seq DESC LIMIT 1)
 FROM {schema}.sessions s
-WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3
+WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3 AND {act_as}($1, $2)
 """
 
 _EVENTS_WITH_ID = """
 SELECT data::text FROM {schema}.events
-WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $4
+WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND id = $4 AND {act_as}($1, $2)
 """
 
+# The TTL sweep: every user's sessions, so it acts for all users (the maintenance path).
 _SWEEP = """
-DELETE FROM {schema}.sessions WHERE ctid = ANY(ARRAY(
+DELETE FROM {schema}.sessions WHERE {act_for_all}() AND ctid = ANY(ARRAY(
     SELECT ctid FROM {schema}.sessions
-     WHERE active_time < now() - make_interval(secs => $1) LIMIT $2))
+     WHERE active_time < now() - make_interval(secs => $1) AND {act_for_all}() LIMIT $2))
 """
 
 
 # Sessions with events and no append for $1 seconds, in primary-key order after the key
 # ($2, $3, $4): each page continues the previous one's index range scan, so a whole sweep reads
 # the table's primary key once however many pages it takes (the table has no index on
-# active_time, on purpose: see migration 1).
+# active_time, on purpose: see migration 1). A sweep across users: it acts for all of them.
 _IDLE_COLUMNS = """
 SELECT app_name, user_id, id, last_update_time FROM {schema}.sessions
- WHERE (app_name, user_id, id) > ($2, $3, $4)
+ WHERE (app_name, user_id, id) > ($2, $3, $4) AND {act_for_all}()
    AND revision > 0 AND active_time < now() - make_interval(secs => $1)
 """
 _IDLE = _IDLE_COLUMNS + "ORDER BY app_name, user_id, id LIMIT $5"
@@ -233,20 +270,22 @@ class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         schema = db.schema
-        self._create = _CREATE.format(schema=schema)
-        self._get = _GET.format(schema=schema)
-        self._list_for_user = _LIST_FOR_USER.format(schema=schema)
-        self._list_for_app = _LIST_FOR_APP.format(schema=schema)
-        self._app_state = _APP_STATE.format(schema=schema)
-        self._user_state = _USER_STATE.format(schema=schema)
-        self._delete = _DELETE.format(schema=schema)
-        self._erase_user = _ERASE_USER.format(schema=schema)
-        self._append = _APPEND.format(schema=schema)
-        self._head = _HEAD.format(schema=schema)
-        self._events_with_id = _EVENTS_WITH_ID.format(schema=schema)
-        self._sweep = _SWEEP.format(schema=schema)
-        self._idle = _IDLE.format(schema=schema)
-        self._idle_for_app = _IDLE_FOR_APP.format(schema=schema)
+        self._create = render(_CREATE, schema)
+        self._get_all = render(_GET_ALL, schema)
+        self._get_recent = render(_GET_RECENT, schema)
+        self._get_none = render(_GET_NONE, schema)
+        self._list_for_user = render(_LIST_FOR_USER, schema)
+        self._list_for_app = render(_LIST_FOR_APP, schema)
+        self._app_state = render(_APP_STATE, schema)
+        self._user_state = render(_USER_STATE, schema)
+        self._delete = render(_DELETE, schema)
+        self._erase_user = render(_ERASE_USER, schema)
+        self._append = render(_APPEND, schema)
+        self._head = render(_HEAD, schema)
+        self._events_with_id = render(_EVENTS_WITH_ID, schema)
+        self._sweep = render(_SWEEP, schema)
+        self._idle = render(_IDLE, schema)
+        self._idle_for_app = render(_IDLE_FOR_APP, schema)
 
     async def ready(self) -> None:
         """Migrate (or check) the session tables; cheap after the first call."""
@@ -296,12 +335,15 @@ class SessionStore:
         """One session with merged-state inputs and its selected events, in one statement
         (on the read replica if `replica`: `Database.run`)."""
         await self.ready()
-        row = await self._db.run(
-            lambda conn: conn.fetchrow(
-                self._get, app_name, user_id, session_id, num_recent_events, after_timestamp
-            ),
-            replica=replica,
-        )
+        arguments: tuple[object, ...]
+        if num_recent_events == 0:
+            get, arguments = self._get_none, (app_name, user_id, session_id)
+        elif num_recent_events is None and after_timestamp is None:
+            get, arguments = self._get_all, (app_name, user_id, session_id)
+        else:
+            get = self._get_recent
+            arguments = (app_name, user_id, session_id, num_recent_events, after_timestamp)
+        row = await self._db.run(lambda conn: conn.fetchrow(get, *arguments), replica=replica)
         if row is None:
             return None
         return SessionRow(user_id, session_id, row[0], row[1], row[2], row[3], row[4], row[5])
@@ -322,7 +364,7 @@ class SessionStore:
             )
         app_state = (
             await self._db.run(
-                lambda conn: conn.fetchval(self._app_state, app_name), replica=replica
+                lambda conn: conn.fetchval(self._app_state, app_name, user_id), replica=replica
             )
             if rows
             else None

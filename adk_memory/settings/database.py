@@ -28,6 +28,7 @@ from .variables import (
     database_timeouts,
     embedded_data_dir,
     environment,
+    row_level_security,
     with_database_password,
 )
 
@@ -58,6 +59,9 @@ class DatabaseSettings:
     auto_migrate: bool = True
     engine_kwargs: Mapping[str, Any] | None = None
     timeouts: DatabaseTimeouts | None = None
+    row_level_security: bool = True
+    """Whether the policed tables have row-level security on (`$ADK_MEMORY_ROW_LEVEL_SECURITY`,
+    default on: `adk_memory.db.enforcement` says what off means)."""
 
     def arguments(self) -> dict[str, Any]:
         """These settings as a service's database arguments (what its constructor resolves back
@@ -86,6 +90,7 @@ class DatabaseSettings:
             timeouts=self.timeouts,
             read_url=self.read_url,
             read_engine=self.read_engine,
+            row_level_security=self.row_level_security,
         )
 
 
@@ -164,6 +169,7 @@ def database_settings(
         auto_migrate=auto_migrate,
         engine_kwargs=where.engine_kwargs,
         timeouts=timeouts,
+        row_level_security=row_level_security(environ),
     )
 
 

@@ -35,6 +35,7 @@ from .variables import (
     POOL_TIMEOUT_ENV,
     READ_DATABASE_URL_ENV,
     STATEMENT_TIMEOUT_ENV,
+    boolean,
     embedded_data_dir,
     environment,
     from_environ,
@@ -92,14 +93,6 @@ database."""
 Parser = Callable[[str], object]
 """Turns a query parameter's text into the option's value; raises ValueError saying what it
 expected."""
-
-
-def boolean(raw: str) -> bool:
-    words = {"true": True, "1": True, "yes": True, "on": True}
-    words |= {"false": False, "0": False, "no": False, "off": False}
-    if raw.lower() not in words:
-        raise ValueError("expected true or false")
-    return words[raw.lower()]
 
 
 def count(minimum: int) -> Callable[[str], int]:

@@ -83,6 +83,12 @@ REDACT_CHOICES: tuple[str, ...] = get_args(RedactChoice)
 """The values `ADK_MEMORY_REDACT`, the URI option `redact` and `--redact` accept (the names a
 stored app configuration's `redact` takes)."""
 
+ROW_LEVEL_SECURITY_ENV = "ADK_MEMORY_ROW_LEVEL_SECURITY"
+"""`on` (the default) or `off`: whether the tables holding a user's rows have row-level
+security on (`adk_memory.db.enforcement`; applied by a process that migrates). Off leaves only
+the statements' own filters between users: for someone who measured the cost and declines it.
+It is the database's state: set it alike for every process of a deployment."""
+
 STATEMENT_TIMEOUT_ENV = "ADK_MEMORY_STATEMENT_TIMEOUT"
 """Longest one database statement may run (a timeout, see `parse_timeout`); unset: 30 s
 (`DatabaseTimeouts.statement`)."""
@@ -165,10 +171,12 @@ __all__ = [
     "READ_DATABASE_URL_ENV",
     "REDACT_CHOICES",
     "REDACT_ENV",
+    "ROW_LEVEL_SECURITY_ENV",
     "SCHEMA_ENV",
     "SESSION_TTL_ENV",
     "STATEMENT_TIMEOUT_ENV",
     "application_default_credentials",
+    "boolean",
     "chosen",
     "credentials_warning",
     "database_password",
@@ -182,6 +190,7 @@ __all__ = [
     "parse_embedding_model",
     "parse_redact",
     "parse_timeout",
+    "row_level_security",
     "with_database_password",
 ]
 
@@ -273,6 +282,21 @@ def credentials_warning(environ: Mapping[str, str] | None = None) -> str | None:
             "Google Cloud, agent turns will fail. Without credentials: --demo."
         )
     return None
+
+
+def boolean(raw: str) -> bool:
+    """A switch's value: true/1/yes/on or false/0/no/off (any case)."""
+    words = {"true": True, "1": True, "yes": True, "on": True}
+    words |= {"false": False, "0": False, "no": False, "off": False}
+    if raw.lower() not in words:
+        raise ValueError("expected true or false")
+    return words[raw.lower()]
+
+
+def row_level_security(environ: Mapping[str, str]) -> bool:
+    """`$ADK_MEMORY_ROW_LEVEL_SECURITY` (default on)."""
+    chosen_value = from_environ(environ, ROW_LEVEL_SECURITY_ENV, boolean)
+    return True if chosen_value is None else chosen_value
 
 
 def from_environ(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:

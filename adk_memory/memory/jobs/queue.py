@@ -40,9 +40,11 @@ import asyncpg
 from pydantic import TypeAdapter, ValidationError
 
 from ..._retry import Backoff
+from ...db import rls
 from ...db.engine import Database
 from ...db.replies import FIRST_ATTEMPT, recorded
 from ...errors import JobPayloadError
+from ..scope import ALL_SCOPES_GATE, scope_gate, scope_or_all_gate
 
 JobStatus = Literal["pending", "running", "done", "dead"]
 
@@ -51,10 +53,16 @@ P = TypeVar("P")
 
 T = TypeVar("T")
 
+# Row-level security (`db.rls`): a statement on one scope's jobs (enqueue, get, purge, a scope's
+# list) is gated by that scope; the worker's own bookkeeping (claiming the next job of any
+# scope, a try's ownership, completion and failure, by job id), the sweep, the erasure and the
+# operators' listings act for every scope (`ALL_SCOPES_GATE`). A job's effects are written
+# under its target's gate (`memory.store`), in `finish`'s transaction.
+
 # The job's id is chosen by the caller before the first attempt: a replay finds it queued.
-_ENQUEUE = """
-INSERT INTO {schema}.memory_jobs (id, scope_key, scope, payload, max_attempts, config_version)
-VALUES ($1::uuid, $2, $3::jsonb, $4::json, $5, $6)
+_ENQUEUE = f"""
+INSERT INTO {{schema}}.memory_jobs (id, scope_key, scope, payload, max_attempts, config_version)
+SELECT $1::uuid, $2, $3::jsonb, $4::json, $5::integer, $6::integer WHERE {scope_gate("$2")}
 ON CONFLICT (id) DO NOTHING
 """
 
@@ -64,47 +72,48 @@ ON CONFLICT (id) DO NOTHING
 # that runs it is not claimed forever), and its scope's lease is released. $2 is the claim's
 # request id: a claim replayed after a lost reply gets back the job it claimed (`mine`) and
 # claims no other.
-_CLAIM = """
+_CLAIM = f"""
 WITH mine AS (
     SELECT j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts, j.max_attempts,
            j.config_version, extract(epoch FROM now() - j.run_after)::float8
-      FROM {schema}.memory_jobs j
-     WHERE j.request_id = $2::uuid AND j.status = 'running'
+      FROM {{schema}}.memory_jobs j
+     WHERE j.request_id = $2::uuid AND j.status = 'running' AND {ALL_SCOPES_GATE}
 ), reaped AS (
-    UPDATE {schema}.memory_jobs
+    UPDATE {{schema}}.memory_jobs
        SET status = 'dead', lease_until = NULL, update_time = now(),
            error = concat_ws(' / ', error,
                              'the worker running its last try stopped (its lease expired)')
      WHERE status = 'running' AND lease_until < now() AND attempts >= max_attempts
+       AND {ALL_SCOPES_GATE}
     RETURNING id, scope_key
 ), released AS (
-    DELETE FROM {schema}.memory_scope_leases l USING reaped
-     WHERE l.scope_key = reaped.scope_key AND l.job_id = reaped.id
+    DELETE FROM {{schema}}.memory_scope_leases l USING reaped
+     WHERE l.scope_key = reaped.scope_key AND l.job_id = reaped.id AND {ALL_SCOPES_GATE}
 ), candidate AS (
-    SELECT j.id, j.scope_key FROM {schema}.memory_jobs j
+    SELECT j.id, j.scope_key FROM {{schema}}.memory_jobs j
      WHERE ((j.status = 'pending' AND j.run_after <= now())
             OR (j.status = 'running' AND j.lease_until < now()
                 AND j.attempts < j.max_attempts))
-       AND NOT EXISTS (SELECT 1 FROM {schema}.memory_scope_leases l
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_scope_leases l
                         WHERE l.scope_key = j.scope_key AND l.lease_until > now()
-                          AND l.job_id <> j.id)
-       AND NOT EXISTS (SELECT 1 FROM mine)
+                          AND l.job_id <> j.id AND {ALL_SCOPES_GATE})
+       AND NOT EXISTS (SELECT 1 FROM mine) AND {ALL_SCOPES_GATE}
      ORDER BY j.run_after, j.create_time
      LIMIT 1
      FOR UPDATE OF j SKIP LOCKED
 ), lease AS (
-    INSERT INTO {schema}.memory_scope_leases AS l (scope_key, job_id, lease_until)
-    SELECT scope_key, id, now() + make_interval(secs => $1) FROM candidate
+    INSERT INTO {{schema}}.memory_scope_leases AS l (scope_key, job_id, lease_until)
+    SELECT scope_key, id, now() + make_interval(secs => $1) FROM candidate WHERE {ALL_SCOPES_GATE}
     ON CONFLICT (scope_key) DO UPDATE
         SET job_id = EXCLUDED.job_id, lease_until = EXCLUDED.lease_until
         WHERE l.lease_until <= now() OR l.job_id = EXCLUDED.job_id
     RETURNING job_id
 ), claimed AS (
-    UPDATE {schema}.memory_jobs j
+    UPDATE {{schema}}.memory_jobs j
        SET status = 'running', attempts = j.attempts + 1, request_id = $2::uuid,
            lease_until = now() + make_interval(secs => $1), update_time = now()
       FROM lease
-     WHERE j.id = lease.job_id
+     WHERE j.id = lease.job_id AND {ALL_SCOPES_GATE}
     RETURNING j.id::text, j.scope_key, j.scope::text, j.payload::text, j.attempts,
               j.max_attempts, j.config_version, extract(epoch FROM now() - j.run_after)::float8
 )
@@ -114,70 +123,74 @@ SELECT * FROM claimed UNION ALL SELECT * FROM mine
 # A try writes its job's effects only while it still owns the job: a retried commit, or a worker
 # whose lease ran out and whose job another worker took (or an erasure deleted), writes nothing.
 # The row stays locked until the transaction ends, so the job cannot move under the write.
-_OWNED = """
-SELECT 1 FROM {schema}.memory_jobs
-WHERE id = $1::uuid AND status = 'running' AND attempts = $2
+_OWNED = f"""
+SELECT 1 FROM {{schema}}.memory_jobs
+WHERE id = $1::uuid AND status = 'running' AND attempts = $2 AND {ALL_SCOPES_GATE}
 FOR UPDATE
 """
 
-_COMPLETE = """
+_COMPLETE = f"""
 WITH done AS (
-    UPDATE {schema}.memory_jobs
-       SET status = 'done', payload = '{{}}', result = $2::json, error = NULL,
+    UPDATE {{schema}}.memory_jobs
+       SET status = 'done', payload = '{{{{}}}}', result = $2::json, error = NULL,
            lease_until = NULL, update_time = now()
-     WHERE id = $1::uuid AND status = 'running' AND attempts = $3
+     WHERE id = $1::uuid AND status = 'running' AND attempts = $3 AND {ALL_SCOPES_GATE}
     RETURNING scope_key
 )
-DELETE FROM {schema}.memory_scope_leases l USING done
- WHERE l.scope_key = done.scope_key AND l.job_id = $1::uuid
+DELETE FROM {{schema}}.memory_scope_leases l USING done
+ WHERE l.scope_key = done.scope_key AND l.job_id = $1::uuid AND {ALL_SCOPES_GATE}
 """
 
 # $6 is the request id: a replay after a lost reply finds the job moved by this very request
 # and returns the status it moved it to.
-_FAIL = """
+_FAIL = f"""
 WITH failed AS (
-    UPDATE {schema}.memory_jobs
+    UPDATE {{schema}}.memory_jobs
        SET status = CASE WHEN $5 OR attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
            run_after = now() + make_interval(secs => $3), error = $2, lease_until = NULL,
            update_time = now(), request_id = $6::uuid
-     WHERE id = $1::uuid AND status = 'running' AND attempts = $4
+     WHERE id = $1::uuid AND status = 'running' AND attempts = $4 AND {ALL_SCOPES_GATE}
     RETURNING scope_key, status
 ), released AS (
-    DELETE FROM {schema}.memory_scope_leases l USING failed
-     WHERE l.scope_key = failed.scope_key AND l.job_id = $1::uuid
+    DELETE FROM {{schema}}.memory_scope_leases l USING failed
+     WHERE l.scope_key = failed.scope_key AND l.job_id = $1::uuid AND {ALL_SCOPES_GATE}
 )
 SELECT status FROM failed
 UNION ALL
-SELECT status FROM {schema}.memory_jobs
+SELECT status FROM {{schema}}.memory_jobs
  WHERE id = $1::uuid AND request_id = $6::uuid AND NOT EXISTS (SELECT 1 FROM failed)
+   AND {ALL_SCOPES_GATE}
 """
 
-_GET = """
+_GET = f"""
 SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
        create_time, update_time
-FROM {schema}.memory_jobs WHERE id = $1::uuid AND scope_key = $2
+FROM {{schema}}.memory_jobs WHERE id = $1::uuid AND scope_key = $2 AND {scope_gate("$2")}
 """
 
-_DEAD = """
+_DEAD = f"""
 SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
        create_time, update_time
-FROM {schema}.memory_jobs WHERE status = 'dead' ORDER BY update_time DESC LIMIT $1
+FROM {{schema}}.memory_jobs WHERE status = 'dead' AND {ALL_SCOPES_GATE}
+ORDER BY update_time DESC LIMIT $1
 """
 
 # One scope's jobs ($1 scope key), newest first, $2 at most: its generations as an operator
 # reviews them.
-_OF_SCOPE = """
+_OF_SCOPE = f"""
 SELECT id::text, scope::text, status, attempts, max_attempts, error, result::text,
        create_time, update_time
-FROM {schema}.memory_jobs WHERE scope_key = $1 ORDER BY create_time DESC, id LIMIT $2
+FROM {{schema}}.memory_jobs WHERE scope_key = $1 AND {scope_gate("$1")}
+ORDER BY create_time DESC, id LIMIT $2
 """
 
 # Finished jobs (done, or dead-lettered with their payload kept for diagnosis) past their
 # retention, a batch at a time.
-_SWEEP = """
-DELETE FROM {schema}.memory_jobs WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM {schema}.memory_jobs
+_SWEEP = f"""
+DELETE FROM {{schema}}.memory_jobs WHERE {ALL_SCOPES_GATE} AND ctid = ANY(ARRAY(
+    SELECT ctid FROM {{schema}}.memory_jobs
      WHERE status IN ('done', 'dead') AND update_time < now() - make_interval(secs => $1)
+       AND {ALL_SCOPES_GATE}
      LIMIT $2))
 """
 
@@ -187,9 +200,10 @@ _PURGE = recorded(
     "{schema}.memory_replies",
     "$2",
     f"""
-j AS (DELETE FROM {{schema}}.memory_jobs WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+j AS (DELETE FROM {{schema}}.memory_jobs
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
 l AS (DELETE FROM {{schema}}.memory_scope_leases
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1)""",
     ["(SELECT count(*) FROM j)"],
 )
 
@@ -199,32 +213,35 @@ _ERASE = recorded(
     "$2",
     f"""
 j AS (DELETE FROM {{schema}}.memory_jobs
-       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1),
 l AS (DELETE FROM {{schema}}.memory_scope_leases
-       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
+       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE}
+      RETURNING 1)""",
     ["(SELECT count(*) FROM j)"],
 )
 
 # Whether the dead job $1 was given new tries by this request ($2): by this attempt, or (for a
 # replay after a lost reply) by its first.
-_RETRY_DEAD = """
+_RETRY_DEAD = f"""
 WITH retried AS (
-    UPDATE {schema}.memory_jobs
+    UPDATE {{schema}}.memory_jobs
        SET status = 'pending', attempts = 0, run_after = now(), error = NULL,
            update_time = now(), request_id = $2::uuid
      WHERE id = $1::uuid AND status = 'dead' AND ($3::text IS NULL OR scope_key = $3)
+       AND {scope_or_all_gate("$3")}
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM retried)
-    OR EXISTS (SELECT 1 FROM {schema}.memory_jobs WHERE id = $1::uuid AND request_id = $2::uuid)
+    OR EXISTS (SELECT 1 FROM {{schema}}.memory_jobs
+                WHERE id = $1::uuid AND request_id = $2::uuid AND {scope_or_all_gate("$3")})
 """
 
 # The queue's depth by state, read through the partial index of active jobs.
-_DEPTH = """
+_DEPTH = f"""
 SELECT count(*) FILTER (WHERE status = 'pending' AND run_after <= now()),
        count(*) FILTER (WHERE status = 'pending' AND run_after > now()),
        count(*) FILTER (WHERE status = 'running')
-  FROM {schema}.memory_jobs WHERE status IN ('pending', 'running')
+  FROM {{schema}}.memory_jobs WHERE status IN ('pending', 'running') AND {ALL_SCOPES_GATE}
 """
 
 
@@ -305,19 +322,19 @@ class JobQueue(Generic[P]):
         self._db = db
         self._payloads = payloads
         schema = db.schema
-        self._owned = _OWNED.format(schema=schema)
-        self._enqueue = _ENQUEUE.format(schema=schema)
-        self._claim = _CLAIM.format(schema=schema)
-        self._complete = _COMPLETE.format(schema=schema)
-        self._fail = _FAIL.format(schema=schema)
-        self._get = _GET.format(schema=schema)
-        self._dead = _DEAD.format(schema=schema)
-        self._of_scope = _OF_SCOPE.format(schema=schema)
-        self._retry_dead = _RETRY_DEAD.format(schema=schema)
-        self._sweep = _SWEEP.format(schema=schema)
-        self._purge = _PURGE.format(schema=schema)
-        self._erase = _ERASE.format(schema=schema)
-        self._depth = _DEPTH.format(schema=schema)
+        self._owned = rls.render(_OWNED, schema)
+        self._enqueue = rls.render(_ENQUEUE, schema)
+        self._claim = rls.render(_CLAIM, schema)
+        self._complete = rls.render(_COMPLETE, schema)
+        self._fail = rls.render(_FAIL, schema)
+        self._get = rls.render(_GET, schema)
+        self._dead = rls.render(_DEAD, schema)
+        self._of_scope = rls.render(_OF_SCOPE, schema)
+        self._retry_dead = rls.render(_RETRY_DEAD, schema)
+        self._sweep = rls.render(_SWEEP, schema)
+        self._purge = rls.render(_PURGE, schema)
+        self._erase = rls.render(_ERASE, schema)
+        self._depth = rls.render(_DEPTH, schema)
         self.enqueued = asyncio.Event()
         """Set on every enqueue in this process, so an in-process worker wakes at once."""
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ..._json import dump_json
 from ...config import AppMemoryConfig
+from ...db import rls
 from ...db.engine import Database
 from ...errors import AppConfigError
 from ..app_config import AppConfigVersion, problems
@@ -24,15 +25,19 @@ from ..app_config import AppConfigVersion, problems
 # with the write, so the latest version read below is the latest there is.
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext($1))"
 
+_APP_GATE = "{act_as}($1, NULL)"
+"""Every statement here is on one app's ($1) configurations and carries this gate (row-level
+security, `db.rls`): the app, no user (the policy answers the app's rows)."""
+
 # The app's latest version if it equals $2, else a new version after it: (version, created).
-_PUBLISH = """
+_PUBLISH = f"""
 WITH latest AS (
-    SELECT version, config FROM {schema}.memory_app_configs
-     WHERE app_name = $1 ORDER BY version DESC LIMIT 1
+    SELECT version, config FROM {{schema}}.memory_app_configs
+     WHERE app_name = $1 AND {_APP_GATE} ORDER BY version DESC LIMIT 1
 ), inserted AS (
-    INSERT INTO {schema}.memory_app_configs (app_name, version, config)
+    INSERT INTO {{schema}}.memory_app_configs (app_name, version, config)
     SELECT $1, coalesce((SELECT version FROM latest), 0) + 1, $2::jsonb
-     WHERE NOT EXISTS (SELECT 1 FROM latest WHERE config = $2::jsonb)
+     WHERE NOT EXISTS (SELECT 1 FROM latest WHERE config = $2::jsonb) AND {_APP_GATE}
     RETURNING version
 )
 SELECT version, true FROM inserted
@@ -41,13 +46,15 @@ SELECT version, false FROM latest WHERE config = $2::jsonb
 """
 
 # Version $2 of app $1, or its latest when $2 is null.
-_GET = """
-SELECT version, config::text, create_time FROM {schema}.memory_app_configs
- WHERE app_name = $1 AND ($2::integer IS NULL OR version = $2)
+_GET = f"""
+SELECT version, config::text, create_time FROM {{schema}}.memory_app_configs
+ WHERE app_name = $1 AND ($2::integer IS NULL OR version = $2) AND {_APP_GATE}
  ORDER BY version DESC LIMIT 1
 """
 
-_LATEST_VERSION = "SELECT max(version) FROM {schema}.memory_app_configs WHERE app_name = $1"
+_LATEST_VERSION = (
+    f"SELECT max(version) FROM {{schema}}.memory_app_configs WHERE app_name = $1 AND {_APP_GATE}"
+)
 
 
 class AppConfigStore:
@@ -55,9 +62,9 @@ class AppConfigStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._publish = _PUBLISH.format(schema=db.schema)
-        self._get = _GET.format(schema=db.schema)
-        self._latest_version = _LATEST_VERSION.format(schema=db.schema)
+        self._publish = rls.render(_PUBLISH, db.schema)
+        self._get = rls.render(_GET, db.schema)
+        self._latest_version = rls.render(_LATEST_VERSION, db.schema)
 
     async def publish(self, app_name: str, config: AppMemoryConfig) -> tuple[int, bool]:
         """Store `config` as the app's configuration: (its version, whether this call created

@@ -14,51 +14,63 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
+import asyncpg
+
+from ...db import rls
 from ...db.engine import Database
 from ...db.replies import FIRST_ATTEMPT, recorded
-from ..scope import QUARANTINE_PREFIX
+from ..scope import ALL_SCOPES_GATE, QUARANTINE_PREFIX, scope_gate
 from ..text import SearchText
 from .sql import effective_confidence, fts, revision_of_m
 
-_WATERMARK = """
-SELECT event_id, event_time FROM {schema}.memory_watermarks
-WHERE scope_key = $1 AND session_id = $2
+_WATERMARK = f"""
+SELECT event_id, event_time FROM {{schema}}.memory_watermarks
+WHERE scope_key = $1 AND session_id = $2 AND {scope_gate("$1")}
 """
 
-# One row per (scope key, session id) pair asked about, in the order asked: the pair's watermark
-# time, or NULL. One round trip for a whole page of sessions.
-_PROCESSED_UNTIL = """
+# One row per session id ($2) of one scope ($1) asked about, in the order asked: its watermark
+# time, or NULL. One round trip for a whole page of one scope's sessions.
+_PROCESSED_UNTIL = f"""
 SELECT w.event_time
-FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS s(scope_key, session_id, n)
-LEFT JOIN {schema}.memory_watermarks w
-       ON w.scope_key = s.scope_key AND w.session_id = s.session_id
+FROM unnest($2::text[]) WITH ORDINALITY AS s(session_id, n)
+LEFT JOIN {{schema}}.memory_watermarks w ON w.scope_key = $1 AND w.session_id = s.session_id
+WHERE {scope_gate("$1")}
 ORDER BY s.n
 """
 
 # A generation moves its session's watermark with this, in its own transaction
 # (`memories.MemoryWrites.apply_generation`).
-SET_WATERMARK = """
-INSERT INTO {schema}.memory_watermarks (scope_key, session_id, event_id, event_time)
-VALUES ($1, $2, $3, $4)
+SET_WATERMARK = f"""
+INSERT INTO {{schema}}.memory_watermarks (scope_key, session_id, event_id, event_time)
+SELECT $1, $2, $3, $4::float8 WHERE {scope_gate("$1")}
 ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks, counted
-# under request id $2 (see `db.replies`).
+# A scope, forgotten: its memories, revisions and watermarks, counted under request id $2 (see
+# `db.replies`) with $3, the quarantined memories `_PURGE_QUARANTINE` deleted just before in the
+# same transaction (a key form of its own: one statement each, `db.rls.SCOPE_ROWS`). Gated by
+# the scope, not for every scope: a purge names one, so a mistake in it cannot reach another.
+_PURGE_QUARANTINE = f"""
+WITH d AS (DELETE FROM {{schema}}.memories WHERE scope_key = $1 AND {scope_gate("$1")}
+           RETURNING 1)
+SELECT count(*) FROM d
+"""
 _PURGE = recorded(
     "{schema}.memory_replies",
     "$2",
     f"""
 m AS (DELETE FROM {{schema}}.memories
-       WHERE (scope_key = $1 OR scope_key = '{QUARANTINE_PREFIX}' || $1) AND {FIRST_ATTEMPT}
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")}
       RETURNING 1),
 r AS (DELETE FROM {{schema}}.memory_revisions
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
-    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"],
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1)""",
+    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w) + $3"],
 )
 
 # Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
@@ -69,11 +81,13 @@ _ERASE = recorded(
     "{schema}.memory_replies",
     "$2",
     f"""
-m AS (DELETE FROM {{schema}}.memories WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+m AS (DELETE FROM {{schema}}.memories
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1),
 r AS (DELETE FROM {{schema}}.memory_revisions
-       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
-       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
+       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE}
+      RETURNING 1)""",
     ["(SELECT count(*) FROM m)", "(SELECT count(*) FROM r)", "(SELECT count(*) FROM w)"],
 )
 
@@ -82,9 +96,9 @@ w AS (DELETE FROM {{schema}}.memory_watermarks
 # $3 facts, $4 words, $5 bigrams). A memory whose fact changed since it was read is left alone:
 # the write that changed it indexed it. Neither statement touches update_time (recency) or
 # writes a revision: the index is derived from the fact, not part of the memory.
-_REINDEX_BATCH = """
-SELECT m.id::text, m.fact FROM {schema}.memories m
- WHERE $1::uuid IS NULL OR m.id > $1::uuid
+_REINDEX_BATCH = f"""
+SELECT m.id::text, m.fact FROM {{schema}}.memories m
+ WHERE ($1::uuid IS NULL OR m.id > $1::uuid) AND {ALL_SCOPES_GATE}
  ORDER BY m.id
  LIMIT $2
 """
@@ -94,7 +108,7 @@ UPDATE {{schema}}.memories m
    SET fts = {fts("u.config", words="u.words", grams="u.grams")}
   FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[])
        AS u(config, id, fact, words, grams)
- WHERE m.id = u.id AND m.fact = u.fact
+ WHERE m.id = u.id AND m.fact = u.fact AND {ALL_SCOPES_GATE}
 """
 
 # Expired memories are deleted with a DELETED revision (labelled), so their history says why.
@@ -102,18 +116,20 @@ UPDATE {{schema}}.memories m
 
 def _deleting_labelled(where: str, reason: str, limit: str, ttl: str) -> str:
     """CTEs `m` and `r`: up to `limit` memories matching `where` (over `m`) deleted, each with a
-    DELETED revision labelled with `reason` (kept `ttl` seconds)."""
+    DELETED revision labelled with `reason` (kept `ttl` seconds); for every scope (maintenance)."""
     revision = revision_of_m(
         "DELETED",
         revision_id="gen_random_uuid()",
         extracted="'{{}}'::text[]",
         labels=f"""'{{{{"reason": "{reason}"}}}}'::jsonb""",
         ttl=ttl,
+        gate=ALL_SCOPES_GATE,
     )
     return f"""
 m AS (
-    DELETE FROM {{schema}}.memories m WHERE m.ctid = ANY(ARRAY(
-        SELECT m.ctid FROM {{schema}}.memories m WHERE {where} LIMIT {limit}))
+    DELETE FROM {{schema}}.memories m WHERE {ALL_SCOPES_GATE} AND m.ctid = ANY(ARRAY(
+        SELECT m.ctid FROM {{schema}}.memories m WHERE {where} AND {ALL_SCOPES_GATE}
+         LIMIT {limit}))
     RETURNING m.*
 ), r AS (
 {revision}
@@ -129,18 +145,18 @@ _SWEEP_MEMORIES = _delete_labelled("m.expire_time <= now()", "expired", "$1", "$
 
 # Expired revisions go, except that an expired DELETED revision stays as a tombstone with its
 # content cleared: it is what keeps a deleted memory from being re-created from its source.
-_SWEEP_REVISIONS = """
+_SWEEP_REVISIONS = f"""
 WITH gone AS (
-    DELETE FROM {schema}.memory_revisions WHERE ctid = ANY(ARRAY(
-        SELECT ctid FROM {schema}.memory_revisions
-         WHERE expire_time <= now() AND action <> 'DELETED' LIMIT $1))
+    DELETE FROM {{schema}}.memory_revisions WHERE {ALL_SCOPES_GATE} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {{schema}}.memory_revisions
+         WHERE expire_time <= now() AND action <> 'DELETED' AND {ALL_SCOPES_GATE} LIMIT $1))
     RETURNING 1
 ), emptied AS (
-    UPDATE {schema}.memory_revisions
-       SET fact = NULL, extracted_facts = '{{}}', labels = '{{}}', expire_time = NULL
-     WHERE ctid = ANY(ARRAY(
-        SELECT ctid FROM {schema}.memory_revisions
-         WHERE expire_time <= now() AND action = 'DELETED' LIMIT $1))
+    UPDATE {{schema}}.memory_revisions
+       SET fact = NULL, extracted_facts = '{{{{}}}}', labels = '{{{{}}}}', expire_time = NULL
+     WHERE {ALL_SCOPES_GATE} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {{schema}}.memory_revisions
+         WHERE expire_time <= now() AND action = 'DELETED' AND {ALL_SCOPES_GATE} LIMIT $1))
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM emptied)
@@ -169,6 +185,10 @@ _PRUNE = recorded(
 )
 
 
+async def _fetch(statement: str, args: tuple[object, ...], conn: asyncpg.Connection) -> list[Any]:
+    return await conn.fetch(statement, *args)
+
+
 class Maintenance:
     """Runs the watermark and upkeep statements against one `Database` (and its schema)."""
 
@@ -176,15 +196,16 @@ class Maintenance:
         self._db = db
         self._searchable = searchable
         schema = db.schema
-        self._watermark = _WATERMARK.format(schema=schema)
-        self._processed_until = _PROCESSED_UNTIL.format(schema=schema)
-        self._purge = _PURGE.format(schema=schema)
-        self._erase = _ERASE.format(schema=schema)
-        self._reindex_batch = _REINDEX_BATCH.format(schema=schema)
-        self._reindex = _REINDEX.format(schema=schema)
-        self._sweep_memories = _SWEEP_MEMORIES.format(schema=schema)
-        self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
-        self._prune = _PRUNE.format(schema=schema)
+        self._watermark = rls.render(_WATERMARK, schema)
+        self._processed_until = rls.render(_PROCESSED_UNTIL, schema)
+        self._purge = rls.render(_PURGE, schema)
+        self._purge_quarantine = rls.render(_PURGE_QUARANTINE, schema)
+        self._erase = rls.render(_ERASE, schema)
+        self._reindex_batch = rls.render(_REINDEX_BATCH, schema)
+        self._reindex = rls.render(_REINDEX, schema)
+        self._sweep_memories = rls.render(_SWEEP_MEMORIES, schema)
+        self._sweep_revisions = rls.render(_SWEEP_REVISIONS, schema)
+        self._prune = rls.render(_PRUNE, schema)
 
     async def watermark(self, scope_key: str, session_id: str) -> tuple[str, float] | None:
         """The last event of a session already turned into memories of this scope."""
@@ -193,20 +214,30 @@ class Maintenance:
 
     async def processed_until(self, sources: Sequence[tuple[str, str]]) -> list[float | None]:
         """For each (scope key, session id): the timestamp of the session's last event already
-        turned into memories of that scope, or None; in the order given, in one query."""
-        if not sources:
-            return []
-        keys = [scope_key for scope_key, _ in sources]
-        sessions = [session_id for _, session_id in sources]
-        rows = await self._db.run(lambda conn: conn.fetch(self._processed_until, keys, sessions))
-        return [row[0] for row in rows]
+        turned into memories of that scope, or None; in the order given, in one query per scope
+        (each gated by its scope: row-level security)."""
+        by_scope: dict[str, list[int]] = {}
+        for index, (scope_key, _) in enumerate(sources):
+            by_scope.setdefault(scope_key, []).append(index)
+        found: list[float | None] = [None] * len(sources)
+        for scope_key, indexes in by_scope.items():  # one statement per scope: each gated by it
+            args = (scope_key, [sources[i][1] for i in indexes])
+            rows = await self._db.run(partial(_fetch, self._processed_until, args))
+            for index, row in zip(indexes, rows, strict=True):
+                found[index] = row[0]
+        return found
 
     async def purge(self, scope_key: str) -> int:
         """Delete every memory (quarantined ones too), revision and watermark of the scope; how
         many rows went (its replay after a lost reply counts the same)."""
-        request_id = uuid.uuid4()
-        counts = await self._db.run(lambda conn: conn.fetchval(self._purge, scope_key, request_id))
-        return int(counts[0])
+        request_id, quarantine = uuid.uuid4(), QUARANTINE_PREFIX + scope_key
+
+        async def purged(conn: asyncpg.Connection) -> int:
+            async with conn.transaction():
+                held = await conn.fetchval(self._purge_quarantine, quarantine)
+                return int((await conn.fetchval(self._purge, scope_key, request_id, held))[0])
+
+        return await self._db.run(purged)
 
     async def erase(
         self, containing: dict[str, str], request_id: uuid.UUID | None = None

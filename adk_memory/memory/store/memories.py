@@ -19,10 +19,12 @@ from datetime import datetime
 import asyncpg
 
 from ..._json import dump_json
+from ...db import rls
 from ...db.engine import Database
 from ..models import Memory, MemoryAction, PastRevision
-from ..scope import QUARANTINE_PREFIX, real_key_sql
+from ..scope import ALL_SCOPES_GATE, QUARANTINE_PREFIX, real_key_sql, scope_gate
 from ..text import SearchText
+from .batch import INSERT_MANY, insert_many_args
 from .changes import GenerationWrites, MemoryChange, NewMemory
 from .maintenance import SET_WATERMARK
 from .rows import json_list, json_value, memory_of, vector_text
@@ -37,9 +39,16 @@ Also = Callable[[asyncpg.Connection], Awaitable[None]]
 # statement), so this adds one primary-key probe and no row.
 _MINE = f"""
 SELECT {MEMORY_COLUMNS} FROM {{{{schema}}}}.memories m
- WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}}
+ WHERE m.id = {{memory}}::uuid AND m.scope_key = {{scope_key}} AND {{gate}}
    AND EXISTS (SELECT 1 FROM {{{{schema}}}}.memory_revisions
-                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid)"""
+                WHERE id = {{revision}}::uuid AND memory_id = {{memory}}::uuid AND {{gate}})"""
+
+
+def _mine(memory: str, scope_key: str, revision: str) -> str:
+    """`_MINE` for a statement's parameters, gated by the memory's scope."""
+    return _MINE.format(
+        memory=memory, scope_key=scope_key, revision=revision, gate=scope_gate(scope_key)
+    )
 
 
 @dataclass(frozen=True)
@@ -84,101 +93,27 @@ WITH m AS (
     SELECT $1::uuid, $2, $3::jsonb, $4, $5::jsonb, $6::text[], $7::jsonb, $8, $9, $10, $11,
            $12::text[], $13::vector, {fts("$14", words="$21", grams="$22")},
            coalesce($15::timestamptz, now()), coalesce($23::timestamptz, now()), {expiry("$16")}
-    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = {real_key_sql("$2")} AND memory_id = $1::uuid)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING *
-), r AS (
-{
-    revision_of_m(
-        "CREATED", revision_id="$20::uuid", extracted="$17::text[]", labels="$18::jsonb", ttl="$19"
-    )
-}
-)
-SELECT {MEMORY_COLUMNS} FROM m
-UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$20")}
-"""
-
-
-@dataclass(frozen=True)
-class _InsertManyArgs:
-    """`_INSERT_MANY`'s parameters, $1.. in field order (`sql.bind`): one element per memory,
-    arrays of arrays and JSON values as JSON text per element."""
-
-    ids: list[str]
-    scope_keys: list[str]
-    scopes: list[str]
-    facts: list[str]
-    contents: list[str | None]
-    topics: list[str]
-    metadata: list[str]
-    importance: list[float | None]
-    confidence: list[float | None]
-    source_types: list[str]
-    source_session_ids: list[str | None]
-    source_event_ids: list[str]
-    embeddings: list[str | None]
-    create_times: list[datetime | None]  # None: now
-    ttl_seconds: list[float | None]
-    extracted_facts: list[str]
-    labels: list[str]
-    revision_ids: list[str]  # each write's token
-    configs: list[str]
-    revision_ttl: float | None
-    words: list[str]
-    grams: list[str]
-    update_times: list[datetime | None]  # None: now
-
-
-# Many creates in one statement: one array per column, one element per memory (the input `s`),
-# arrays of arrays and JSON values as JSON text per element (Postgres arrays are rectangular);
-# its parameters: `_InsertManyArgs`. As `_INSERT`: an id any revision names is never created
-# again, and the replay of a first attempt that committed returns the memories it created.
-_INSERT_MANY = f"""
-WITH s AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                         $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[],
-                         $12::text[], $13::text[], $14::timestamptz[], $15::float8[],
-                         $16::text[], $17::text[], $18::uuid[], $19::text[], $21::text[],
-                         $22::text[], $23::timestamptz[])
-        AS s(id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
-             source_type, source_session_id, source_event_ids, embedding, create_time, ttl,
-             extracted, labels, revision_id, config, words, grams, update_time)
-), m AS (
-    INSERT INTO {{schema}}.memories AS t
-        (id, scope_key, scope, fact, content, topics, metadata, importance, confidence,
-         source_type, source_session_id, source_event_ids, embedding, fts, create_time,
-         update_time, expire_time)
-    SELECT s.id, s.scope_key, s.scope::jsonb, s.fact, s.content::jsonb,
-           ARRAY(SELECT jsonb_array_elements_text(s.topics::jsonb)), s.metadata::jsonb,
-           s.importance, s.confidence, s.source_type, s.source_session_id,
-           ARRAY(SELECT jsonb_array_elements_text(s.source_event_ids::jsonb)),
-           s.embedding::vector, {fts("s.config", words="s.words", grams="s.grams")},
-           coalesce(s.create_time, now()), coalesce(s.update_time, now()), {expiry("s.ttl")}
-    FROM s
-    WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                       WHERE scope_key = {real_key_sql("s.scope_key")} AND memory_id = s.id)
+    WHERE {scope_gate("$2")}
+      AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                       WHERE scope_key = {real_key_sql("$2")} AND memory_id = $1::uuid
+                         AND {scope_gate("$2")})
     ON CONFLICT (id) DO NOTHING
     RETURNING *
 ), r AS (
 {
     revision_of_m(
         "CREATED",
-        revision_id="s.revision_id",
-        extracted="ARRAY(SELECT jsonb_array_elements_text(s.extracted::jsonb))",
-        labels="s.labels::jsonb",
-        ttl="$20",
-        rows="m JOIN s ON s.id = m.id",
+        revision_id="$20::uuid",
+        extracted="$17::text[]",
+        labels="$18::jsonb",
+        ttl="$19",
+        gate=scope_gate("$2"),
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-SELECT {MEMORY_COLUMNS} FROM {{schema}}.memories m JOIN s ON s.id = m.id
- WHERE m.scope_key = s.scope_key
-   AND EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
-                WHERE id = s.revision_id AND memory_id = s.id)
+{_mine("$1", "$2", "$20")}
 """
 
 
@@ -232,8 +167,9 @@ WITH m AS (
            update_time = CASE WHEN $20::boolean THEN now() ELSE m.update_time END,
            expire_time = CASE WHEN $10::float8 IS NULL THEN m.expire_time
                               ELSE {expiry("$10")} END
-     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE}
-       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions WHERE id = $17::uuid)
+     WHERE m.id = $1::uuid AND m.scope_key = $2 AND {LIVE} AND {scope_gate("$2")}
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.memory_revisions
+                        WHERE id = $17::uuid AND {scope_gate("$2")})
     RETURNING m.*
 ), r AS (
 {
@@ -246,12 +182,13 @@ WITH m AS (
         source_type="coalesce($14, m.source_type)",
         source_session="coalesce($15, m.source_session_id)",
         source_events="coalesce($16::text[], m.source_event_ids)",
+        gate=scope_gate("$2"),
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$17")}
+{_mine("$1", "$2", "$17")}
 """
 
 # $1 scope key, $2 id, $3 labels, $4 revision ttl seconds, $5 extracted facts (what led a
@@ -261,12 +198,17 @@ UNION ALL
 _DELETE_CTES = f"""
 WITH m AS (
     DELETE FROM {{schema}}.memories m
-     WHERE m.scope_key = $1 AND m.id = $2::uuid
+     WHERE m.scope_key = $1 AND m.id = $2::uuid AND {scope_gate("$1")}
     RETURNING m.*
 ), r AS (
 {
     revision_of_m(
-        "DELETED", revision_id="$6::uuid", extracted="$5::text[]", labels="$3::jsonb", ttl="$4"
+        "DELETED",
+        revision_id="$6::uuid",
+        extracted="$5::text[]",
+        labels="$3::jsonb",
+        ttl="$4",
+        gate=scope_gate("$1"),
     )
 }
 )
@@ -277,36 +219,45 @@ _DELETE = _DELETE_CTES + f"SELECT {MEMORY_COLUMNS} FROM m"
 # A direct delete: how many went (0 or 1), this write's replay included.
 _DELETE_ONE = (
     _DELETE_CTES
-    + """SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {schema}.memory_revisions
-                                        WHERE id = $6::uuid AND memory_id = $2::uuid)"""
+    + f"""SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM {{schema}}.memory_revisions
+                                         WHERE id = $6::uuid AND memory_id = $2::uuid
+                                           AND {scope_gate("$1")})"""
 )
 
 # Approve: the memory moves back under its scope's key ($1 id, $2 scope key, $3 labels,
 # $4 revision ttl, $5 revision id), with an UPDATED revision. A replay finds the memory released
-# (nothing to move) and returns it.
+# (nothing to move) and returns it. An operator's act (`approve_quarantined`), gated for every
+# scope like the operators' listings: the row changes key form, and an updated row must pass the
+# policy of the key it reads (`quarantine:K`) and, moved, the one it gets (`K`), which no one
+# key's policy does (`db.rls.SCOPE_ROWS`); its own `scope_key` equalities name the one scope.
 _RELEASE = f"""
 WITH m AS (
     UPDATE {{schema}}.memories m SET scope_key = $2, update_time = now()
-     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2
+     WHERE m.id = $1::uuid AND m.scope_key = '{QUARANTINE_PREFIX}' || $2 AND {ALL_SCOPES_GATE}
     RETURNING m.*
 ), r AS (
 {
     revision_of_m(
-        "UPDATED", revision_id="$5::uuid", extracted="'{{}}'::text[]", labels="$3::jsonb", ttl="$4"
+        "UPDATED",
+        revision_id="$5::uuid",
+        extracted="'{{}}'::text[]",
+        labels="$3::jsonb",
+        ttl="$4",
+        gate=ALL_SCOPES_GATE,
     )
 }
 )
 SELECT {MEMORY_COLUMNS} FROM m
 UNION ALL
-{_MINE.format(memory="$1", scope_key="$2", revision="$5")}
+{_MINE.format(memory="$1", scope_key="$2", revision="$5", gate=ALL_SCOPES_GATE)}
 """
 
 # Live memories' past revisions from another system (an import's), with their own times.
 # $1 scope key (the live memories': a quarantined or deleted one gets none), $2 memory ids,
 # $3 revision ids (each written once), $4 actions, $5 facts, $6 extracted facts (JSON arrays),
 # $7 labels (JSON), $8 create times, $9 expire times.
-_IMPORT_REVISIONS = """
-INSERT INTO {schema}.memory_revisions
+_IMPORT_REVISIONS = f"""
+INSERT INTO {{schema}}.memory_revisions
     (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
      create_time, expire_time)
 SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
@@ -315,7 +266,8 @@ SELECT s.id, m.id, m.scope_key, m.scope, s.action, s.fact,
 FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
             $8::timestamptz[], $9::timestamptz[])
      AS s(memory_id, id, action, fact, extracted, labels, create_time, expire_time)
-JOIN {schema}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+JOIN {{schema}}.memories m ON m.id = s.memory_id AND m.scope_key = $1
+WHERE {scope_gate("$1")}
 ON CONFLICT (id) DO NOTHING
 RETURNING id
 """
@@ -328,14 +280,14 @@ class MemoryWrites:
         self._db = db
         self._searchable = searchable
         schema = db.schema
-        self._insert = _INSERT.format(schema=schema)
-        self._insert_many = _INSERT_MANY.format(schema=schema)
-        self._update = _UPDATE.format(schema=schema)
-        self._delete = _DELETE.format(schema=schema)
-        self._delete_one = _DELETE_ONE.format(schema=schema)
-        self._release = _RELEASE.format(schema=schema)
-        self._import_revisions = _IMPORT_REVISIONS.format(schema=schema)
-        self._set_watermark = SET_WATERMARK.format(schema=schema)
+        self._insert = rls.render(_INSERT, schema)
+        self._insert_many = rls.render(INSERT_MANY, schema)
+        self._update = rls.render(_UPDATE, schema)
+        self._delete = rls.render(_DELETE, schema)
+        self._delete_one = rls.render(_DELETE_ONE, schema)
+        self._release = rls.render(_RELEASE, schema)
+        self._import_revisions = rls.render(_IMPORT_REVISIONS, schema)
+        self._set_watermark = rls.render(SET_WATERMARK, schema)
 
     def _insert_args(self, new: NewMemory, revision_ttl: float | None) -> _InsertArgs:
         searchable = self._searchable(new.fact)
@@ -368,50 +320,32 @@ class MemoryWrites:
     async def insert_many(
         self, memories: Sequence[NewMemory], revision_ttl: float | None
     ) -> list[Memory]:
-        """Create many memories, each with its CREATED revision, in one statement (all or
-        none); the memories created, in no particular order. Ids that exist or existed before
-        this call are skipped, and so is a repeated id after its first occurrence; a replay after
-        a lost reply returns the memories its first attempt created."""
+        """Create many memories, each with its CREATED revision, all or none: one statement per
+        key form (a batch with quarantined facts: two, in one transaction); the memories
+        created, in no particular order. Ids that exist or existed before this call are
+        skipped, and so is a repeated id after its first occurrence; a replay after a lost
+        reply returns the memories its first attempt created."""
         first: dict[str, NewMemory] = {}
         for memory in memories:
             first.setdefault(memory.id, memory)
         unique = list(first.values())
         if not unique:
             return []
-        scopes: dict[str, str] = {}
-        for m in unique:  # a batch has one scope or a few: each written to JSON once
-            if m.scope_key not in scopes:
-                scopes[m.scope_key] = json.dumps(m.scope)
-        searchable = [self._searchable(m.fact) for m in unique]
-        args = bind(
-            _InsertManyArgs(
-                ids=[m.id for m in unique],
-                scope_keys=[m.scope_key for m in unique],
-                scopes=[scopes[m.scope_key] for m in unique],
-                facts=[m.fact for m in unique],
-                contents=[json_value(m.content) for m in unique],
-                topics=[json_list(m.topics) for m in unique],
-                metadata=[dump_json(m.metadata or {}) for m in unique],
-                importance=[m.importance for m in unique],
-                confidence=[m.confidence for m in unique],
-                source_types=[m.source_type.value for m in unique],
-                source_session_ids=[m.source_session_id for m in unique],
-                source_event_ids=[json_list(m.source_event_ids) for m in unique],
-                embeddings=[vector_text(m.embedding) for m in unique],
-                create_times=[m.create_time for m in unique],
-                ttl_seconds=[m.ttl_seconds for m in unique],
-                extracted_facts=[json_list(m.extracted_facts) for m in unique],
-                labels=[json.dumps(m.labels) if m.labels else "{}" for m in unique],
-                revision_ids=[m.revision_id for m in unique],
-                configs=[s.config for s in searchable],
-                revision_ttl=revision_ttl,
-                words=[s.words for s in searchable],
-                grams=[s.grams for s in searchable],
-                update_times=[m.update_time for m in unique],
-            )
-        )
-        rows = await self._db.run(lambda conn: conn.fetch(self._insert_many, *args))
-        return [memory_of(r) for r in rows]
+        by_key: dict[str, list[NewMemory]] = {}
+        for m in unique:  # a scope's own key and its quarantine: one statement each
+            by_key.setdefault(m.scope_key, []).append(m)
+        batches = [insert_many_args(b, self._searchable, revision_ttl) for b in by_key.values()]
+
+        async def inserted(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            if len(batches) == 1:  # the usual batch: one statement, no transaction block
+                return list(await conn.fetch(self._insert_many, *batches[0]))
+            rows: list[asyncpg.Record] = []
+            async with conn.transaction():
+                for args in batches:
+                    rows += await conn.fetch(self._insert_many, *args)
+            return rows
+
+        return [memory_of(r) for r in await self._db.run(inserted)]
 
     def _update_args(
         self, memory_id: str, scope_key: str, change: MemoryChange, revision_ttl: float | None

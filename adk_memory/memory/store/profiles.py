@@ -20,9 +20,11 @@ from typing import Any
 import asyncpg
 
 from ..._json import dump_json
+from ...db import rls
 from ...db.engine import Database
 from ...db.replies import FIRST_ATTEMPT, recorded
 from ..models import FieldChange, MemoryAction, SourceType
+from ..scope import ALL_SCOPES_GATE, scope_gate
 from .sql import expiry as _expiry
 
 _LIVE = "(expire_time IS NULL OR expire_time > now())"
@@ -30,16 +32,16 @@ _LIVE = "(expire_time IS NULL OR expire_time > now())"
 # The live fields of a scope's profiles ($1 scope key), grouped by schema.
 _PROFILE = f"""
 SELECT schema_id, field, value::text FROM {{schema}}.memory_profile_fields
-WHERE scope_key = $1 AND {_LIVE}
+WHERE scope_key = $1 AND {_LIVE} AND {scope_gate("$1")}
 ORDER BY schema_id, field
 """
 
 # A field's history, oldest first: $1 scope key, $2 schema id, $3 field.
-_REVISIONS = """
+_REVISIONS = f"""
 SELECT id::text, action, value::text, labels::text, source_type, source_session_id, create_time
-FROM {schema}.memory_profile_revisions
+FROM {{schema}}.memory_profile_revisions
 WHERE scope_key = $1 AND schema_id = $2 AND field = $3
-  AND (expire_time IS NULL OR expire_time > now())
+  AND (expire_time IS NULL OR expire_time > now()) AND {scope_gate("$1")}
 ORDER BY create_time, id
 """
 
@@ -51,7 +53,7 @@ _SET = f"""
 WITH f AS (
     INSERT INTO {{schema}}.memory_profile_fields AS t
         (scope_key, scope, schema_id, field, value, source_type, source_session_id, expire_time)
-    VALUES ($1, $2::jsonb, $3, $4, $5::jsonb, $6, $7, {_expiry("$8")})
+    SELECT $1, $2::jsonb, $3, $4, $5::jsonb, $6, $7, {_expiry("$8")} WHERE {scope_gate("$1")}
     ON CONFLICT (scope_key, schema_id, field) DO UPDATE
         SET value = EXCLUDED.value, source_type = EXCLUDED.source_type,
             source_session_id = EXCLUDED.source_session_id, update_time = now(),
@@ -64,13 +66,14 @@ INSERT INTO {{schema}}.memory_profile_revisions
 SELECT $9::uuid, $1, $2::jsonb, $3, $4, CASE WHEN created THEN 'CREATED' ELSE 'UPDATED' END,
        $5::jsonb, $10::jsonb, $6, $7, {_expiry("$11")}
 FROM f
+WHERE {scope_gate("$1")}
 """
 
 # One field cleared, with a DELETED revision (same parameters as `_SET`, less value and ttl).
 _CLEAR = f"""
 WITH f AS (
     DELETE FROM {{schema}}.memory_profile_fields
-    WHERE scope_key = $1 AND schema_id = $2 AND field = $3
+    WHERE scope_key = $1 AND schema_id = $2 AND field = $3 AND {scope_gate("$1")}
     RETURNING scope
 )
 INSERT INTO {{schema}}.memory_profile_revisions
@@ -78,6 +81,7 @@ INSERT INTO {{schema}}.memory_profile_revisions
      expire_time)
 SELECT $6::uuid, $1, f.scope, $2, $3, 'DELETED', $7::jsonb, $4, $5, {_expiry("$8")}
 FROM f
+WHERE {scope_gate("$1")}
 """
 
 # A scope's profiles, forgotten (fields and revisions), counted under request id $2.
@@ -86,9 +90,9 @@ _PURGE = recorded(
     "$2",
     f"""
 f AS (DELETE FROM {{schema}}.memory_profile_fields
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
 r AS (DELETE FROM {{schema}}.memory_profile_revisions
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1)""",
     ["(SELECT count(*) FROM f)", "(SELECT count(*) FROM r)"],
 )
 
@@ -99,9 +103,9 @@ _ERASE = recorded(
     "$2",
     f"""
 f AS (DELETE FROM {{schema}}.memory_profile_fields
-       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1),
 r AS (DELETE FROM {{schema}}.memory_profile_revisions
-       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
+       WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1)""",
     ["(SELECT count(*) FROM f)", "(SELECT count(*) FROM r)"],
 )
 
@@ -109,8 +113,9 @@ r AS (DELETE FROM {{schema}}.memory_profile_revisions
 # ttl seconds), so the field's history says why it went.
 _SWEEP_FIELDS = f"""
 WITH f AS (
-    DELETE FROM {{schema}}.memory_profile_fields WHERE ctid = ANY(ARRAY(
-        SELECT ctid FROM {{schema}}.memory_profile_fields WHERE expire_time <= now() LIMIT $1))
+    DELETE FROM {{schema}}.memory_profile_fields WHERE {ALL_SCOPES_GATE} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {{schema}}.memory_profile_fields
+         WHERE expire_time <= now() AND {ALL_SCOPES_GATE} LIMIT $1))
     RETURNING *
 ), r AS (
     INSERT INTO {{schema}}.memory_profile_revisions
@@ -119,14 +124,16 @@ WITH f AS (
     SELECT gen_random_uuid(), scope_key, scope, schema_id, field, 'DELETED',
            '{{{{"reason": "expired"}}}}'::jsonb, source_type, source_session_id, {_expiry("$2")}
     FROM f
+    WHERE {ALL_SCOPES_GATE}
 )
 SELECT count(*) FROM f
 """
 
-_SWEEP_REVISIONS = """
+_SWEEP_REVISIONS = f"""
 WITH gone AS (
-    DELETE FROM {schema}.memory_profile_revisions WHERE ctid = ANY(ARRAY(
-        SELECT ctid FROM {schema}.memory_profile_revisions WHERE expire_time <= now() LIMIT $1))
+    DELETE FROM {{schema}}.memory_profile_revisions WHERE {ALL_SCOPES_GATE} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {{schema}}.memory_profile_revisions
+         WHERE expire_time <= now() AND {ALL_SCOPES_GATE} LIMIT $1))
     RETURNING 1
 )
 SELECT count(*) FROM gone
@@ -152,14 +159,14 @@ class ProfileStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         schema = db.schema
-        self._profile = _PROFILE.format(schema=schema)
-        self._revisions = _REVISIONS.format(schema=schema)
-        self._set = _SET.format(schema=schema)
-        self._clear = _CLEAR.format(schema=schema)
-        self._purge = _PURGE.format(schema=schema)
-        self._erase = _ERASE.format(schema=schema)
-        self._sweep_fields = _SWEEP_FIELDS.format(schema=schema)
-        self._sweep_revisions = _SWEEP_REVISIONS.format(schema=schema)
+        self._profile = rls.render(_PROFILE, schema)
+        self._revisions = rls.render(_REVISIONS, schema)
+        self._set = rls.render(_SET, schema)
+        self._clear = rls.render(_CLEAR, schema)
+        self._purge = rls.render(_PURGE, schema)
+        self._erase = rls.render(_ERASE, schema)
+        self._sweep_fields = rls.render(_SWEEP_FIELDS, schema)
+        self._sweep_revisions = rls.render(_SWEEP_REVISIONS, schema)
 
     async def profiles(self, scope_key: str) -> dict[str, dict[str, Any]]:
         """The scope's live profiles: schema id -> {field: value}, schemas and fields sorted."""

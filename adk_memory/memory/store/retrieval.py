@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ...db import rls
 from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
+from ..scope import scope_gate
 from ..text import SearchText, as_query, foreign_language, own_stemmer
 from .rows import expression_args, filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
@@ -71,9 +73,13 @@ _COUNTED = 5000
 third of its search, and past a few thousand memories a term's rarity hardly moves (a term in
 more memories than were counted counts the scope as that big)."""
 
+_GATE = scope_gate("$1")
+"""Every statement here reads one scope ($1, in any of its forms): each query level that scans
+the memories carries its gate (row-level security, `db.rls`)."""
+
 _SCOPE_SIZE = (
     "SELECT count(*) FROM (SELECT FROM {schema}.memories WHERE scope_key = $1 "
-    f"LIMIT {_COUNTED}) s"
+    f"AND {scope_gate('$1')} LIMIT {_COUNTED}) s"
 )
 """SQL for the scope's ($1) size as term rarity counts it."""
 
@@ -190,7 +196,7 @@ _LOOSE_MATCHED = f"""
     SELECT m.id, m.fts, {_turn_length("m")} AS turn_len FROM {{schema}}.memories m
      WHERE $16 AND EXISTS (SELECT FROM loose) AND m.scope_key = $1
        AND m.fts @@ (SELECT string_agg(tq::text, ' | ')::tsquery FROM loose)
-       AND {LIVE} {{filters}}"""
+       AND {LIVE} AND {_GATE} {{filters}}"""
 
 # The same pieces for a search that is not loosened: empty by construction, whatever the values
 # of $26 and $27 (named so the statement keeps its parameters' types). A search that needs no
@@ -298,7 +304,7 @@ WITH near AS (
     SELECT v.id, v.distance, t.len FROM ({{nearest}}) v
       LEFT JOIN LATERAL (
           SELECT {_turn_length("t")} AS len FROM {{schema}}.memories t
-           WHERE t.id = v.id AND $28::float8 > 0) t ON true
+           WHERE t.id = v.id AND t.scope_key = $1 AND $28::float8 > 0 AND {_GATE}) t ON true
      WHERE v.distance <= 1 - $18::float8
 ), vec AS (
     SELECT id, rank() OVER (
@@ -311,7 +317,7 @@ WITH near AS (
 ), matched AS MATERIALIZED (
     SELECT m.id, m.fts, {_turn_length("m")} AS turn_len FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
-       AND {LIVE} {{filters}}
+       AND {LIVE} AND {_GATE} {{filters}}
 ), hits AS MATERIALIZED (
     SELECT m.id, length(m.fts) AS len, m.turn_len AS tl, w.term AS lexeme
       FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
@@ -357,7 +363,7 @@ WITH near AS (
     SELECT m.id, m.create_time FROM {{schema}}.memories m
      WHERE $20::timestamptz IS NOT NULL AND m.scope_key = $1
        AND m.create_time >= $20::timestamptz AND m.create_time < $21::timestamptz
-       AND {LIVE} {{filters}}
+       AND {LIVE} AND {_GATE} {{filters}}
 ), dated AS (
     SELECT id, rank() OVER (ORDER BY rrf DESC NULLS LAST) AS rank FROM (
         SELECT w.id, c.rrf FROM windowed w LEFT JOIN content c ON c.id = w.id
@@ -383,6 +389,7 @@ FROM (
          + $10 * coalesce(m.importance, 0.5)
          + $22::float8 * coalesce({effective_confidence("$23")}, 0.5) AS score
       FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
+     WHERE m.id = ANY (ARRAY(SELECT id FROM fused)) AND m.scope_key = $1 AND {_GATE}
      ORDER BY score DESC, m.id
      LIMIT $6) m
 ORDER BY m.score DESC, m.id
@@ -406,7 +413,7 @@ def _nearest(distance: str, match: str, *, limit: str, where: str = "") -> str:
     `match` and `where` keep: (id, distance) rows. `{schema}` is left to format."""
     return f"""
         SELECT m.id, {distance} AS distance FROM {{schema}}.memories m
-         WHERE m.scope_key = $1 AND {match} AND {LIVE}{where}
+         WHERE m.scope_key = $1 AND {match} AND {LIVE} AND {_GATE}{where}
          ORDER BY {distance}
          LIMIT {limit}"""
 
@@ -437,7 +444,7 @@ def _vector_search(
     )
     return f"""
         SELECT m.id, {exact} AS distance FROM {{schema}}.memories m
-         WHERE m.scope_key = $1 AND m.id IN (SELECT p.id FROM ({pool}) p)
+         WHERE m.scope_key = $1 AND {_GATE} AND m.id IN (SELECT p.id FROM ({pool}) p)
          ORDER BY distance
          LIMIT {limit}"""
 
@@ -462,17 +469,19 @@ def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bo
         loose_terms = _LOOSE_TERMS.format(
             enabled="$26", query_terms="(SELECT terms FROM query)", hits="hits"
         )
-        loose_matched = _LOOSE_MATCHED.format(schema=schema, filters=filters)
+        loose_matched = _LOOSE_MATCHED.replace("{filters}", filters)
     else:
         words, loose_terms, loose_matched = "$3", _NO_LOOSE_TERMS, _NO_LOOSE_MATCHED
-    return _RETRIEVE.format(
-        schema=schema,
-        filters=filters,
-        nearest=nearest.format(schema=schema),
-        words=words,
-        loose_terms=loose_terms,
-        loose_matched=loose_matched,
-    )
+    statement = _RETRIEVE
+    for name, text in (
+        ("filters", filters),
+        ("nearest", nearest),
+        ("words", words),
+        ("loose_terms", loose_terms),
+        ("loose_matched", loose_matched),
+    ):
+        statement = statement.replace("{" + name + "}", text)
+    return rls.render(statement, schema)
 
 
 # Consolidation's candidates: for every extracted fact of a job at once, its most similar live
@@ -496,6 +505,7 @@ WITH facts AS MATERIALIZED (
      GROUP BY c.id
 )
 SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+WHERE {_GATE}
 ORDER BY found.first
 """
 
@@ -504,13 +514,16 @@ def _candidates_statement(schema: str, strategy: str) -> str:
     """`_CANDIDATES` by vectors indexed by `strategy`. A fact's vector is cast once per fact
     (in `facts`), not per memory compared."""
     nearest = _vector_search(strategy, query="f.query", half="f.half", bits="f.bits", limit="$3")
-    return _CANDIDATES.format(
-        schema=schema,
-        facts="unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)",
-        query="f.fact::vector AS query, f.fact::vector::halfvec AS half, "
-        "binary_quantize(f.fact::vector) AS bits",
-        nearest=nearest.format(schema=schema),
+    query = (
+        "f.fact::vector AS query, f.fact::vector::halfvec AS half, "
+        "binary_quantize(f.fact::vector) AS bits"
     )
+    statement = (
+        _CANDIDATES.replace("{facts}", "unnest($2::text[]) WITH ORDINALITY AS f(fact, ord)")
+        .replace("{query}", query)
+        .replace("{nearest}", nearest)
+    )
+    return rls.render(statement, schema)
 
 
 _ALL_FACT_TERMS = "(SELECT array_agg(DISTINCT t) FROM facts, unnest(terms) t)"
@@ -531,7 +544,7 @@ WITH facts AS MATERIALIZED (
      WHERE x.query IS NOT NULL
 ), matched AS MATERIALIZED (
     SELECT DISTINCT m.id, m.fts FROM {{schema}}.memories m
-     WHERE m.scope_key = $1 AND {LIVE}
+     WHERE m.scope_key = $1 AND {LIVE} AND {_GATE}
        AND m.fts @@ ANY (SELECT query FROM facts)
 ), hits AS (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
@@ -555,6 +568,7 @@ WITH facts AS MATERIALIZED (
     SELECT id, min(ARRAY[ord, pos]) AS first FROM ranked WHERE pos <= $3 GROUP BY id
 )
 SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
+WHERE {_GATE}
 ORDER BY found.first
 """
 
@@ -566,7 +580,7 @@ class Retrieval:
     def __init__(self, db: Database, searchable: Callable[[str], SearchText]) -> None:
         self._db = db
         self._searchable = searchable
-        self._text_candidates = _TEXT_CANDIDATES.format(schema=db.schema)
+        self._text_candidates = rls.render(_TEXT_CANDIDATES, db.schema)
         self.use_vectors(EXACT)  # until `MemoryStore.prepare_embeddings` says how they are indexed
 
     def use_vectors(self, strategy: str) -> None:

@@ -31,6 +31,7 @@ MEMORY_COLUMNS = """
 
 LIVE = "(m.expire_time IS NULL OR m.expire_time > now())"
 
+
 # Filter parameters, always $F1..$F4 below: topics (any of), metadata containment, update-time
 # bounds; and $E1/$E2 (numbered apart, at the end of each statement's parameters): Memory Bank's
 # filters compiled to a jsonpath predicate and its variables (`memory.filters`) over
@@ -133,6 +134,7 @@ def revision_of_m(
     source_session: str = "m.source_session_id",
     source_events: str = "m.source_event_ids",
     rows: str = "m",
+    gate: str,
 ) -> str:
     """The CTE body that records one revision per row of `m` (the rows a statement just
     created, updated or deleted): the one place that says what a revision keeps. Its text goes
@@ -141,7 +143,8 @@ def revision_of_m(
     A statement that changes one memory passes the caller's `revision_id` (a uuid parameter):
     the revision is then the token of that write, which its replay after a lost reply finds
     (`_MINE`) instead of writing it again. A statement that creates many passes `rows`, `m`
-    joined to its input, so each revision takes its own row's id and values."""
+    joined to its input, so each revision takes its own row's id and values. `gate`: the
+    statement's gate (`scope_gate`, `ALL_SCOPES_GATE`), since the level writes a scoped table."""
     return f"""
     INSERT INTO {{schema}}.memory_revisions
         (id, memory_id, scope_key, scope, action, fact, extracted_facts, labels, source_type,
@@ -150,7 +153,8 @@ def revision_of_m(
            {extracted},
            {labels}, {source_type}, {source_session}, {source_events}, {expiry(ttl)},
            m.confidence
-    FROM {rows}"""
+    FROM {rows}
+    WHERE {gate}"""
 
 
 @cache

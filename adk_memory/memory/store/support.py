@@ -18,63 +18,79 @@ from collections.abc import Collection, Sequence
 import asyncpg
 
 from ...config import GenerationConfig
+from ...db import rls
 from ...db.engine import Database
 from ..procedure_rule import PUBLIC, Support, audience, material, unsafe, viewer_key
-from ..scope import Scope, app_scope, procedure_key, quarantine_key, scope_key
+from ..scope import Scope, app_scope, procedure_key, quarantine_key, scope_gate, scope_key
 
 AUDIENCE = "audience"
 """The metadata key a procedure's audience is kept under."""
 
-_RECORD = """
-INSERT INTO {schema}.procedure_support AS s
+# Every statement here is on one app's procedure key (its procedures, their quarantine, their
+# revisions and support: `_keys`) and carries its gate (row-level security, `db.rls`): the
+# exact key form it reads (the procedures' and their quarantine's are one statement each; the
+# revisions carry the procedure key itself).
+_RECORD = f"""
+INSERT INTO {{schema}}.procedure_support AS s
        (scope_key, memory_id, user_id, session_id, tokens, written)
-VALUES ($1, $2::uuid, $3, $4, $5::text[], $6::text[])
+SELECT $1, $2::uuid, $3, $4, $5::text[], $6::text[] WHERE {scope_gate("$1")}
 ON CONFLICT (scope_key, memory_id, user_id, session_id) DO UPDATE
 SET tokens = ARRAY(SELECT DISTINCT unnest(s.tokens || EXCLUDED.tokens)),
     written = ARRAY(SELECT DISTINCT unnest(s.written || EXCLUDED.written)),
     update_time = now()
 """
 
-_SUPPORT = """
-SELECT memory_id::text, user_id, tokens FROM {schema}.procedure_support
-WHERE scope_key = $1 AND memory_id = ANY($2::uuid[])
+_SUPPORT = f"""
+SELECT memory_id::text, user_id, tokens FROM {{schema}}.procedure_support
+WHERE scope_key = $1 AND memory_id = ANY($2::uuid[]) AND {scope_gate("$1")}
 """
 
-_FACTS = """
-SELECT id::text, fact FROM {schema}.memories
-WHERE id = ANY($1::uuid[]) AND scope_key = ANY($2::text[])
+_FACTS = f"""
+SELECT id::text, fact FROM {{schema}}.memories
+WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
 """
 
-_SET_AUDIENCE = """
-UPDATE {schema}.memories SET metadata = jsonb_set(metadata, '{{audience}}', $3::jsonb)
+_SET_AUDIENCE = f"""
+UPDATE {{schema}}.memories SET metadata = jsonb_set(metadata, '{{{{audience}}}}', $3::jsonb)
 WHERE id = $1::uuid AND scope_key = $2 AND metadata -> 'audience' IS DISTINCT FROM $3::jsonb
+  AND {scope_gate("$2")}
 """
 
-_UNSUPPORT = """
-DELETE FROM {schema}.procedure_support WHERE scope_key = $1 AND user_id = $2
+_UNSUPPORT = f"""
+DELETE FROM {{schema}}.procedure_support
+ WHERE scope_key = $1 AND user_id = $2 AND {scope_gate("$1")}
 RETURNING memory_id::text, tokens || written
 """
 
-_REVISIONS = """
-SELECT id::text, memory_id::text, fact, extracted_facts FROM {schema}.memory_revisions
-WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($2::text[])
+_REVISIONS = f"""
+SELECT id::text, memory_id::text, fact, extracted_facts FROM {{schema}}.memory_revisions
+WHERE memory_id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
 """
 
-_WITHDRAW = """
+_WITHDRAW = f"""
 WITH support AS (
-    DELETE FROM {schema}.procedure_support WHERE scope_key = $2 AND memory_id = ANY($1::uuid[])
+    DELETE FROM {{schema}}.procedure_support
+     WHERE scope_key = $2 AND memory_id = ANY($1::uuid[]) AND {scope_gate("$2")}
 ), revisions AS (
-    DELETE FROM {schema}.memory_revisions
-    WHERE memory_id = ANY($1::uuid[]) AND scope_key = ANY($3::text[]) RETURNING 1
-), deleted AS (
-    DELETE FROM {schema}.memories WHERE id = ANY($1::uuid[]) AND scope_key = ANY($3::text[])
+    DELETE FROM {{schema}}.memory_revisions
+    WHERE memory_id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM revisions)::int AS revisions,
-       (SELECT count(*) FROM deleted)::int AS procedures
+SELECT (SELECT count(*) FROM revisions)::int
 """
 
-_DROP_REVISIONS = "DELETE FROM {schema}.memory_revisions WHERE id = ANY($1::uuid[])"
+# The withdrawn procedures themselves, under one key form ($2) at a time.
+_DELETE_PROCEDURES = f"""
+WITH d AS (DELETE FROM {{schema}}.memories
+            WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
+           RETURNING 1)
+SELECT count(*)::int FROM d
+"""
+
+_DROP_REVISIONS = f"""
+DELETE FROM {{schema}}.memory_revisions
+ WHERE id = ANY($1::uuid[]) AND scope_key = $2 AND {scope_gate("$2")}
+"""
 
 _COUNTS = ("procedure_support", "procedures_withdrawn", "procedure_revisions")
 """What `SupportStore.erase` counts: support rows, procedures withdrawn, revisions deleted."""
@@ -83,7 +99,7 @@ _PRIOR = "SELECT counts FROM {schema}.memory_replies WHERE id = $1::uuid"
 
 _REPLY = "INSERT INTO {schema}.memory_replies (id, counts) VALUES ($1::uuid, $2::bigint[])"
 
-_PURGE = "DELETE FROM {schema}.procedure_support WHERE scope_key = $1"
+_PURGE = f"DELETE FROM {{schema}}.procedure_support WHERE scope_key = $1 AND {scope_gate('$1')}"
 
 
 def _keys(key: str) -> list[str]:
@@ -104,17 +120,18 @@ class SupportStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         schema = db.schema
-        self._record = _RECORD.format(schema=schema)
-        self._support = _SUPPORT.format(schema=schema)
-        self._facts = _FACTS.format(schema=schema)
-        self._set_audience = _SET_AUDIENCE.format(schema=schema)
-        self._unsupport = _UNSUPPORT.format(schema=schema)
-        self._revisions = _REVISIONS.format(schema=schema)
-        self._withdraw = _WITHDRAW.format(schema=schema)
-        self._drop_revisions = _DROP_REVISIONS.format(schema=schema)
-        self._purge = _PURGE.format(schema=schema)
-        self._prior = _PRIOR.format(schema=schema)
-        self._reply = _REPLY.format(schema=schema)
+        self._record = rls.render(_RECORD, schema)
+        self._support = rls.render(_SUPPORT, schema)
+        self._facts = rls.render(_FACTS, schema)
+        self._set_audience = rls.render(_SET_AUDIENCE, schema)
+        self._unsupport = rls.render(_UNSUPPORT, schema)
+        self._revisions = rls.render(_REVISIONS, schema)
+        self._withdraw = rls.render(_WITHDRAW, schema)
+        self._delete_procedures = rls.render(_DELETE_PROCEDURES, schema)
+        self._drop_revisions = rls.render(_DROP_REVISIONS, schema)
+        self._purge = rls.render(_PURGE, schema)
+        self._prior = rls.render(_PRIOR, schema)
+        self._reply = rls.render(_REPLY, schema)
 
     async def _load(
         self, conn: asyncpg.Connection, key: str, memory_ids: Collection[str]
@@ -160,7 +177,7 @@ class SupportStore:
         min_users: int,
     ) -> None:
         support = await self._load(conn, key, memory_ids)
-        for memory_id, fact in await conn.fetch(self._facts, list(memory_ids), _keys(key)):
+        for memory_id, fact in await self._facts_of(conn, key, memory_ids):
             users = support.get(memory_id, {})
             seen = audience(fact, users, min_users)
             entries = [e if e == PUBLIC else viewer_key(app_name, e) for e in seen]
@@ -204,25 +221,36 @@ class SupportStore:
         if not ids:
             return 0, 0, 0
         support = await self._load(conn, key, ids)
-        facts = dict(await conn.fetch(self._facts, list(ids), _keys(key)))
+        facts = dict(await self._facts_of(conn, key, ids))
         gone = [
             i
             for i in ids
             if not support.get(i)
             or (i in facts and _only_theirs([facts[i]], theirs[i], support[i]))
         ]
-        withdrawn = await conn.fetchrow(self._withdraw, gone, key, _keys(key))
+        revisions = await conn.fetchval(self._withdraw, gone, key)
+        withdrawn = 0
+        for where in _keys(key):
+            withdrawn += await conn.fetchval(self._delete_procedures, gone, where)
         kept = ids - set(gone)
         stale = [
             revision_id
             for revision_id, memory_id, fact, extracted in await conn.fetch(
-                self._revisions, list(kept), _keys(key)
+                self._revisions, list(kept), key
             )
             if _only_theirs([fact or "", *extracted], theirs[memory_id], support[memory_id])
         ]
-        await conn.execute(self._drop_revisions, stale)
+        await conn.execute(self._drop_revisions, stale, key)
         await self._refresh(conn, key, app_name, kept, min_users)
-        return len(rows), withdrawn["procedures"], withdrawn["revisions"] + len(stale)
+        return len(rows), withdrawn, revisions + len(stale)
+
+    async def _facts_of(
+        self, conn: asyncpg.Connection, key: str, memory_ids: Collection[str]
+    ) -> list[asyncpg.Record]:
+        """(id, fact) of these procedures of the app's procedure key, quarantined ones too (one
+        statement per key form)."""
+        ids = list(memory_ids)
+        return [row for where in _keys(key) for row in await conn.fetch(self._facts, ids, where)]
 
     async def purge(self, key: str) -> int:
         """Delete every support row of an app's procedures (its procedures are being purged)."""

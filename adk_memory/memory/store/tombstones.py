@@ -29,7 +29,9 @@ from enum import Enum
 
 import asyncpg
 
+from ...db import rls
 from ...db.engine import Database
+from ..scope import ALL_SCOPES_GATE
 from .audit import AuditEntry, AuditStore
 
 
@@ -72,11 +74,13 @@ ON CONFLICT (digest) DO UPDATE SET erasure_id = EXCLUDED.erasure_id, create_time
  WHERE {schema}.memory_tombstones.erasure_id <> EXCLUDED.erasure_id
 """
 
-# Every memory id the user has or had (live, quarantined, or known only from its revisions).
-_MEMORY_IDS = """
-SELECT id::text FROM {schema}.memories WHERE scope @> $1::jsonb
+# Every memory id the user has or had (live, quarantined, or known only from its revisions),
+# across every scope of theirs: an erasure's, gated for every scope (row-level security).
+_MEMORY_IDS = f"""
+SELECT id::text FROM {{schema}}.memories WHERE scope @> $1::jsonb AND {ALL_SCOPES_GATE}
 UNION
-SELECT memory_id::text FROM {schema}.memory_revisions WHERE scope @> $1::jsonb
+SELECT memory_id::text FROM {{schema}}.memory_revisions
+ WHERE scope @> $1::jsonb AND {ALL_SCOPES_GATE}
 """
 
 # A step's counts join the record; a step counted before (a re-run) is counted the same.
@@ -103,7 +107,7 @@ class Tombstones:
         self._key: bytes | None = None
         schema = db.schema
         self._sql = {
-            name: sql.format(schema=schema)
+            name: rls.render(sql, schema)
             for name, sql in {
                 "key": _KEY,
                 "read_key": _READ_KEY,

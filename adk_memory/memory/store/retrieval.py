@@ -21,8 +21,23 @@ from ...db.engine import Database
 from ...db.replica import ReadFor
 from ...db.vectors import COVERED, EXACT, QUANTIZED
 from ..models import Memory, MemoryFilter
-from ..scope import scope_gate
 from ..text import SearchText, as_query, foreign_language, own_stemmer
+from .ranking import (
+    GATE,
+    LOOSE_MATCHED,
+    LOOSE_TERMS,
+    LOOSE_WEIGHT,
+    NO_LOOSE_MATCHED,
+    NO_LOOSE_TERMS,
+    QUERY_WORDS,
+    SCOPE_SIZE,
+    TEXT_BREVITY,
+    bm25,
+    brevity,
+    idf,
+    term_queries,
+    turn_length,
+)
 from .rows import expression_args, filter_args, memory_of, vector_text
 from .sql import LIVE, MEMORY_COLUMNS, bind, effective_confidence, filter_sql, fts, tsquery
 
@@ -53,173 +68,7 @@ class Search:
     """Effective confidence's half-life (None: no decay)."""
     turn_length_prior: float = 0.0
     """Dialogue turns shorter than this share of the candidates' average turn length weigh
-    proportionally less (`_brevity`; 0: off)."""
-
-
-# BM25's parameters: term-frequency saturation (k1) and length normalisation (b), the usual.
-_K1 = 1.2
-_B = 0.25
-
-
-# Memories that hold none of a query's terms, assumed besides the scope's own when weighing a
-# term by its rarity: in a scope of a few memories, a term in all of them says little about
-# its rarity (two memories about trips do not make "trips" a word to ignore), while in a scope
-# of thousands the prior vanishes next to the counts.
-_BACKGROUND = 20
-
-
-_COUNTED = 5000
-"""A scope is counted up to this many memories for term rarity: counting a scope of 36k took a
-third of its search, and past a few thousand memories a term's rarity hardly moves (a term in
-more memories than were counted counts the scope as that big)."""
-
-_GATE = scope_gate("$1")
-"""Every statement here reads one scope ($1, in any of its forms): each query level that scans
-the memories carries its gate (row-level security, `db.rls`)."""
-
-_SCOPE_SIZE = (
-    "SELECT count(*) FROM (SELECT FROM {schema}.memories WHERE scope_key = $1 "
-    f"AND {scope_gate('$1')} LIMIT {_COUNTED}) s"
-)
-"""SQL for the scope's ($1) size as term rarity counts it."""
-
-
-def _idf(scope_size: str, holding: str) -> str:
-    """SQL for a term's BM25 inverse document frequency in a scope of `scope_size` memories,
-    `holding` of which hold it (positive: a term in every memory of a big scope weighs nearly
-    0). In float8: numeric arithmetic over thousands of matches cost more than the search."""
-    return (
-        f"ln(1 + ({scope_size} + {_BACKGROUND} - {holding} + 0.5)::float8 "
-        f"/ ({holding} + 0.5)::float8)"
-    )
-
-
-def _bm25(idf: str, length: str, avg_length: str) -> str:
-    """SQL for a matched term's BM25 contribution to a memory's score (a term counted once: a
-    memory is a fact or a turn, which rarely repeats a word, and reading each term's positions
-    cost a third of a search in a scope of thousands)."""
-    return (
-        f"{idf} * {_K1 + 1}::float8 / (1 + {_K1}::float8 * ({1 - _B}::float8 "
-        f"+ {_B}::float8 * {length} / {avg_length}))"
-    )
-
-
-# Dialogue turns: memories that record who said them (metadata `author`: a raw ADK event's, or
-# an added entry's; `speaker`: an imported transcript's), or whose text opens with a speaker's
-# label, as a transcript's lines do ("Ana: ...", "[26 March 2023] Ana: ...": one or two
-# capitalised words, after an optional bracketed date). Facts (extracted or written) are never
-# weighed by their length.
-_SPEAKER_LABEL = r"^(\[[^]]+\] )?[[:upper:]][[:alnum:]''.-]*( [[:upper:]][[:alnum:]''.-]*)?: "
-"""POSIX regular expression (SQL literal body) of a transcript line's speaker label."""
-
-
-def _is_turn(alias: str) -> str:
-    """SQL: whether memory `alias` is a dialogue turn."""
-    return f"({alias}.metadata ?| array['author', 'speaker'] OR {alias}.fact ~ '{_SPEAKER_LABEL}')"
-
-
-def _turn_length(alias: str) -> str:
-    """SQL for memory `alias`'s length (distinct lexemes) if it is a dialogue turn, else NULL
-    (so averages over candidates count turns only)."""
-    return f"CASE WHEN {_is_turn(alias)} THEN length({alias}.fts) END"
-
-
-def _brevity(length: str, avg_length: str, share: str) -> str:
-    """SQL for a candidate's weight by its length: 1, except for a dialogue turn (`length` not
-    NULL) shorter than `share` of `avg_length` (the candidates' average turn length), which
-    weighs its share of that. Why: in a long conversation every turn carries the speaker's name
-    and the date, so a filler ("What? Spill.", "You too, Ana.") is as near to a question about
-    that person as the turn that answers it, by embedding and by the name's match, while a
-    question's evidence is nearly always a turn that says something (measured on the
-    long-conversation set: 3 of 319 evidence turns hold four content words or fewer, against
-    over a third of the turns hybrid search ranked in the top 10 before this weight)."""
-    return (
-        f"CASE WHEN {length} IS NULL OR {share}::float8 <= 0 THEN 1.0::float8 "
-        f"ELSE least(1.0, {length}::float8 / greatest({avg_length} * {share}::float8, 1e-9)) END"
-    )
-
-
-_TEXT_ONLY_SHARE = "(CASE WHEN $2::vector IS NULL THEN $28::float8 ELSE 0 END)"
-"""`_brevity`'s share in the full-text list: the turn weight, when no vector list takes part.
-With one, the fused relevance is weighed already (measured on the long-conversation set's
-tuning half: the text list weighed too costs hybrid 0.8 points of Recall@10, and gains
-text-only search 4)."""
-
-_TEXT_BREVITY = _brevity("tl", "(SELECT avg(turn_len) FROM matched)", _TEXT_ONLY_SHARE)
-"""SQL for a full-text candidate's turn weight (`tl`: its turn length) among the matched."""
-
-
-# Each of a query's (or fact's) terms as a tsquery of its own, which a memory's tsvector matches
-# when it holds the term: `terms` is the text array of lexemes `tsvector_to_array` gives.
-def _term_queries(terms: str) -> str:
-    """SQL for (term, tsquery) rows of the lexemes in the array `terms`."""
-    return f"SELECT t AS term, quote_literal(t)::tsquery AS tq FROM unnest({terms}) t"
-
-
-LOOSE_PREFIX = 5
-"""How many leading characters stand for a query word no memory of the scope holds
-(`_LOOSE_TERMS`), at most the word less its last one (so a shorter stored form is found too:
-котом finds кот, דודי finds דוד): enough to keep a stem through the endings of inflecting
-languages (Helsingissä finds Helsinki, Новосибирске Новосибирск, Krakowie Kraków) and the head
-of a compound (Haselnuss finds Haselnussallergie), too many to match unrelated words."""
-
-LOOSE_MIN = 4
-"""The shortest query word looked for by its prefix: shorter ones (function words, "psa") would
-match a large share of any scope."""
-
-LOOSE_WEIGHT = 0.5
-"""What a prefix match counts for against an exact one of the same rarity: the looser evidence
-ranks a memory below one holding the word as asked."""
-
-# The looser form of a full-text search: when the query is not searched with its own language's
-# stemmer (`text.own_stemmer`: a language with none, or searched with another language's; an
-# English query under the English configuration is not loosened, its stemmer finds the other
-# forms), each query term of `LOOSE_MIN` or more characters that no memory of the scope holds (a
-# word typed in another form than stored: an inflection, a compound) is looked for as a prefix
-# (`LOOSE_PREFIX`). A query whose words all occur in the scope searches exactly as without it.
-# A prefix match counts like a term of its own in BM25 (its rarity: the memories holding the
-# prefix), weighted by `LOOSE_WEIGHT`; the share of the query's information a memory matches
-# keeps its denominator (the unmatched term already counts there). `{enabled}`: whether to
-# loosen; `{hits}`, `{query_terms}`: the exact hits and the query's terms.
-_LOOSE_TERMS = f"""
-    SELECT t.term,
-           (quote_literal(left(t.term, least({LOOSE_PREFIX}, char_length(t.term) - 1)))
-            || ':*')::tsquery AS tq
-      FROM unnest({{query_terms}}) t(term)
-     WHERE {{enabled}} AND char_length(t.term) >= {LOOSE_MIN}
-       AND NOT EXISTS (SELECT FROM {{hits}} h WHERE h.lexeme = t.term)"""
-
-
-# The memories holding a loose term (`_LOOSE_TERMS` as `loose`), read apart like `matched`. With
-# no loose term (every query word found) nothing is read.
-_LOOSE_MATCHED = f"""
-    SELECT m.id, m.fts, {_turn_length("m")} AS turn_len FROM {{schema}}.memories m
-     WHERE $16 AND EXISTS (SELECT FROM loose) AND m.scope_key = $1
-       AND m.fts @@ (SELECT string_agg(tq::text, ' | ')::tsquery FROM loose)
-       AND {LIVE} AND {_GATE} {{filters}}"""
-
-# The same pieces for a search that is not loosened: empty by construction, whatever the values
-# of $26 and $27 (named so the statement keeps its parameters' types). A search that needs no
-# loosening (an English query, a vector search) runs this form: PostgreSQL plans it once and
-# reuses the plan (a generic plan), where the loosened form, whose cost depends on $26, is
-# planned for each search (custom plans: about a millisecond more).
-_NO_LOOSE_TERMS = (
-    "SELECT NULL::text AS term, NULL::tsquery AS tq WHERE $26::boolean AND false "
-    "AND $27::text IS NULL"
-)
-_NO_LOOSE_MATCHED = (
-    "SELECT NULL::uuid AS id, NULL::tsvector AS fts, NULL::integer AS turn_len WHERE false"
-)
-
-# The query's words ($3) searched for: all of them, or, when the query is placed in another
-# language than its configuration's ($27, `text.foreign_language`), those that are not that
-# language's stop words: "у" and "меня" of "Какая у меня машина?" would otherwise count as
-# content words under the English configuration and outweigh "машина" in a scope of Russian
-# facts. A configuration the server lacks (an older PostgreSQL) drops nothing.
-_QUERY_WORDS = """(CASE WHEN $27::text IS NULL THEN $3 ELSE array_to_string(ARRAY(
-    SELECT w FROM regexp_split_to_table($3, '\\s+') w
-     WHERE NOT EXISTS (SELECT FROM pg_ts_config c WHERE c.cfgname = $27::text
-                          AND to_tsvector(c.oid::regconfig, w) = ''::tsvector)), ' ') END)"""
+    proportionally less (`brevity`; 0: off)."""
 
 
 @dataclass(frozen=True)
@@ -253,19 +102,19 @@ class _RetrieveArgs:
     filter_variables: str | None
     loose: bool  # $26: whether query words no memory holds are looked for by prefix
     stop_config: str | None  # $27: the configuration whose stop words the query drops
-    turn_length_prior: float  # $28: `_brevity`'s share (0: off)
+    turn_length_prior: float  # $28: `brevity`'s share (0: off)
 
 
 # One statement per search; its parameters: `_RetrieveArgs`.
 # Full-text matching is OR over the query's words and bigrams (a question rarely repeats all of
-# a fact's words), ranked by BM25 (`_bm25`): each matched term weighs by its rarity in
+# a fact's words), ranked by BM25 (`bm25`): each matched term weighs by its rarity in
 # the scope (a speaker's name on every turn counts for little, a rare word for much), with
 # document-length normalisation. How many memories hold each term is counted over the matched
 # memories, so it is exact (every memory holding a query term matches the OR query) and needs
 # no stored statistics; the scope's size is counted up to `_COUNTED`. A memory's text relevance
 # is its BM25 over the best a memory of average length holding each query term would score:
 # the share of the query's information it matches. Query terms no memory holds may be looked
-# for by prefix (`_LOOSE_TERMS`: `loose`, read apart like `matched`), their hits scored with
+# for by prefix (`LOOSE_TERMS`: `loose`, read apart like `matched`), their hits scored with
 # the exact ones.
 # The relevance floor applies to each list before fusion (rank fusion has no absolute scale):
 # vector candidates below the similarity floor and text candidates below the text floor are
@@ -279,10 +128,10 @@ class _RetrieveArgs:
 # list is bounded like the others: its best-matching, then newest, memories. The window is
 # read apart (MATERIALIZED), from the index on (scope, create time), never by joining the
 # candidates to the whole table.
-# Dialogue turns among the candidates are weighed by their length (`_brevity`, share $28): the
+# Dialogue turns among the candidates are weighed by their length (`brevity`, share $28): the
 # vector list is ranked by similarity times the weight, against the average of its turns, and
 # the fused relevance is multiplied by it, against the fused candidates' (the text list too
-# when it is the only one: `_TEXT_BREVITY`). Reading a vector candidate's length and metadata
+# when it is the only one: `TEXT_BREVITY`). Reading a vector candidate's length and metadata
 # is one row lookup each, skipped when the weight is off.
 # The lists are fused by reciprocal rank, normalised so that being first in every list taking
 # part scores 1 (equally relevant memories share a rank), then blended with recency (halving
@@ -303,24 +152,24 @@ _RETRIEVE = f"""
 WITH near AS (
     SELECT v.id, v.distance, t.len FROM ({{nearest}}) v
       LEFT JOIN LATERAL (
-          SELECT {_turn_length("t")} AS len FROM {{schema}}.memories t
-           WHERE t.id = v.id AND t.scope_key = $1 AND $28::float8 > 0 AND {_GATE}) t ON true
+          SELECT {turn_length("t")} AS len FROM {{schema}}.memories t
+           WHERE t.id = v.id AND t.scope_key = $1 AND $28::float8 > 0 AND {GATE}) t ON true
      WHERE v.distance <= 1 - $18::float8
 ), vec AS (
     SELECT id, rank() OVER (
-               ORDER BY (1 - distance) * {_brevity("len", "(SELECT avg(len) FROM near)", "$28")}
+               ORDER BY (1 - distance) * {brevity("len", "(SELECT avg(len) FROM near)", "$28")}
                DESC) AS rank
       FROM near
 ), query AS MATERIALIZED (
     SELECT {tsquery("$4", words="{words}", grams="$17")} AS q,
            tsvector_to_array({fts("$4", words="{words}", grams="$17")}) AS terms
 ), matched AS MATERIALIZED (
-    SELECT m.id, m.fts, {_turn_length("m")} AS turn_len FROM {{schema}}.memories m, query
+    SELECT m.id, m.fts, {turn_length("m")} AS turn_len FROM {{schema}}.memories m, query
      WHERE $16 AND query.q IS NOT NULL AND m.scope_key = $1 AND m.fts @@ query.q
-       AND {LIVE} AND {_GATE} {{filters}}
+       AND {LIVE} AND {GATE} {{filters}}
 ), hits AS MATERIALIZED (
     SELECT m.id, length(m.fts) AS len, m.turn_len AS tl, w.term AS lexeme
-      FROM matched m JOIN ({_term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
+      FROM matched m JOIN ({term_queries("(SELECT terms FROM query)")}) w ON m.fts @@ w.tq
 ), loose AS MATERIALIZED (
     {{loose_terms}}
 ), loose_matched AS MATERIALIZED (
@@ -329,27 +178,27 @@ WITH near AS (
     SELECT m.id, length(m.fts) AS len, m.turn_len AS tl, l.term AS lexeme
       FROM loose_matched m JOIN loose l ON m.fts @@ l.tq
 ), corpus AS (
-    SELECT ({_SCOPE_SIZE}) AS n,
+    SELECT ({SCOPE_SIZE}) AS n,
            (SELECT avg(length(fts))::float8
               FROM (SELECT fts FROM matched UNION ALL SELECT fts FROM loose_matched) a) AS avg_len
 ), idf AS (
-    SELECT q.term, {_idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
+    SELECT q.term, {idf("greatest(c.n, count(h.id))", "count(h.id)")} AS idf
       FROM query, unnest(query.terms) q(term) CROSS JOIN corpus c
       LEFT JOIN hits h ON h.lexeme = q.term
      GROUP BY q.term, c.n
 ), loose_idf AS (
-    SELECT h.lexeme AS term, {_idf("greatest(c.n, count(*))", "count(*)")} AS idf
+    SELECT h.lexeme AS term, {idf("greatest(c.n, count(*))", "count(*)")} AS idf
       FROM loose_hits h CROSS JOIN corpus c
      GROUP BY h.lexeme, c.n
 ), scored AS (
-    SELECT h.id, h.tl, {_bm25("i.idf", "h.len", "c.avg_len")} AS part
+    SELECT h.id, h.tl, {bm25("i.idf", "h.len", "c.avg_len")} AS part
       FROM hits h JOIN idf i ON i.term = h.lexeme CROSS JOIN corpus c
     UNION ALL
-    SELECT h.id, h.tl, {LOOSE_WEIGHT}::float8 * {_bm25("i.idf", "h.len", "c.avg_len")}
+    SELECT h.id, h.tl, {LOOSE_WEIGHT}::float8 * {bm25("i.idf", "h.len", "c.avg_len")}
       FROM loose_hits h JOIN loose_idf i ON i.term = h.lexeme CROSS JOIN corpus c
 ), txt AS (
     SELECT id, rank() OVER (
-               ORDER BY bm25 * {_TEXT_BREVITY} DESC) AS rank FROM (
+               ORDER BY bm25 * {TEXT_BREVITY} DESC) AS rank FROM (
         SELECT id, max(tl) AS tl, sum(part) AS bm25 FROM scored
          GROUP BY id
          ORDER BY bm25 DESC, id
@@ -363,7 +212,7 @@ WITH near AS (
     SELECT m.id, m.create_time FROM {{schema}}.memories m
      WHERE $20::timestamptz IS NOT NULL AND m.scope_key = $1
        AND m.create_time >= $20::timestamptz AND m.create_time < $21::timestamptz
-       AND {LIVE} AND {_GATE} {{filters}}
+       AND {LIVE} AND {GATE} {{filters}}
 ), dated AS (
     SELECT id, rank() OVER (ORDER BY rrf DESC NULLS LAST) AS rank FROM (
         SELECT w.id, c.rrf FROM windowed w LEFT JOIN content c ON c.id = w.id
@@ -381,7 +230,7 @@ SELECT {MEMORY_COLUMNS},
 FROM (
     SELECT m.*,
            $8 * f.rrf * ($7 + 1.0)
-              * {_brevity(_turn_length("m"), f"avg({_turn_length('m')}) OVER ()", "$28")}
+              * {brevity(turn_length("m"), f"avg({turn_length('m')}) OVER ()", "$28")}
               / ((CASE WHEN $2::vector IS NULL THEN 0 ELSE 1 END)
                  + (CASE WHEN $16 THEN 1 ELSE 0 END)
                  + (CASE WHEN $20::timestamptz IS NULL THEN 0 ELSE 1 END))
@@ -389,7 +238,7 @@ FROM (
          + $10 * coalesce(m.importance, 0.5)
          + $22::float8 * coalesce({effective_confidence("$23")}, 0.5) AS score
       FROM fused f JOIN {{schema}}.memories m ON m.id = f.id
-     WHERE m.id = ANY (ARRAY(SELECT id FROM fused)) AND m.scope_key = $1 AND {_GATE}
+     WHERE m.id = ANY (ARRAY(SELECT id FROM fused)) AND m.scope_key = $1 AND {GATE}
      ORDER BY score DESC, m.id
      LIMIT $6) m
 ORDER BY m.score DESC, m.id
@@ -413,7 +262,7 @@ def _nearest(distance: str, match: str, *, limit: str, where: str = "") -> str:
     `match` and `where` keep: (id, distance) rows. `{schema}` is left to format."""
     return f"""
         SELECT m.id, {distance} AS distance FROM {{schema}}.memories m
-         WHERE m.scope_key = $1 AND {match} AND {LIVE} AND {_GATE}{where}
+         WHERE m.scope_key = $1 AND {match} AND {LIVE} AND {GATE}{where}
          ORDER BY {distance}
          LIMIT {limit}"""
 
@@ -444,14 +293,14 @@ def _vector_search(
     )
     return f"""
         SELECT m.id, {exact} AS distance FROM {{schema}}.memories m
-         WHERE m.scope_key = $1 AND {_GATE} AND m.id IN (SELECT p.id FROM ({pool}) p)
+         WHERE m.scope_key = $1 AND {GATE} AND m.id IN (SELECT p.id FROM ({pool}) p)
          ORDER BY distance
          LIMIT {limit}"""
 
 
 def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bool = False) -> str:
     """`_RETRIEVE` for vectors indexed by `strategy`, with or without filters, loosened
-    (`_LOOSE_TERMS`, `_QUERY_WORDS`) or not. The query vector
+    (`LOOSE_TERMS`, `QUERY_WORDS`) or not. The query vector
     is cast to half precision (or quantised) once, in an InitPlan: a cast written inline is
     evaluated per row under a generic plan (the parameter is no constant), which doubled the cost
     of a 36k-memory scope's covered scan."""
@@ -465,13 +314,13 @@ def _retrieve_statement(schema: str, *, strategy: str, filtered: bool, loose: bo
         where=f" AND $2::vector IS NOT NULL {filters}",
     )
     if loose:
-        words = _QUERY_WORDS
-        loose_terms = _LOOSE_TERMS.format(
+        words = QUERY_WORDS
+        loose_terms = LOOSE_TERMS.format(
             enabled="$26", query_terms="(SELECT terms FROM query)", hits="hits"
         )
-        loose_matched = _LOOSE_MATCHED.replace("{filters}", filters)
+        loose_matched = LOOSE_MATCHED.replace("{filters}", filters)
     else:
-        words, loose_terms, loose_matched = "$3", _NO_LOOSE_TERMS, _NO_LOOSE_MATCHED
+        words, loose_terms, loose_matched = "$3", NO_LOOSE_TERMS, NO_LOOSE_MATCHED
     statement = _RETRIEVE
     for name, text in (
         ("filters", filters),
@@ -505,7 +354,7 @@ WITH facts AS MATERIALIZED (
      GROUP BY c.id
 )
 SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
-WHERE {_GATE}
+WHERE {GATE}
 ORDER BY found.first
 """
 
@@ -544,20 +393,20 @@ WITH facts AS MATERIALIZED (
      WHERE x.query IS NOT NULL
 ), matched AS MATERIALIZED (
     SELECT DISTINCT m.id, m.fts FROM {{schema}}.memories m
-     WHERE m.scope_key = $1 AND {LIVE} AND {_GATE}
+     WHERE m.scope_key = $1 AND {LIVE} AND {GATE}
        AND m.fts @@ ANY (SELECT query FROM facts)
 ), hits AS (
     SELECT m.id, length(m.fts) AS len, w.term AS lexeme
-      FROM matched m JOIN ({_term_queries(_ALL_FACT_TERMS)}) w ON m.fts @@ w.tq
+      FROM matched m JOIN ({term_queries(_ALL_FACT_TERMS)}) w ON m.fts @@ w.tq
 ), idf AS (
-    SELECT h.lexeme, {_idf(f"greatest(({_SCOPE_SIZE}), count(*))", "count(*)")} AS idf
+    SELECT h.lexeme, {idf(f"greatest(({SCOPE_SIZE}), count(*))", "count(*)")} AS idf
       FROM hits h GROUP BY h.lexeme
 ), lengths AS (
     SELECT f.ord, avg(length(m.fts))::float8 AS avg_len
       FROM facts f JOIN matched m ON m.fts @@ f.query GROUP BY f.ord
 ), scored AS (
     SELECT f.ord, h.id,
-           sum({_bm25("i.idf", "h.len", "l.avg_len")}) AS bm25
+           sum({bm25("i.idf", "h.len", "l.avg_len")}) AS bm25
       FROM facts f JOIN lengths l ON l.ord = f.ord, unnest(f.terms) q(term)
       JOIN hits h ON h.lexeme = q.term JOIN idf i ON i.lexeme = q.term
      GROUP BY f.ord, h.id
@@ -568,7 +417,7 @@ WITH facts AS MATERIALIZED (
     SELECT id, min(ARRAY[ord, pos]) AS first FROM ranked WHERE pos <= $3 GROUP BY id
 )
 SELECT {MEMORY_COLUMNS} FROM found JOIN {{schema}}.memories m ON m.id = found.id
-WHERE {_GATE}
+WHERE {GATE}
 ORDER BY found.first
 """
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from google.genai import types as genai_types
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import UnsupportedConfigError
@@ -258,7 +257,11 @@ def _customization(value: Any, path: str) -> Doc:
 
 def json_schema(value: object, path: str) -> Doc:
     """Memory Bank's `memory_schema` (an OpenAPI schema, `google.genai.types.Schema`: types in
-    capitals, `nullable`) as the JSON schema our profiles validate against."""
+    capitals, `nullable`) as the JSON schema our profiles validate against. google-genai is
+    imported here, not at the top: `config` imports this module, and commands that only read a
+    pid file (`adk-memory db status`) must not load it."""
+    from google.genai import types as genai_types
+
     try:
         schema = genai_types.Schema.model_validate(value)
     except ValidationError as exc:
@@ -346,6 +349,8 @@ def to_memory_bank(config: Mapping[str, Any]) -> Doc:
     Bank's `memory_bank_config` JSON (camelCase, as its REST API returns it): the fields Memory
     Bank has. Ours without a Memory Bank equivalent (retrieval weights, trust, the job queue's
     retries, consolidation instructions) are left out: they stay in our own shape."""
+    from google.genai import types as genai_types  # as in `json_schema`: only when used
+
     out: Doc = {}
     ttl = {k: v for k, v in (config.get("ttl") or {}).items() if v is not None and v is not False}
     mb_ttl: Doc = {}

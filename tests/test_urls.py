@@ -284,9 +284,13 @@ class TlsServer:
     """The server's self-signed certificate: the root a client verifies it with."""
     other_cert: Path
     """A certificate of another, unrelated authority."""
+    user: str
+    """The test database's role (the embedded server's owner: not a superuser, so the schema
+    the tests make is one it may drop)."""
+    database: str
 
     def url(self, query: str) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.front.port}/postgres?{query}"
+        return f"postgresql://{self.user}@127.0.0.1:{self.front.port}/{self.database}?{query}"
 
 
 def _self_signed(names: list[str], addresses: list[str]) -> tuple[bytes, bytes]:
@@ -333,7 +337,14 @@ def tls_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
     context.load_cert_chain(certs / "root.crt", certs / "server.key")
     front = TlsFront(database_url, context)
     try:
-        yield TlsServer(front, certs / "root.crt", certs / "other.crt")
+        target = make_url(database_url)
+        yield TlsServer(
+            front,
+            certs / "root.crt",
+            certs / "other.crt",
+            target.username or "postgres",
+            target.database or "postgres",
+        )
     finally:
         front.close()
         asyncio.run(_drop_schema(database_url))

@@ -169,7 +169,8 @@ _INCLUDE_QUARANTINED = click.option(
 def memories() -> None:
     """Read memories (list, show, search, revisions, export), import them (import), rebuild their
     full-text index (reindex); review quarantined ones (quarantine); forget those no longer
-    believed (prune)."""
+    believed (prune); roll one back to a revision (rollback); delete those a filter matches
+    (purge)."""
 
 
 async def _list(

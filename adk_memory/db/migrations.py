@@ -438,6 +438,43 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
             WHERE v <> l))
      WHERE m.fts::text ~ '[\u05d0-\u05ea\u0620-\u06ff]';
     """,
+    # 15: Memory Bank's IngestEvents (`memory.store.ingest`): a stream per (scope, stream id)
+    # with the trigger its requests named and when a time rule next flushes it (`due_time`,
+    # read by the worker's sweep), and its buffered events, one per event id (an event sent
+    # again is the same event). A flush claims the waiting events (`flush_id`; a claim older
+    # than a lease is free again), enqueues their generation, then marks them processed; a
+    # processed event keeps its content only while it is among the last `overlap_event_count`
+    # (sent again as context), its id always (deduplication).
+    """
+    CREATE TABLE {schema}.memory_ingest_streams (
+        scope_key    text        NOT NULL,
+        stream_id    text        NOT NULL,
+        scope        jsonb       NOT NULL,
+        rule         jsonb,
+        options      json        NOT NULL,
+        window_start timestamptz NOT NULL,
+        last_event   timestamptz NOT NULL,
+        due_time     timestamptz,
+        PRIMARY KEY (scope_key, stream_id)
+    );
+    CREATE INDEX memory_ingest_streams_due ON {schema}.memory_ingest_streams (due_time)
+        WHERE due_time IS NOT NULL;
+    CREATE TABLE {schema}.memory_ingest_events (
+        scope_key  text        NOT NULL,
+        stream_id  text        NOT NULL,
+        event_id   text        NOT NULL,
+        seq        bigint      GENERATED ALWAYS AS IDENTITY,
+        event_time timestamptz NOT NULL,
+        content    json,
+        ingest_id  uuid        NOT NULL,
+        processed  boolean     NOT NULL DEFAULT false,
+        flush_id   uuid,
+        claimed_at timestamptz,
+        PRIMARY KEY (scope_key, stream_id, event_id)
+    );
+    CREATE INDEX memory_ingest_events_order
+        ON {schema}.memory_ingest_events (scope_key, stream_id, processed, event_time, seq);
+    """,
 )
 
 MIGRATIONS: dict[str, tuple[str, ...]] = {

@@ -45,7 +45,18 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-# A scope, forgotten: its memories (quarantined ones too), revisions and watermarks, counted
+
+def _streams_deleted(where: str) -> str:
+    """CTEs `i` and `s`: the IngestEvents buffers (`store.ingest`) of the scopes `where`
+    selects by key, deleted (counted with the watermarks: a stream's position is its kind)."""
+    return f"""i AS (DELETE FROM {{schema}}.memory_ingest_events
+       WHERE {where} AND {FIRST_ATTEMPT} RETURNING 1),
+s AS (DELETE FROM {{schema}}.memory_ingest_streams
+       WHERE {where} AND {FIRST_ATTEMPT} RETURNING 1)"""
+
+
+# A scope, forgotten: its memories (quarantined ones too), revisions, watermarks and event
+# streams, counted
 # under request id $2 (see `db.replies`).
 _PURGE = recorded(
     "{schema}.memory_replies",
@@ -57,8 +68,12 @@ m AS (DELETE FROM {{schema}}.memories
 r AS (DELETE FROM {{schema}}.memory_revisions
        WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1)""",
-    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"],
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} RETURNING 1),
+{_streams_deleted("scope_key = $1")}""",
+    [
+        "(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"
+        " + (SELECT count(*) FROM i) + (SELECT count(*) FROM s)"
+    ],
 )
 
 # Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
@@ -73,8 +88,13 @@ m AS (DELETE FROM {{schema}}.memories WHERE scope @> $1::jsonb AND {FIRST_ATTEMP
 r AS (DELETE FROM {{schema}}.memory_revisions
        WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
-       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1)""",
-    ["(SELECT count(*) FROM m)", "(SELECT count(*) FROM r)", "(SELECT count(*) FROM w)"],
+       WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} RETURNING 1),
+{_streams_deleted("scope_key::jsonb @> $1::jsonb")}""",
+    [
+        "(SELECT count(*) FROM m)",
+        "(SELECT count(*) FROM r)",
+        "(SELECT count(*) FROM w) + (SELECT count(*) FROM i) + (SELECT count(*) FROM s)",
+    ],
 )
 
 # Re-indexing the full text (`MemoryStore.reindex_text`): the next batch of memories after an id

@@ -1,0 +1,272 @@
+"""The statements of Memory Bank's IngestEvents: event streams and their buffered events.
+
+Owns: `memory_ingest_streams` (one row per scope key and stream id: the trigger its requests
+named, the options its generation takes, when its window opened and its last event came, when a
+time rule next flushes it) and `memory_ingest_events` (the buffered events, one per event id:
+an event sent again is not buffered twice). A flush is three steps the service orders: claim
+the waiting events under a flush id (a claim older than `CLAIM_LEASE` is free again, so events
+a crashed flush claimed are never lost), enqueue their generation, mark them processed. Every
+statement is keyed by the scope key and safe to replay. It never decides when a stream flushes
+(`service.ingestion` does) and never enqueues a job.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from ..._json import dump_json
+from ...db.engine import Database
+
+CLAIM_LEASE = timedelta(minutes=10)
+"""How long a flush's claim on its events holds before another flush may take them."""
+
+# The stream, created or touched by a request: $4 the trigger the request named (written only
+# when $5: a request without one keeps the stream's), $6 its generation options, $7 now (the
+# last event's time when $8: events came).
+TOUCH_STREAM = """
+INSERT INTO {schema}.memory_ingest_streams AS s
+       (scope_key, stream_id, scope, rule, options, window_start, last_event)
+VALUES ($1, $2, $3::jsonb, $4::jsonb, $6::json, $7, $7)
+ON CONFLICT (scope_key, stream_id) DO UPDATE
+   SET rule = CASE WHEN $5 THEN EXCLUDED.rule ELSE s.rule END,
+       options = EXCLUDED.options,
+       last_event = CASE WHEN $8 THEN greatest(s.last_event, $7) ELSE s.last_event END
+RETURNING rule, window_start, last_event
+"""
+
+# The request's events ($3 ids, $4 times, $5 contents), each buffered once; then how many of
+# this request ($6, its id) are buffered, and how many wait.
+ADD_EVENTS = """
+INSERT INTO {schema}.memory_ingest_events
+       (scope_key, stream_id, event_id, event_time, content, ingest_id)
+SELECT $1, $2, e.id, e.at, e.content, $6
+  FROM unnest($3::text[], $4::timestamptz[], $5::json[]) AS e(id, at, content)
+ON CONFLICT (scope_key, stream_id, event_id) DO NOTHING
+"""
+
+COUNT_EVENTS = """
+SELECT count(*) FILTER (WHERE ingest_id = $3 AND event_id = ANY($4::text[])) AS added,
+       count(*) FILTER (WHERE NOT processed) AS waiting,
+       count(*) FILTER (WHERE NOT processed AND ingest_id <> $3) AS earlier
+  FROM {schema}.memory_ingest_events
+ WHERE scope_key = $1 AND stream_id = $2
+"""
+
+# When a time rule next flushes the stream ($3; NULL: none) and when its window opened ($4).
+SET_DUE = """
+UPDATE {schema}.memory_ingest_streams SET due_time = $3, window_start = $4
+ WHERE scope_key = $1 AND stream_id = $2
+"""
+
+# The waiting events claimed under flush id $3 at $4 (a claim older than $5 seconds is free
+# again; a replay finds its own), with the last $6 processed events still holding content (the
+# overlap), oldest first; `fresh` tells the claimed from the overlap.
+CLAIM = """
+WITH claimed AS (
+    UPDATE {schema}.memory_ingest_events
+       SET flush_id = $3, claimed_at = $4::timestamptz
+     WHERE scope_key = $1 AND stream_id = $2 AND NOT processed
+       AND (flush_id IS NULL OR flush_id = $3
+            OR claimed_at < $4::timestamptz - make_interval(secs => $5::float8))
+    RETURNING event_time, seq, content
+), overlap AS (
+    SELECT event_time, seq, content FROM {schema}.memory_ingest_events
+     WHERE scope_key = $1 AND stream_id = $2 AND processed AND content IS NOT NULL
+     ORDER BY event_time DESC, seq DESC
+     LIMIT $6
+)
+SELECT true AS fresh, event_time, seq, content FROM claimed
+UNION ALL
+SELECT false, event_time, seq, content FROM overlap
+ORDER BY event_time, seq
+"""
+
+# A claim given up (its generation could not be enqueued): the events wait again.
+RELEASE = """
+UPDATE {schema}.memory_ingest_events SET flush_id = NULL, claimed_at = NULL
+ WHERE scope_key = $1 AND stream_id = $2 AND flush_id = $3 AND NOT processed
+"""
+
+# The claimed events processed, the stream's window reopened at $4 with nothing due; then only
+# the last $5 processed events keep their content (the ids stay: deduplication).
+FINISH = """
+WITH done AS (
+    UPDATE {schema}.memory_ingest_events SET processed = true
+     WHERE scope_key = $1 AND stream_id = $2 AND flush_id = $3
+)
+UPDATE {schema}.memory_ingest_streams SET window_start = $4, due_time = NULL
+ WHERE scope_key = $1 AND stream_id = $2
+"""
+
+FORGET_CONTENT = """
+UPDATE {schema}.memory_ingest_events SET content = NULL
+ WHERE scope_key = $1 AND stream_id = $2 AND processed AND content IS NOT NULL
+   AND seq NOT IN (SELECT seq FROM {schema}.memory_ingest_events
+                    WHERE scope_key = $1 AND stream_id = $2 AND processed
+                    ORDER BY event_time DESC, seq DESC LIMIT $3)
+"""
+
+# Streams a time rule made due by $1, the earliest first, at most $2.
+DUE_STREAMS = """
+SELECT scope_key, stream_id, scope, rule, options FROM {schema}.memory_ingest_streams
+ WHERE due_time <= $1
+ ORDER BY due_time
+ LIMIT $2
+"""
+
+
+@dataclass(frozen=True)
+class Touched:
+    """A stream after a request: its stored trigger (None: never named), when its window
+    opened and its last event came, how many of the request's events were new, how many wait
+    (with them), and how many waited before them."""
+
+    rule: dict[str, Any] | None
+    window_start: datetime
+    last_event: datetime
+    added: int
+    waiting: int
+    earlier: int
+
+
+@dataclass(frozen=True)
+class DueStream:
+    """A stream whose time rule is due: its keys, scope, stored trigger and options."""
+
+    scope_key: str
+    stream_id: str
+    scope: dict[str, str]
+    rule: dict[str, Any] | None
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A flush's events, oldest first: the contents to generate from, and how many of them are
+    newly claimed (the rest are the overlap)."""
+
+    contents: list[dict[str, Any]]
+    fresh: int
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+class IngestStore:
+    """The IngestEvents statements against one `Database`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        schema = db.schema
+        self._touch = TOUCH_STREAM.format(schema=schema)
+        self._add = ADD_EVENTS.format(schema=schema)
+        self._count = COUNT_EVENTS.format(schema=schema)
+        self._set_due = SET_DUE.format(schema=schema)
+        self._claim = CLAIM.format(schema=schema)
+        self._release = RELEASE.format(schema=schema)
+        self._finish = FINISH.format(schema=schema)
+        self._forget = FORGET_CONTENT.format(schema=schema)
+        self._due = DUE_STREAMS.format(schema=schema)
+
+    async def add(
+        self,
+        scope_key: str,
+        stream_id: str,
+        scope: dict[str, str],
+        events: list[tuple[str, datetime, dict[str, Any]]],
+        *,
+        rule: dict[str, Any] | None,
+        rule_given: bool,
+        options: dict[str, Any],
+        now: datetime,
+    ) -> Touched:
+        """Touch the stream and buffer `events` (id, time, content) once each, in one
+        transaction; what the stream holds after."""
+        ids = [event_id for event_id, _, _ in events]
+        args = (
+            [at for _, at, _ in events],
+            [dump_json(content) for _, _, content in events],
+        )
+        request_id = uuid.uuid4()
+        stream = (scope_key, stream_id)
+
+        async def add(conn: asyncpg.Connection) -> Touched:
+            async with conn.transaction():
+                row = await conn.fetchrow(
+                    self._touch,
+                    *stream,
+                    dump_json(scope),
+                    None if rule is None else dump_json(rule),
+                    rule_given,
+                    dump_json(options),
+                    now,
+                    bool(events),
+                )
+                await conn.execute(self._add, *stream, ids, *args, request_id)
+                counts = await conn.fetchrow(self._count, *stream, request_id, ids)
+            return Touched(
+                _json(row["rule"]),
+                row["window_start"],
+                row["last_event"],
+                counts["added"],
+                counts["waiting"],
+                counts["earlier"],
+            )
+
+        return await self._db.run(add)
+
+    async def set_due(
+        self, scope_key: str, stream_id: str, due: datetime | None, window_start: datetime
+    ) -> None:
+        await self._db.run(
+            lambda conn: conn.execute(self._set_due, scope_key, stream_id, due, window_start)
+        )
+
+    async def claim(
+        self, scope_key: str, stream_id: str, flush_id: uuid.UUID, now: datetime, overlap: int
+    ) -> Claimed:
+        """Claim the stream's waiting events under `flush_id`, with the `overlap` last
+        processed ones before them."""
+        lease = CLAIM_LEASE.total_seconds()
+        rows = await self._db.run(
+            lambda conn: conn.fetch(
+                self._claim, scope_key, stream_id, flush_id, now, lease, overlap
+            )
+        )
+        return Claimed([_json(r["content"]) for r in rows], sum(1 for r in rows if r["fresh"]))
+
+    async def release(self, scope_key: str, stream_id: str, flush_id: uuid.UUID) -> None:
+        await self._db.run(lambda conn: conn.execute(self._release, scope_key, stream_id, flush_id))
+
+    async def finish(
+        self, scope_key: str, stream_id: str, flush_id: uuid.UUID, now: datetime, overlap: int
+    ) -> None:
+        """Mark the claim processed, reopen the stream's window at `now`, and drop the content
+        of processed events past the last `overlap`."""
+
+        async def finish(conn: asyncpg.Connection) -> None:
+            async with conn.transaction():
+                await conn.execute(self._finish, scope_key, stream_id, flush_id, now)
+                await conn.execute(self._forget, scope_key, stream_id, overlap)
+
+        await self._db.run(finish)
+
+    async def due(self, now: datetime, limit: int) -> list[DueStream]:
+        rows = await self._db.run(lambda conn: conn.fetch(self._due, now, limit))
+        return [
+            DueStream(
+                r["scope_key"],
+                r["stream_id"],
+                _json(r["scope"]),
+                _json(r["rule"]),
+                _json(r["options"]),
+            )
+            for r in rows
+        ]

@@ -221,10 +221,16 @@ async def test_the_sdk_generates_memories_with_a_scripted_model(
                 ]
             },
             scope=ALICE,
-            config={"wait_for_completion": True},
+            config={
+                "wait_for_completion": True,
+                "allowed_topics": [{"managed_memory_topic": "USER_PREFERENCES"}],
+                "metadata": {"source": {"string_value": "sdk"}},
+                "metadata_merge_strategy": "MERGE",
+            },
         )
         assert operation.done and operation.error is None
         [generated] = operation.response.generated_memories
+        assert generated.memory.metadata["source"].string_value == "sdk"
         assert generated.action == "CREATED"
         assert generated.memory.fact == "The user prefers aisle seats."
         stored = await memories.get(name=generated.memory.name)

@@ -86,6 +86,8 @@ class GenerationRoutes:
                 revision_labels=wire.field(body, "revisionLabels"),
                 revision_ttl=wire.duration(wire.field(body, "revisionTtl"), "revisionTtl"),
                 disable_memory_revisions=wire.field(body, "disableMemoryRevisions"),
+                allowed_topics=wire.topic_names(wire.field(body, "allowedTopics")),
+                metadata_merge_strategy=wire.field(body, "metadataMergeStrategy"),
             ),
         )
         return self.started(request, scope, operation)

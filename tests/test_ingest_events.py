@@ -153,6 +153,19 @@ async def test_bad_requests_and_purge(make_memory_service: Any) -> None:
         await service.ingest_events(
             ALICE, [said("e1", "a")], trigger=GenerationTrigger(event_count=3)
         )
+        # A user who opts out before the sweep: the waiting events go, nothing is generated.
+        await service.ingest_events(
+            BOB, [said("b1", "x")], trigger={"generation_rule": {"idle_duration": "60s"}}
+        )
+        await service.set_opt_out("shop", "bob")
+        assert (
+            await service.flush_due_streams(now=datetime.now(timezone.utc) + timedelta(hours=1))
+            == 0
+        )
+        await service.set_opt_out("shop", "bob", False)
+        assert (await service.ingest_events(BOB, force_flush=True)).waiting == 0
+        assert await flushed(service) == []
+
         assert await service.purge(ALICE) >= 2  # the stream and its event go with the scope
         again = await service.ingest_events(ALICE, [said("e1", "a")])
         assert (again.ingested, again.waiting) == (1, 0)  # a new stream: flushed at once

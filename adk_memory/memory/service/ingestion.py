@@ -15,6 +15,7 @@ generation (the worker does).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -25,7 +26,7 @@ from google.genai import types
 from pydantic import ValidationError
 
 from ...config import GenerationTrigger
-from ...errors import InputValidationError
+from ...errors import InputValidationError, OptedOutError
 from ...memory_bank_json import trigger as memory_bank_trigger
 from ...telemetry import traced
 from ..checks import check_mapping, check_merge_strategy, check_time, revision_options
@@ -33,6 +34,8 @@ from ..models import GenerateMemoriesOperation, IngestEventsResult
 from ..scope import scope_key, validate_scope
 from ..store.ingest import CLAIM_LEASE, IngestStore
 from .core import Gate, Readiness
+
+logger = logging.getLogger(__name__)
 
 MAX_INGEST_EVENTS = 1000
 """Events one request may carry."""
@@ -144,9 +147,18 @@ class Ingestion:
         flushed = 0
         for stream in await self._store.due(at, limit):
             rule = self._stored(stream.rule)
-            operation = await self._flush(
-                stream.scope_key, stream.stream_id, stream.scope, rule, stream.options, at
-            )
+            try:
+                operation = await self._flush(
+                    stream.scope_key, stream.stream_id, stream.scope, rule, stream.options, at
+                )
+            except OptedOutError:
+                continue  # its events were dropped with the flush
+            except Exception:  # one stream's failure never stops the others: tried again later
+                logger.exception("IngestEvents stream could not be flushed; retrying later.")
+                await self._store.set_due(
+                    stream.scope_key, stream.stream_id, at + CLAIM_LEASE, stream.window_start
+                )
+                continue
             flushed += operation is not None
         return flushed
 
@@ -176,6 +188,9 @@ class Ingestion:
         contents = [types.Content.model_validate(c) for c in claimed.contents]
         try:
             operation = await self._generate(scope=scope, contents=contents, **_generation(options))
+        except OptedOutError:  # nothing is remembered for them: their waiting events go
+            await self._store.finish(key, stream, flush_id, now, 0)
+            raise
         except BaseException:
             await self._store.release(key, stream, flush_id)
             raise

@@ -93,15 +93,21 @@ UPDATE {schema}.memory_ingest_events SET flush_id = NULL, claimed_at = NULL
  WHERE scope_key = $1 AND stream_id = $2 AND flush_id = $3 AND NOT processed
 """
 
-# The claimed events processed, the stream's window reopened at $4 with nothing due; then only
-# the last $5 processed events keep their content (the ids stay: deduplication).
+# The claimed events processed, the stream's window reopened at $4, nothing due unless events
+# came while the flush ran (their request set the due time: kept); then only the last $5
+# processed events keep their content (the ids stay: deduplication).
 FINISH = """
 WITH done AS (
     UPDATE {schema}.memory_ingest_events SET processed = true
      WHERE scope_key = $1 AND stream_id = $2 AND flush_id = $3
 )
-UPDATE {schema}.memory_ingest_streams SET window_start = $4, due_time = NULL
- WHERE scope_key = $1 AND stream_id = $2
+UPDATE {schema}.memory_ingest_streams s
+   SET window_start = $4,
+       due_time = CASE WHEN EXISTS (
+           SELECT FROM {schema}.memory_ingest_events e
+            WHERE e.scope_key = $1 AND e.stream_id = $2 AND NOT e.processed
+              AND e.flush_id IS DISTINCT FROM $3) THEN s.due_time END
+ WHERE s.scope_key = $1 AND s.stream_id = $2
 """
 
 FORGET_CONTENT = """
@@ -114,7 +120,8 @@ UPDATE {schema}.memory_ingest_events SET content = NULL
 
 # Streams a time rule made due by $1, the earliest first, at most $2.
 DUE_STREAMS = """
-SELECT scope_key, stream_id, scope, rule, options FROM {schema}.memory_ingest_streams
+SELECT scope_key, stream_id, scope, rule, options, window_start
+  FROM {schema}.memory_ingest_streams
  WHERE due_time <= $1
  ORDER BY due_time
  LIMIT $2
@@ -137,13 +144,14 @@ class Touched:
 
 @dataclass(frozen=True)
 class DueStream:
-    """A stream whose time rule is due: its keys, scope, stored trigger and options."""
+    """A stream whose time rule is due: its keys, scope, stored trigger, options and window."""
 
     scope_key: str
     stream_id: str
     scope: dict[str, str]
     rule: dict[str, Any] | None
     options: dict[str, Any]
+    window_start: datetime
 
 
 @dataclass(frozen=True)
@@ -267,6 +275,7 @@ class IngestStore:
                 _json(r["scope"]),
                 _json(r["rule"]),
                 _json(r["options"]),
+                r["window_start"],
             )
             for r in rows
         ]

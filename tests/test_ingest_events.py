@@ -9,6 +9,7 @@ generation job it enqueued (its contents, in order). Time is passed as `now`: no
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
@@ -170,5 +171,24 @@ async def test_bad_requests_and_purge(make_memory_service: Any) -> None:
         again = await service.ingest_events(ALICE, [said("e1", "a")])
         assert (again.ingested, again.waiting) == (1, 0)  # a new stream: flushed at once
         assert again.operation is not None
+    finally:
+        await service.close()
+
+
+async def test_a_time_rule_starts_the_worker_whose_idle_pass_sweeps(
+    make_memory_service: Any,
+) -> None:
+    service: PostgresMemoryService = make_memory_service(llm=ScriptedLlm())  # worker on
+    swept = asyncio.Event()
+
+    async def sweep() -> None:
+        swept.set()
+
+    service.worker.when_idle(sweep)  # beside the service's own `flush_due_streams`
+    try:
+        await service.ingest_events(
+            ALICE, [said("e1", "a")], trigger=GenerationTrigger(idle_duration=timedelta(hours=1))
+        )
+        await asyncio.wait_for(swept.wait(), timeout=30)  # no job was enqueued: the rule did it
     finally:
         await service.close()

@@ -194,6 +194,7 @@ def components(
             gate,
             ready,
             config.generation.trigger,
+            worker,
         ),
     )
 

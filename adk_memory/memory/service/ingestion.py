@@ -30,6 +30,7 @@ from ...errors import InputValidationError, OptedOutError
 from ...memory_bank_json import trigger as memory_bank_trigger
 from ...telemetry import traced
 from ..checks import check_mapping, check_merge_strategy, check_time, revision_options
+from ..jobs import Worker
 from ..models import GenerateMemoriesOperation, IngestEventsResult
 from ..scope import scope_key, validate_scope
 from ..store.ingest import CLAIM_LEASE, IngestStore
@@ -58,7 +59,9 @@ class Ingestion:
         gate: Gate,
         ready: Readiness,
         default: GenerationTrigger | None,
+        worker: Worker | None = None,
     ) -> None:
+        self._worker = worker
         self._store = store
         self._generate = generate
         self._gate = gate
@@ -128,6 +131,8 @@ class Ingestion:
         else:
             due = _due(effective, window, touched.last_event) if touched.waiting else None
             await self._store.set_due(key, stream, due, window)
+            if due is not None and self._worker is not None:
+                self._worker.start()  # the in-process worker's idle sweep will flush it
         return IngestEventsResult(
             stream_id=stream,
             ingested=touched.added,

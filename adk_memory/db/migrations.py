@@ -474,6 +474,8 @@ MEMORY_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX memory_ingest_events_order
         ON {schema}.memory_ingest_events (scope_key, stream_id, processed, event_time, seq);
+    CREATE INDEX memory_ingest_events_kept ON {schema}.memory_ingest_events (scope_key, stream_id)
+        WHERE processed AND content IS NOT NULL;
     """,
 )
 

@@ -50,12 +50,20 @@ SELECT $1, $2, e.id, e.at, e.content, $6
 ON CONFLICT (scope_key, stream_id, event_id) DO NOTHING
 """
 
+# Each count reads only what it counts (the request's ids by primary key, looked up one by one
+# (LATERAL: no plan reads the stream); the waiting events by the `processed` index): a stream keeps
+# every event id it ever had.
 COUNT_EVENTS = """
-SELECT count(*) FILTER (WHERE ingest_id = $3 AND event_id = ANY($4::text[])) AS added,
-       count(*) FILTER (WHERE NOT processed) AS waiting,
-       count(*) FILTER (WHERE NOT processed AND ingest_id <> $3) AS earlier
-  FROM {schema}.memory_ingest_events
- WHERE scope_key = $1 AND stream_id = $2
+SELECT (SELECT count(*) FROM unnest($4::text[]) AS i(id),
+               LATERAL (SELECT FROM {schema}.memory_ingest_events e
+                         WHERE e.scope_key = $1 AND e.stream_id = $2 AND e.event_id = i.id
+                           AND e.ingest_id = $3
+                         LIMIT 1) hit) AS added,
+       (SELECT count(*) FROM {schema}.memory_ingest_events
+         WHERE scope_key = $1 AND stream_id = $2 AND NOT processed) AS waiting,
+       (SELECT count(*) FROM {schema}.memory_ingest_events
+         WHERE scope_key = $1 AND stream_id = $2 AND NOT processed
+           AND ingest_id <> $3) AS earlier
 """
 
 # When a time rule next flushes the stream ($3; NULL: none) and when its window opened ($4).
@@ -99,7 +107,7 @@ UPDATE {schema}.memory_ingest_events SET flush_id = NULL, claimed_at = NULL
 FINISH = """
 WITH done AS (
     UPDATE {schema}.memory_ingest_events SET processed = true
-     WHERE scope_key = $1 AND stream_id = $2 AND flush_id = $3
+     WHERE scope_key = $1 AND stream_id = $2 AND NOT processed AND flush_id = $3
 )
 UPDATE {schema}.memory_ingest_streams s
    SET window_start = $4,

@@ -76,8 +76,10 @@ async def test_event_count_dedup_and_overlap(service: PostgresMemoryService) -> 
     assert await flushed(service) == [["a", "b"], ["b", "c", "d"]]
 
     # Another stream of the scope, and the same stream id of another scope, are their own.
-    other = await service.ingest_events(ALICE, [said("e1", "x")], stream_id="s2", trigger=rule)
-    assert (other.ingested, other.waiting) == (1, 1)
+    other = await service.ingest_events(
+        ALICE, [said("e1", "x"), said("e1", "x")], stream_id="s2", trigger=rule
+    )
+    assert (other.ingested, other.duplicates, other.waiting) == (1, 1, 1)
     bob = await service.ingest_events(BOB, [said("e5", "y")], trigger=rule)
     assert (bob.ingested, bob.waiting) == (1, 1)
 

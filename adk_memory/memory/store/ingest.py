@@ -54,7 +54,7 @@ ON CONFLICT (scope_key, stream_id, event_id) DO NOTHING
 # (LATERAL: no plan reads the stream); the waiting events by the `processed` index): a stream keeps
 # every event id it ever had.
 COUNT_EVENTS = """
-SELECT (SELECT count(*) FROM unnest($4::text[]) AS i(id),
+SELECT (SELECT count(*) FROM (SELECT DISTINCT unnest($4::text[])) AS i(id),
                LATERAL (SELECT FROM {schema}.memory_ingest_events e
                          WHERE e.scope_key = $1 AND e.stream_id = $2 AND e.event_id = i.id
                            AND e.ingest_id = $3

@@ -379,6 +379,29 @@ class StructuredMemoryConfig(_Settings):
         return None if keys is None else sorted(keys)
 
 
+class GenerationTrigger(_Settings):
+    """When an IngestEvents stream's buffered events become a generation (Memory Bank's
+    `generation_trigger_config.generation_rule`): any rule met flushes the stream; none set
+    means at once. Durations in whole minutes, as Memory Bank requires."""
+
+    event_count: int | None = Field(default=None, ge=1, le=10_000)
+    """Flush once this many events wait."""
+    fixed_interval: timedelta | None = None
+    """Flush this long after the stream's previous flush (or its first event)."""
+    idle_duration: timedelta | None = None
+    """Flush once the stream got no event for this long."""
+    overlap_event_count: int = Field(default=0, ge=0, le=1000)
+    """Send the last N already-processed events again with the next window (context)."""
+
+    @model_validator(mode="after")
+    def _minutes(self) -> Self:
+        for name in ("fixed_interval", "idle_duration"):
+            value = getattr(self, name)
+            if value is not None and (value <= timedelta(0) or value.total_seconds() % 60):
+                raise ValueError(f"{name} must be a whole number of minutes, got {value}")
+        return self
+
+
 class GenerationConfig(_Settings):
     """How memories are generated from conversations."""
 
@@ -398,6 +421,9 @@ class GenerationConfig(_Settings):
     """How many distinct users' sessions must support a procedure before other users of the
     app see it (and then only if no token of it is one user's alone: README, "Procedural
     memory")."""
+    trigger: GenerationTrigger | None = None
+    """Memory Bank's `generation_trigger_config`: when IngestEvents streams flush, unless a
+    request names its own; None flushes each request's events at once."""
     job_retention: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
     """How long a finished job is kept before `sweep_jobs` deletes it. A done job holds no
     conversation (only memory ids and actions); a dead-lettered one keeps its payload, for

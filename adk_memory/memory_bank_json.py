@@ -103,13 +103,6 @@ def _same(name: str) -> Handler:
     return lambda value, path: [(name, value)]
 
 
-def _refuse(why: str) -> Handler:
-    def refuse(value: Any, path: str) -> list[tuple[str, Any]]:
-        raise _unsupported(path, why)
-
-    return refuse
-
-
 def _default_only(default: Any, why: str) -> Handler:
     """A Memory Bank switch adk-memory always behaves as its `default` value does: that value
     (or null) is accepted and dropped (it changes nothing), any other refused."""
@@ -175,12 +168,31 @@ def model_name(value: object, path: str) -> str:
 def _generation(value: Any, path: str) -> list[tuple[str, Any]]:
     known = {
         "model": lambda v, p: [("model", model_name(v, p))],
-        "generation_trigger_config": _refuse(
-            "generation triggers belong to IngestEvents, which adk-memory does not implement yet "
-            "(generate with generate_memories, or the memory callbacks and triggers)"
-        ),
+        "generation_trigger_config": lambda v, p: [("trigger", trigger(v, p))],
     }
     return [("generation", _fields(value, path, known, {}))]
+
+
+def trigger(value: Any, path: str) -> Doc | None:
+    """Memory Bank's `MemoryGenerationTriggerConfig` (`{"generation_rule": {...}}`, durations
+    such as "600s") as our `GenerationTrigger` fields; no rule is None (flush at once)."""
+    found = {snake(k): v for k, v in _object(value, path).items()}
+    unknown = sorted(found.keys() - {"generation_rule"})
+    if unknown:
+        raise ValueError(f"{path}: unknown field(s) {', '.join(unknown)}")
+    if found.get("generation_rule") is None:
+        return None
+    rule_path = f"{path}.generation_rule"
+
+    def seconds(name: str) -> Handler:
+        return lambda v, p: [(name, None if v is None else duration(v, p))]
+
+    known = {"fixed_interval": seconds("fixed_interval"), "idle_duration": seconds("idle_duration")}
+    rule = _object(found["generation_rule"], rule_path)
+    names = {snake(k): v for k, v in rule.items()}  # every field is Memory Bank's: snake_case
+    if len(names) < len(rule):
+        raise ValueError(f"{rule_path}: a field is given twice")
+    return _fields(names, rule_path, known, {})
 
 
 def _similarity(value: Any, path: str) -> list[tuple[str, Any]]:
@@ -368,8 +380,16 @@ def to_memory_bank(config: Mapping[str, Any]) -> Doc:
     if mb_ttl:
         out["ttlConfig"] = mb_ttl
     generation = config.get("generation") or {}
-    if generation.get("model"):
-        out["generationConfig"] = {"model": generation["model"]}
+    mb_generation: Doc = {"model": generation["model"]} if generation.get("model") else {}
+    rule = {
+        _camel(k): _seconds(_delta(v)) if k in ("fixed_interval", "idle_duration") else v
+        for k, v in (generation.get("trigger") or {}).items()
+        if v not in (None, 0)
+    }
+    if generation.get("trigger") is not None:
+        mb_generation["generationTriggerConfig"] = {"generationRule": rule}
+    if mb_generation:
+        out["generationConfig"] = mb_generation
     embedding = (config.get("retrieval") or {}).get("embedding_model")
     if embedding:
         out["similaritySearchConfig"] = {"embeddingModel": embedding}

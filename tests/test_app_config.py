@@ -466,9 +466,9 @@ def test_a_memory_bank_config_from_its_docs_is_pushed_as_is(cli: Cli, tmp_path: 
     assert stored["retrieval"]["embedding_model"] == "text-embedding-005"
     assert stored["generation"]["model"] == "gemini-2.5-flash"
     # A field adk-memory does not implement is refused by name, and nothing is stored.
-    (tmp_path / "trigger.json").write_text(
-        json.dumps({"generationConfig": {"generationTriggerConfig": {"generationRule": {}}}})
+    (tmp_path / "third.json").write_text(
+        json.dumps({"customizationConfigs": [{"enableThirdPersonMemories": True}]})
     )
-    refused = cli("config", "push", str(tmp_path / "trigger.json"), "--app", "other", code=1)
-    assert "generation_config.generation_trigger_config is not supported" in refused.stderr
+    refused = cli("config", "push", str(tmp_path / "third.json"), "--app", "other", code=1)
+    assert "enable_third_person_memories=True is not supported" in refused.stderr
     cli("config", "show", "--app", "other", code=1)

@@ -35,7 +35,12 @@ MAX_FUNCTION_LINES = 80
 MAX_TOP_LEVEL_NAMES = 40
 JOBS_TABLE = "memory_jobs"
 QUEUE_MODULES = frozenset(
-    {"adk_memory.memory.jobs.queue", "adk_memory.db.migrations", "adk_memory.db.roles"}
+    {
+        "adk_memory.memory.jobs.queue",
+        "adk_memory.db.migrations",
+        "adk_memory.db.memory_migrations",
+        "adk_memory.db.roles",
+    }
 )
 """The modules that may name `JOBS_TABLE`: the queue, the migrations (all DDL) and the roles'
 grant table (every table's privileges; it runs no statement on a table's rows)."""

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.adk.stack import configure
-from adk_memory.config import AppMemoryConfig, CustomTopic, ManagedTopic
+from adk_memory.config import AppMemoryConfig, CustomTopic, GenerationTrigger, ManagedTopic
 from adk_memory.errors import InputValidationError, UnsupportedConfigError
 from adk_memory.memory.embeddings import GeminiEmbedder
 from adk_memory.memory_bank_json import to_memory_bank
@@ -42,7 +42,12 @@ SNAKE: dict[str, Any] = {
         }
     ],
     "ttl_config": {"default_ttl": "86400s", "memory_revision_default_ttl": "3600s"},
-    "generation_config": {"model": "projects/p/locations/l/publishers/google/models/gemini-x"},
+    "generation_config": {
+        "model": "projects/p/locations/l/publishers/google/models/gemini-x",
+        "generation_trigger_config": {
+            "generation_rule": {"event_count": 4, "idle_duration": "600s", "overlap_event_count": 1}
+        },
+    },
     "similarity_search_config": {"embedding_model": "text-multilingual-embedding-002"},
     "structured_memory_configs": [
         {
@@ -98,6 +103,9 @@ def test_snake_and_camel_case_read_alike_and_map_to_ours() -> None:
     assert config.ttl.revision_ttl == timedelta(hours=1)
     assert config.ttl.disable_memory_revisions and config.ttl.revision_seconds() == 0
     assert config.generation.model == "gemini-x"
+    assert config.generation.trigger == GenerationTrigger(
+        event_count=4, idle_duration=timedelta(minutes=10), overlap_event_count=1
+    )
     assert config.retrieval.embedding_model == "text-multilingual-embedding-002"
     [schema] = config.structured_for(frozenset({"user_id"}))
     assert schema.id == "travel-profile"
@@ -127,10 +135,6 @@ def test_the_docs_config_and_ours_round_trip() -> None:
         (
             {"customizationConfigs": [{"enableThirdPersonMemories": True}]},
             "customization_configs[0].enable_third_person_memories=True",
-        ),
-        (
-            {"generation_config": {"generation_trigger_config": {}}},
-            "generation_config.generation_trigger_config",
         ),
         (
             {
@@ -225,11 +229,11 @@ async def test_configure_and_the_service_take_memory_banks_json(
     service: PostgresMemoryService = make_memory_service(config=DOCS, embedder=HashEmbedder())
     assert service.config.ttl.create_ttl == timedelta(days=30)
     await service.close()
-    with pytest.raises(UnsupportedConfigError, match="generation_trigger_config"):
+    with pytest.raises(UnsupportedConfigError, match="enable_third_person_memories"):
         configure(
             database_url,
             environ={},
-            memory={"generationConfig": {"generationTriggerConfig": {}}},
+            memory={"customizationConfigs": [{"enableThirdPersonMemories": True}]},
         )
     with pytest.raises(InputValidationError, match="Invalid memory configuration"):
         make_memory_service(config={"ttlConfig": {"defaultTtl": "soon"}})

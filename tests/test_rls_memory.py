@@ -31,7 +31,7 @@ from adk_memory import MemoryBankConfig, PostgresMemoryService
 from adk_memory.db import rls
 from adk_memory.db.engine import Database
 from adk_memory.db.factory import make_engine
-from adk_memory.db.migrations import MEMORY_SCOPED_TABLES
+from adk_memory.db.migrations import INGEST_TABLES, MEMORY_SCOPED_TABLES
 from adk_memory.db.roles import GRANTS, OPEN_TABLES, Login, apply_roles
 from adk_memory.db.vectors import VECTOR_STRATEGIES
 from adk_memory.memory.jobs import JobQueue
@@ -53,6 +53,7 @@ from adk_memory.memory.store import (
     Tombstones,
 )
 from adk_memory.memory.store import reads as store_reads
+from adk_memory.memory.store.ingest import IngestStore
 from adk_memory.testing import HashEmbedder, ScriptedLlm
 
 SCHEMA = "rls_memory"
@@ -360,6 +361,7 @@ def _stores(database: Database) -> list[object]:
         OptOutStore(database),
         audit,
         JobQueue(database),
+        IngestStore(database),
     ]
 
 
@@ -377,7 +379,7 @@ def test_every_memory_statement_gates_each_level_that_names_a_policed_table():
     and consolidation's candidates for every way vectors are indexed). A statement added
     without its gates fails here, not in production (where it would answer no row)."""
     database = Database(engine=make_engine("postgresql+asyncpg://u@localhost/d"), schema=SCHEMA)
-    tables = (*MEMORY_SCOPED_TABLES, "memory_app_configs")
+    tables = (*MEMORY_SCOPED_TABLES, *INGEST_TABLES, "memory_app_configs")
     every = [s for store in _stores(database) for s in statements(store)]
     retrieval = MemoryStore(database)._retrieval
     for strategy in VECTOR_STRATEGIES:

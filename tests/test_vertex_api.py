@@ -12,6 +12,7 @@ nothing else of them changes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import socket
@@ -220,10 +221,16 @@ async def test_the_sdk_generates_memories_with_a_scripted_model(
                 ]
             },
             scope=ALICE,
-            config={"wait_for_completion": True},
+            config={
+                "wait_for_completion": True,
+                "allowed_topics": [{"managed_memory_topic": "USER_PREFERENCES"}],
+                "metadata": {"source": {"string_value": "sdk"}},
+                "metadata_merge_strategy": "MERGE",
+            },
         )
         assert operation.done and operation.error is None
         [generated] = operation.response.generated_memories
+        assert generated.memory.metadata["source"].string_value == "sdk"
         assert generated.action == "CREATED"
         assert generated.memory.fact == "The user prefers aisle seats."
         stored = await memories.get(name=generated.memory.name)
@@ -292,6 +299,45 @@ async def test_ingested_events_are_remembered_once_without_a_model(
             assert operation.done
         [remembered] = await memory.retrieve_memories(ALICE)
         assert remembered.memory.fact == "I moved to Porto."
+    finally:
+        await memory.close()
+
+
+async def test_the_sdk_ingests_a_stream_flushed_by_event_count(
+    make_memory_service: Any, serve: Serve
+) -> None:
+    llm = ScriptedLlm([extraction("The user moved to Porto.")])
+    memory = make_memory_service(llm=llm, embedder=HashEmbedder(64))
+    sdk = client(await serve(memory))
+
+    def event(event_id: str, text: str) -> dict[str, Any]:
+        return {"content": {"role": "user", "parts": [{"text": text}]}, "event_id": event_id}
+
+    ingest = functools.partial(
+        sdk.aio.memory_banks.ingest_events,
+        name=f"reasoningEngines/{ENGINE}",
+        scope=ALICE,
+        stream_id="chat-1",
+    )
+    try:
+        waiting = await ingest(
+            direct_contents_source={"events": [event("e-1", "I moved.")]},
+            generation_trigger_config={"generation_rule": {"event_count": 2}},
+        )
+        assert waiting.done  # buffered: one event of two
+        flushed = await ingest(  # e-1 again is deduplicated; e-2 makes two
+            direct_contents_source={
+                "events": [event("e-1", "I moved."), event("e-2", "To Porto.")]
+            },
+            config={"wait_for_completion": True, "revision_labels": {"via": "ingest"}},
+        )
+        assert flushed.done and flushed.error is None
+        [remembered] = await memory.retrieve_memories(ALICE)
+        assert remembered.memory.fact == "The user moved to Porto."
+        [revision] = await memory.list_revisions(remembered.memory.id, ALICE)
+        assert revision.labels == {"via": "ingest"}
+        sent = " ".join(p.text or "" for c in llm.requests[0].contents for p in c.parts or [])
+        assert sent.count("I moved.") == 1 and "To Porto." in sent
     finally:
         await memory.close()
 

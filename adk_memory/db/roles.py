@@ -50,7 +50,7 @@ GRANTS: Mapping[str, Mapping[str, str]] = {
     # Revisions are never updated nor deleted but by the sweeps, purge and erasure.
     "memories": {"agent": "SIUD", "worker": "SIUD", "operator": "S"},
     "memory_revisions": {"agent": "SI", "worker": "SI", "operator": "S"},
-    "memory_jobs": {"agent": "SI", "worker": "SU", "operator": "S"},
+    "memory_jobs": {"agent": "SI", "worker": "SIU", "operator": "S"},
     "memory_scope_leases": {"worker": "SIUD", "operator": "S"},
     "memory_watermarks": {"agent": "S", "worker": "SIU", "operator": "S"},
     "memory_replies": {"operator": "S"},
@@ -59,6 +59,10 @@ GRANTS: Mapping[str, Mapping[str, str]] = {
     "memory_profile_revisions": {"agent": "S", "worker": "SI", "operator": "S"},
     "procedure_support": {"agent": "S", "worker": "SIU", "operator": "S"},
     "memory_opt_outs": {"agent": "SID", "worker": "S", "operator": "S"},
+    # IngestEvents: the agent (the REST surface) buffers and flushes; the worker's sweep
+    # flushes streams a time rule made due (enqueueing their generation: I on memory_jobs).
+    "memory_ingest_streams": {"agent": "SIU", "worker": "SU", "operator": "S"},
+    "memory_ingest_events": {"agent": "SIU", "worker": "SU", "operator": "S"},
     # erasure: reads check tombstones (a lookup never makes the key); only an erasure writes.
     # The tombstone key stays out of operators' reach: with it, a guessed id can be tested.
     "erasures": {"operator": "S"},
@@ -87,6 +91,10 @@ OPEN_TABLES: Mapping[str, Mapping[str, str]] = {
     # those with `act_for_all`. A job's effects are written under its scope's gate.
     "memory_jobs": {"worker": "ALL"},
     "memory_scope_leases": {"worker": "ALL"},
+    # The worker's sweep finds the streams a time rule made due in every scope
+    # (`memory/store/ingest.py` DUE_STREAMS, gated `act_for_all`); each flush then acts under
+    # its stream's scope.
+    "memory_ingest_streams": {"worker": "SELECT"},
 }
 """Per-table exceptions for a policed role: table -> {role: command}."""
 

@@ -357,3 +357,18 @@ class FieldChange:
     field: str
     value: Any = None
     clear: bool = False
+
+
+class IngestEventsResult(BaseModel):
+    """What one IngestEvents request did (`ingest_events`): its events buffered in the stream
+    (`ingested`; `duplicates`: ids the stream already had), how many wait for the stream's next
+    flush, and the generation it flushed into (None: nothing flushed; its events wait for the
+    trigger, or the worker's sweep of time rules)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stream_id: str
+    ingested: int
+    duplicates: int
+    waiting: int
+    operation: GenerateMemoriesOperation | None = None

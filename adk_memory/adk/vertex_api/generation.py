@@ -3,11 +3,12 @@ retrieve profiles, purge, and the generation operations they start.
 
 Owns: these routes' reading of Vertex AI's requests and the service call each makes; a
 generation answers an operation that is not done (the job runs on the worker) and whose `GET`
-reads the job back by id and scope (`names.read_operation`). Ingestion remembers the events it
-is given at once, through ADK's `add_events_to_memory` for ADK's scope (`{app_name, user_id}`:
-with a model, generation from them; without, each event with text once, by event id), else
-generation (adk-memory has no event streams here: the `streamId`, the trigger configuration
-and `forceFlush` are accepted and do not change that). A `vertexSessionSource`
+reads the job back by id and scope (`names.read_operation`). Ingestion, with a model, is the
+service's `ingest_events` (a stream per scope and `streamId`, events deduplicated by
+`eventId`, the `generationTriggerConfig` and `forceFlush` deciding when a generation starts:
+its operation is answered, else a done one); without a model, ADK's scope (`{app_name,
+user_id}`) remembers each event with text at once, once by event id, through
+`add_events_to_memory`, and another scope is refused. A `vertexSessionSource`
 names a session this surface serves (the router's session service). Methods another branch
 adds (`purge_memories` with a filter and a dry run) are called by name; without them a purge
 names its exact scope with `scope.KEY="VALUE"` terms only. It never writes SQL.
@@ -85,6 +86,8 @@ class GenerationRoutes:
                 revision_labels=wire.field(body, "revisionLabels"),
                 revision_ttl=wire.duration(wire.field(body, "revisionTtl"), "revisionTtl"),
                 disable_memory_revisions=wire.field(body, "disableMemoryRevisions"),
+                allowed_topics=wire.topic_names(wire.field(body, "allowedTopics")),
+                metadata_merge_strategy=wire.field(body, "metadataMergeStrategy"),
             ),
         )
         return self.started(request, scope, operation)
@@ -121,15 +124,29 @@ class GenerationRoutes:
         body, scope = await self.scoped(request)
         events = _events(wire.field(body, "directContentsSource"))
         ingested = done(operation_name(self.engines.of(request).name, "ingest", scope))
-        if not events:  # a trigger-only request: nothing to remember
+        if self.service.llm is None:  # no model, no streams: ADK's scope remembers at once
+            if events and scope.keys() == {"app_name", "user_id"}:
+                await self.service.add_events_to_memory(
+                    app_name=scope["app_name"], user_id=scope["user_id"], events=events
+                )
+            elif events:
+                raise InputValidationError("Ingesting events here needs a generation model.")
             return JSONResponse(ingested)
-        if scope.keys() == {"app_name", "user_id"}:  # ADK's scope: ADK's own door, both modes
-            await self.service.add_events_to_memory(
-                app_name=scope["app_name"], user_id=scope["user_id"], events=events
-            )
+        result = await self.service.ingest_events(
+            scope,
+            events,
+            stream_id=wire.field(body, "streamId") or "",
+            trigger=wire.field(body, "generationTriggerConfig"),
+            force_flush=bool(wire.field(body, "forceFlush")),
+            metadata=wire.metadata_in(wire.field(body, "metadata")),
+            metadata_merge_strategy=wire.field(body, "metadataMergeStrategy"),
+            revision_labels=wire.field(body, "revisionLabels"),
+            revision_ttl=wire.duration(wire.field(body, "revisionTtl"), "revisionTtl"),
+            disable_memory_revisions=bool(wire.field(body, "disableMemoryRevisions")),
+        )
+        if result.operation is None:  # buffered: the stream's trigger has not flushed it
             return JSONResponse(ingested)
-        operation = await self.service.generate_memories(scope=scope, contents=events)
-        return self.started(request, scope, operation)
+        return self.started(request, scope, result.operation)
 
     def started(
         self, request: Request, scope: dict[str, str], operation: GenerateMemoriesOperation

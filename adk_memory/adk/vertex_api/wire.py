@@ -83,7 +83,7 @@ def topic_names(ids: Any) -> list[str] | None:
             names.append(item)
             continue
         name = (
-            item.get("managedMemoryTopic") or item.get("customMemoryTopicLabel")
+            field(item, "managedMemoryTopic") or field(item, "customMemoryTopicLabel")
             if isinstance(item, Mapping)
             else None
         )

@@ -110,6 +110,7 @@ class Worker:
         self._poll_interval = poll_interval
         self._concurrency = concurrency
         self._tasks: list[asyncio.Task[None]] = []
+        self._idle_tasks: list[Callable[[], Awaitable[object]]] = []
         self._stopping = False
         self.stats = WorkerStats()
         """This worker's tries so far."""
@@ -155,6 +156,22 @@ class Worker:
             log = logger.error if status == "dead" else logger.warning
             log("Memory job %s%s failed (%s): %s", job_id, tries, status, error)
 
+    def when_idle(self, task: Callable[[], Awaitable[object]]) -> None:
+        """Run `task` each time a loop finds no job due, before it waits (the service's sweep
+        of IngestEvents streams a time rule made due): work that comes due with time is found
+        by polling, never by a task sleeping for it. A failing task is logged, the loop kept."""
+        self._idle_tasks.append(task)
+
+    async def _run_idle_tasks(self) -> None:
+        for task in list(self._idle_tasks):
+            try:
+                await task()
+            except DatabasePermissionError:  # no retry grants a privilege: say so, once
+                logger.exception("Memory worker's role may not run %r: it stops running it.", task)
+                self._idle_tasks.remove(task)
+            except Exception:  # the next idle pass tries again
+                logger.exception("Memory worker's idle task %r failed; retrying later.", task)
+
     async def run_until_idle(self) -> int:
         """Run due jobs until none is left; how many ran (tests, backfills, benchmarks)."""
         count = 0
@@ -180,6 +197,9 @@ class Worker:
                 return
             except Exception:  # the database may be briefly away: keep the worker alive
                 logger.exception("Memory worker could not claim a job; retrying.")
+            await self._run_idle_tasks()
+            if self._queue.enqueued.is_set():  # an idle task enqueued a job: run it now
+                continue
             await self._idle()
 
     async def _idle(self) -> None:

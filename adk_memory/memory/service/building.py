@@ -24,6 +24,7 @@ from ..policy.screen import FactScreen
 from ..store import MemoryStore
 from ..store.app_configs import AppConfigStore
 from ..store.audit import AuditStore
+from ..store.ingest import IngestStore
 from ..store.opt_outs import OptOutStore
 from ..store.profiles import ProfileStore
 from ..store.support import SupportStore
@@ -31,6 +32,7 @@ from ..store.tombstones import Tombstones
 from .audit import Audit
 from .core import Embedding, Gate, Readiness
 from .direct import DirectWrites
+from .ingestion import Ingestion
 from .inspection import Inspection
 from .memories import Memories
 from .modes import Generation, Mode, NoGeneration
@@ -125,6 +127,7 @@ class Components:
     profiles: Profiles
     inspection: Inspection
     audit: Audit
+    ingestion: Ingestion
 
 
 def components(
@@ -185,6 +188,14 @@ def components(
         profiles=Profiles(built.users.profiles, ready, gate, built.screen, config),
         inspection=Inspection(jobs, ready),
         audit=Audit(built.users.audit, ready),
+        ingestion=Ingestion(
+            IngestStore(database),
+            generation.generate_memories if llm is not None else None,
+            gate,
+            ready,
+            config.generation.trigger,
+            worker,
+        ),
     )
 
 

@@ -38,6 +38,7 @@ from .audit import Audit
 from .building import components, parts
 from .core import Embedding, Gate
 from .direct import DirectWrites
+from .ingestion import Ingestion
 from .inspection import Inspection
 from .memories import Memories
 from .modes import Generation
@@ -159,6 +160,8 @@ class PostgresMemoryService(BaseMemoryService):
       profiles: structured profiles (`profiles.Profiles`).
       inspection: an operator's read-outs (`inspection.Inspection`).
       audit: the audit of operator access (`audit.Audit`): `record_access`, `list_access`.
+      ingestion: Memory Bank's IngestEvents (`ingestion.Ingestion`): `ingest_events`, and
+        `flush_due_streams`, which the worker runs when idle.
     """
 
     def __init__(
@@ -228,7 +231,7 @@ class PostgresMemoryService(BaseMemoryService):
         self._parts = parts(
             self.database, self.config, screen, self._embedding, llm=self.llm, shared=shared
         )
-        self.worker = self.make_worker()
+        self.worker = self._parts.new_worker()
         built = components(
             self.database,
             self._parts,
@@ -248,6 +251,8 @@ class PostgresMemoryService(BaseMemoryService):
         self.profiles = built.profiles
         self.inspection = built.inspection
         self.audit = built.audit
+        self.ingestion = built.ingestion
+        self.worker.when_idle(self.ingestion.flush_due)
         route_overrides(self)
 
     @property
@@ -271,8 +276,11 @@ class PostgresMemoryService(BaseMemoryService):
 
     def make_worker(self, **options: Any) -> Worker:
         """A worker for this database's generation jobs (`Worker` options: lease,
-        poll_interval, concurrency); the in-process one is `self.worker`."""
-        return self._parts.new_worker(**options)
+        poll_interval, concurrency), which also flushes IngestEvents streams a time rule made
+        due when it finds no job; the in-process one is `self.worker`."""
+        worker = self._parts.new_worker(**options)
+        worker.when_idle(self.ingestion.flush_due)
+        return worker
 
     async def close(self) -> None:
         """Stop the in-process worker and release the connection pool (a shared engine is left
@@ -312,6 +320,8 @@ class PostgresMemoryService(BaseMemoryService):
     # generation and its operations
     generate_memories = delegate("generation", Generation.generate_memories)
     get_operation = delegate("operations", Operations.get_operation)
+    ingest_events = delegate("ingestion", Ingestion.ingest_events)
+    flush_due_streams = delegate("ingestion", Ingestion.flush_due)
     wait = delegate("operations", Operations.wait)
     processed_until = delegate("operations", Operations.processed_until)
     push_config = delegate("operations", Operations.push_config)

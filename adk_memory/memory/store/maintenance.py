@@ -50,10 +50,22 @@ ON CONFLICT (scope_key, session_id) DO UPDATE
     SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, update_time = now()
 """
 
-# A scope, forgotten: its memories, revisions and watermarks, counted under request id $2 (see
-# `db.replies`) with $3, the quarantined memories `_PURGE_QUARANTINE` deleted just before in the
-# same transaction (a key form of its own: one statement each, `db.rls.SCOPE_ROWS`). Gated by
-# the scope, not for every scope: a purge names one, so a mistake in it cannot reach another.
+
+def _streams_deleted(where: str, gate: str) -> str:
+    """CTEs `i` and `s`: the IngestEvents buffers (`store.ingest`) of the scopes `where`
+    selects by key, deleted (counted with the watermarks: a stream's position is its kind),
+    each level carrying `gate` (row-level security)."""
+    return f"""i AS (DELETE FROM {{schema}}.memory_ingest_events
+       WHERE {where} AND {FIRST_ATTEMPT} AND {gate} RETURNING 1),
+s AS (DELETE FROM {{schema}}.memory_ingest_streams
+       WHERE {where} AND {FIRST_ATTEMPT} AND {gate} RETURNING 1)"""
+
+
+# A scope, forgotten: its memories, revisions, watermarks and event streams, counted under
+# request id $2 (see `db.replies`) with $3, the quarantined memories `_PURGE_QUARANTINE`
+# deleted just before in the same transaction (a key form of its own: one statement each,
+# `db.rls.SCOPE_ROWS`). Gated by the scope, not for every scope: a purge names one, so a
+# mistake in it cannot reach another.
 _PURGE_QUARANTINE = f"""
 WITH d AS (DELETE FROM {{schema}}.memories WHERE scope_key = $1 AND {scope_gate("$1")}
            RETURNING 1)
@@ -69,8 +81,12 @@ m AS (DELETE FROM {{schema}}.memories
 r AS (DELETE FROM {{schema}}.memory_revisions
        WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
-       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1)""",
-    ["(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w) + $3"],
+       WHERE scope_key = $1 AND {FIRST_ATTEMPT} AND {scope_gate("$1")} RETURNING 1),
+{_streams_deleted("scope_key = $1", scope_gate("$1"))}""",
+    [
+        "(SELECT count(*) FROM m) + (SELECT count(*) FROM r) + (SELECT count(*) FROM w)"
+        " + (SELECT count(*) FROM i) + (SELECT count(*) FROM s) + $3"
+    ],
 )
 
 # Every scope containing $1 (e.g. {{"app_name": A, "user_id": U}}), forgotten: counts of
@@ -87,8 +103,13 @@ r AS (DELETE FROM {{schema}}.memory_revisions
        WHERE scope @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE} RETURNING 1),
 w AS (DELETE FROM {{schema}}.memory_watermarks
        WHERE scope_key::jsonb @> $1::jsonb AND {FIRST_ATTEMPT} AND {ALL_SCOPES_GATE}
-      RETURNING 1)""",
-    ["(SELECT count(*) FROM m)", "(SELECT count(*) FROM r)", "(SELECT count(*) FROM w)"],
+      RETURNING 1),
+{_streams_deleted("scope_key::jsonb @> $1::jsonb", ALL_SCOPES_GATE)}""",
+    [
+        "(SELECT count(*) FROM m)",
+        "(SELECT count(*) FROM r)",
+        "(SELECT count(*) FROM w) + (SELECT count(*) FROM i) + (SELECT count(*) FROM s)",
+    ],
 )
 
 # Re-indexing the full text (`MemoryStore.reindex_text`): the next batch of memories after an id

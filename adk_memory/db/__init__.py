@@ -5,7 +5,8 @@ Owns: the one URL parser (`urls.py`), engines and the `Database` a service holds
 pgvector server (`embedded.py`, `server_user.py`, `standby.py`), read-replica health
 (`replica.py`), every piece of DDL as an append-only migration (`migrations.py`,
 `memory_migrations.py`, `vectors.py`), and row-level security (`rls.py`: the gates and
-policies; `enforcement.py`: whether it is in force; `owner.py`: the embedded server's non-superuser owner; `roles.py`).
+policies; `enforcement.py`: whether it is in force; `owner.py`: the embedded server's
+non-superuser owner; `roles.py`).
 Its names below resolve on first use: `adk-memory db status` reads a pid file through
 `embedded.py` and must not load SQLAlchemy on the way.
 

@@ -415,15 +415,15 @@ def test_the_engines_configuration_and_profiles_are_imported(cli: Cli, database_
     # A configuration field adk-memory does not implement stops the import, named, first.
     def unsupported(responses: dict[str, Any]) -> None:
         config = copy.deepcopy(ENGINE_CONFIG)
-        config["contextSpec"]["memoryBankConfig"]["generationConfig"] = {
-            "generationTriggerConfig": {"generationRule": {"eventCount": 10}}
-        }
+        config["contextSpec"]["memoryBankConfig"]["customizationConfigs"] = [
+            {"enableThirdPersonMemories": True}
+        ]
         responses[ENGINE] = [config]
 
     refused = import_vertex(
         cli, "--app", "other", engine=RecordedAgentEngine(edit=unsupported), code=1
     )
-    assert_user_error(refused, "generation_config.generation_trigger_config is not supported")
+    assert_user_error(refused, "enable_third_person_memories=True is not supported")
 
 
 # ------------------------------------------------------------------- bad input, isolation

@@ -16,6 +16,7 @@ import functools
 import inspect
 import json
 import socket
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -129,6 +130,51 @@ async def until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
             return found
         assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.05)
+
+
+async def test_google_cloud_aiplatforms_vertexai_client_works_too(
+    make_memory_service: Any, serve: Serve
+) -> None:
+    """google-cloud-aiplatform's `vertexai.Client` (the same `_genai` code under the
+    `agent_engines` name, deprecated for `agentplatform`'s but still what many teams run): create,
+    retrieve by similarity, revisions, a purge, pointed at the server by `http_options` alone."""
+    vertexai = pytest.importorskip("vertexai")
+    memory = make_memory_service(embedder=HashEmbedder(64))
+    base = await serve(memory)
+    with warnings.catch_warnings():  # FutureWarning: "use agentplatform.Client instead"
+        warnings.simplefilter("ignore", FutureWarning)
+        sdk = vertexai.Client(
+            project="p",
+            location="us-central1",
+            credentials=Credentials(token="alice-token"),
+            http_options={"base_url": base},
+        )
+    memories = sdk.aio.agent_engines.memories
+    created = await memories.create(
+        name=f"reasoningEngines/{ENGINE}",
+        fact="The user prefers aisle seats.",
+        scope=ALICE,
+        config={"wait_for_completion": True},
+    )
+    assert created.done and created.response.name.startswith(ENGINE_NAME + "/memories/")
+    found = [
+        r.memory.fact
+        async for r in await memories.retrieve(
+            name=f"reasoningEngines/{ENGINE}",
+            scope=ALICE,
+            similarity_search_params={"search_query": "aisle seat", "top_k": 1},
+        )
+    ]
+    assert found == ["The user prefers aisle seats."]
+    revisions = [r async for r in await memories.revisions.list(name=created.response.name)]
+    assert [r.fact for r in revisions] == ["The user prefers aisle seats."]
+    purged = await memories.purge(
+        name=f"reasoningEngines/{ENGINE}",
+        filter='scope.app_name="travel" AND scope.user_id="alice"',
+        force=True,
+    )
+    assert purged.response.purge_count == 1
+    assert await memory.retrieve_memories(ALICE) == []
 
 
 async def test_the_sdk_creates_retrieves_revises_and_purges_memories(

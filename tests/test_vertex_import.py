@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 import threading
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -456,13 +457,12 @@ def test_a_bad_record_stops_the_import_before_its_page_is_written(
     assert arun(lambda: read_all(database_url))["memories"] == {}
 
 
-def test_without_the_vertex_extra_the_error_names_it(cli: Cli) -> None:
-    try:
-        import vertexai  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("google-cloud-aiplatform is installed")
+def test_without_the_vertex_extra_the_error_names_it(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without google-cloud-aiplatform (`import vertexai` fails: the dev extra installs it, so
+    its absence is simulated) the error says which extra to install."""
+    monkeypatch.setitem(sys.modules, "vertexai", None)
     result = cli("import", "vertex", *ENGINE_ARGS, code=1)
     assert_user_error(result, 'pip install "adk-memory[vertex]"')
 

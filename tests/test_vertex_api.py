@@ -177,6 +177,23 @@ async def test_google_cloud_aiplatforms_vertexai_client_works_too(
     assert await memory.retrieve_memories(ALICE) == []
 
 
+async def test_the_sdk_retrieves_a_scopes_structured_profiles(
+    make_memory_service: Any, serve: Serve
+) -> None:
+    """`memories.retrieve_profiles`: each schema's profile of the scope, keyed by schema id; an
+    empty scope has none."""
+    memory = make_memory_service(embedder=HashEmbedder(64))
+    await memory.import_profile(ALICE, "traveller", {"home_airport": "LYS", "seat": "aisle"})
+    sdk = client(await serve(memory))
+    name = f"reasoningEngines/{ENGINE}"
+    found = await sdk.aio.memory_banks.memories.retrieve_profiles(name=name, scope=ALICE)
+    assert found.profiles is not None and set(found.profiles) == {"traveller"}
+    assert found.profiles["traveller"].profile == {"home_airport": "LYS", "seat": "aisle"}
+    bob = {"app_name": APP, "user_id": "bob"}
+    none = await sdk.aio.memory_banks.memories.retrieve_profiles(name=name, scope=bob)
+    assert not none.profiles
+
+
 async def test_the_sdk_creates_retrieves_revises_and_purges_memories(
     make_memory_service: Any, serve: Serve
 ) -> None:

@@ -232,11 +232,20 @@ def write_memory(memory: Memory, name: str) -> dict[str, Any]:
 
 
 def write_revision(revision: MemoryRevision, memory_name: str) -> dict[str, Any]:
-    """A revision as a MemoryRevision resource under the memory `memory_name`."""
+    """A revision as a MemoryRevision resource under the memory `memory_name`, its action kept
+    as a label (so an export read back by `import vertex-jsonl` keeps it)."""
+    record = revision_resource(revision, memory_name)
+    record["labels"] = {"action": revision.action.value, **revision.labels}
+    return record
+
+
+def revision_resource(revision: MemoryRevision, memory_name: str) -> dict[str, Any]:
+    """A revision as Memory Bank's MemoryRevision resource, its labels as stored (what the REST
+    surface answers; `write_revision` adds the action for exports)."""
     record: dict[str, Any] = {
         "name": f"{memory_name}/revisions/{revision.id}",
         "createTime": format_time(revision.create_time),
-        "labels": {"action": revision.action.value, **revision.labels},
+        "labels": {**revision.labels},
     }
     if revision.fact is not None:
         record["fact"] = revision.fact

@@ -9,39 +9,36 @@ types. It never calls a service and never reads a request: the routes do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ...config import ManagedTopic
 from ...durations import parse_duration
 from ...errors import InputValidationError
 from ...memory.models import GenerateMemoriesOperation, Memory, MemoryRevision
+from ..vertex_records import format_time, revision_resource, write_memory
+from ..vertex_records import parse_time as read_time
 from . import keys
 
-_MANAGED = frozenset(topic.value for topic in ManagedTopic)
 _METADATA_KINDS = ("stringValue", "doubleValue", "boolValue", "timestampValue")
 
 Json = dict[str, Any]
 
 
 def timestamp(moment: datetime | float | None) -> str | None:
-    """RFC 3339 text (Google's `Timestamp` in JSON), from a datetime or epoch seconds."""
+    """RFC 3339 text (Google's `Timestamp` in JSON), from a datetime or epoch seconds (a
+    session's and an event's times are stored as epoch seconds)."""
     if moment is None:
         return None
     if isinstance(moment, int | float):
         moment = datetime.fromtimestamp(moment, tz=UTC)
-    return moment.isoformat().replace("+00:00", "Z")
+    return format_time(moment)
 
 
 def parse_time(value: Any, field: str) -> datetime | None:
-    """A request's RFC 3339 time, or None when absent."""
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InputValidationError(f"{field} is not an RFC 3339 time: {value!r}.") from exc
+    """A request's RFC 3339 time (Google's nanoseconds and a naive time read as UTC, as
+    `vertex_records.parse_time` reads them), or None when absent."""
+    return None if value is None else read_time(value, field)
 
 
 def integer(value: Any, field: str, default: int) -> int:
@@ -61,14 +58,6 @@ def duration(value: Any, field: str) -> timedelta | None:
     if not isinstance(value, str):
         raise InputValidationError(f"{field} must be a duration string such as '3600s'.")
     return parse_duration(value)
-
-
-def topic_ids(topics: Sequence[str]) -> list[Json]:
-    """Our topic names as Memory Bank's `MemoryTopicId`s (managed or custom)."""
-    return [
-        {"managedMemoryTopic": t} if t in _MANAGED else {"customMemoryTopicLabel": t}
-        for t in topics
-    ]
 
 
 def topic_names(ids: Any) -> list[str] | None:
@@ -91,21 +80,6 @@ def topic_names(ids: Any) -> list[str] | None:
             raise InputValidationError(f"Not a memory topic id: {item!r}.")
         names.append(name)
     return names
-
-
-def metadata_out(metadata: Mapping[str, Any]) -> Json:
-    """Our metadata values as Memory Bank's `MemoryMetadataValue`s."""
-    out: Json = {}
-    for key, value in metadata.items():
-        if isinstance(value, bool):
-            out[key] = {"boolValue": value}
-        elif isinstance(value, int | float):
-            out[key] = {"doubleValue": float(value)}
-        elif isinstance(value, datetime):
-            out[key] = {"timestampValue": timestamp(value)}
-        else:
-            out[key] = {"stringValue": value if isinstance(value, str) else str(value)}
-    return out
 
 
 def metadata_in(metadata: Any) -> dict[str, Any] | None:
@@ -133,37 +107,14 @@ def memory_name(engine_name: str, scope: Mapping[str, str], memory_id: str) -> s
 
 
 def memory_json(memory: Memory, engine_name: str) -> Json:
-    """A memory as Memory Bank's `Memory` resource, named under `engine_name`."""
-    out: Json = {
-        "name": memory_name(engine_name, memory.scope, memory.id),
-        "fact": memory.fact,
-        "scope": dict(memory.scope),
-        "createTime": timestamp(memory.create_time),
-        "updateTime": timestamp(memory.update_time),
-    }
-    if memory.topics:
-        out["topics"] = topic_ids(memory.topics)
-    if memory.metadata:
-        out["metadata"] = metadata_out(memory.metadata)
-    if memory.expire_time is not None:
-        out["expireTime"] = timestamp(memory.expire_time)
-    return out
+    """A memory as Memory Bank's `Memory` resource, named under `engine_name` (the resource
+    `export vertex-jsonl` writes too: `vertex_records.write_memory`)."""
+    return write_memory(memory, memory_name(engine_name, memory.scope, memory.id))
 
 
 def revision_json(revision: MemoryRevision, memory_name: str) -> Json:
-    """A revision as Memory Bank's `MemoryRevision` (its labels carry our action)."""
-    out: Json = {
-        "name": f"{memory_name}/revisions/{revision.id}",
-        "createTime": timestamp(revision.create_time),
-        "labels": {**revision.labels},
-    }
-    if revision.fact is not None:
-        out["fact"] = revision.fact
-    if revision.extracted_facts:
-        out["extractedMemories"] = [{"fact": fact} for fact in revision.extracted_facts]
-    if revision.expire_time is not None:
-        out["expireTime"] = timestamp(revision.expire_time)
-    return out
+    """A revision as Memory Bank's `MemoryRevision`, its labels as stored."""
+    return revision_resource(revision, memory_name)
 
 
 def generated_json(operation: GenerateMemoriesOperation, engine_name: str) -> Json:

@@ -156,7 +156,7 @@ class RetrievalConfig(_Settings):
     every memory (a speaker's name, "user"): on the long-conversation set it costs no recall
     and raises hybrid Recall@10 by 3 points."""
 
-    turn_length_prior: float = Field(default=1.0, ge=0, le=10)
+    turn_length_prior: float = Field(default=0.0, ge=0, le=10)
     """How dialogue turns (memories that record who said them: metadata `author`, as raw ADK
     events and added entries with an author carry, or `speaker`; or whose text opens with a
     speaker's label, "Ana: ..." or "[26 March 2023] Ana: ...", as a transcript's lines do)
@@ -165,9 +165,11 @@ class RetrievalConfig(_Settings):
     no vector list, in the full-text list too). Fillers ("What? Spill.", "You too, Ana.")
     carry the speaker's name and little else, so without it they outrank the turn that
     answers a question about that person. Facts (no speaker) are never weighed by length.
-    1.0 was chosen on half of the long-conversation set (hybrid Recall@10 79.4 -> 90.1 with a
-    MiniLM embedder, 78.9 -> 86.7 on the other half, not tuned on; full-text only 75.0 -> 79.0
-    and 66.3 -> 71.1; the fact sets unchanged); 0 turns it off."""
+    Off by default (0): 1.0 helped on the repository's long conversations (hybrid Recall@10
+    78.9 -> 86.7 on the half not tuned on, MiniLM embedder) but cost public persona chats
+    (shared/data Synthetic-Persona-Chat, 300 conversations, top-1 recall of the turns stating
+    a persona sentence 0.873 -> 0.811): set it for long transcripts full of fillers, after
+    measuring on yours."""
 
     temporal_cues: bool = True
     """Whether a time the query names ("last week", "yesterday", "in May 2023", "8 May 2023",

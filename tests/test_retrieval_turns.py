@@ -34,7 +34,9 @@ Make = Callable[..., PostgresMemoryService]
 def service_with(
     make: Make, mode: Literal["vector", "text"] = "vector", **retrieval: Any
 ) -> PostgresMemoryService:
-    # No guard: raw dialogue (questions, fillers) is what these tests store.
+    # No guard: raw dialogue (questions, fillers) is what these tests store. The weight is
+    # opt-in (default 0): on unless a test turns it off.
+    retrieval.setdefault("turn_length_prior", 1.0)
     config = MemoryBankConfig(retrieval=RetrievalConfig(mode=mode, **retrieval))
     return make(config=config, guard=NoGuard(), embedder=HashEmbedder())
 

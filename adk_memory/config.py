@@ -165,11 +165,9 @@ class RetrievalConfig(_Settings):
     no vector list, in the full-text list too). Fillers ("What? Spill.", "You too, Ana.")
     carry the speaker's name and little else, so without it they outrank the turn that
     answers a question about that person. Facts (no speaker) are never weighed by length.
-    Off by default (0): 1.0 helped on the repository's long conversations (hybrid Recall@10
-    78.9 -> 86.7 on the half not tuned on, MiniLM embedder) but cost public persona chats
-    (shared/data Synthetic-Persona-Chat, 300 conversations, top-1 recall of the turns stating
-    a persona sentence 0.873 -> 0.811): set it for long transcripts full of fillers, after
-    measuring on yours."""
+    Off by default (0): 1.0 helped the repository's long conversations (hybrid Recall@10 78.9
+    -> 86.7 on the half not tuned on) but cost public persona chats (Synthetic-Persona-Chat,
+    top-1 recall 0.873 -> 0.811): measure on your transcripts first."""
 
     temporal_cues: bool = True
     """Whether a time the query names ("last week", "yesterday", "in May 2023", "8 May 2023",
